@@ -1,0 +1,117 @@
+"""The registry of per-op C emitters and the context they write against.
+
+An emitter turns one Op into the C statements of its step in `<prefix>_invoke()`: the static
+const parameter structs it needs and the kernel calls, each returning an mcugen_status that
+the template checks. Emitters compute every build-time value (multipliers, padding, clamps)
+in Python; the C only does the per-element arithmetic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Protocol, Sequence
+
+import numpy as np
+
+from ..errors import UnsupportedError
+from ..ir import Op, OpKind, Tensor
+from ..quantization import Rounding
+
+
+class EmitContext(Protocol):
+    """What an emitter may ask of the code generator."""
+
+    rounding: Rounding
+
+    def ptr(self, tensor: Tensor) -> str:
+        """A C expression: a pointer of the tensor's C type to its data (arena or flash)."""
+        ...
+
+    def constant(self, hint: str, values: np.ndarray, ctype: str) -> str:
+        """Place an extra constant array (multipliers, tables) in flash; returns its C name."""
+        ...
+
+    def scratch(self, op: Op) -> tuple[str, int]:
+        """(pointer expression, bytes) of the op's planned scratch buffer; ('NULL', 0) if none."""
+        ...
+
+
+@dataclass
+class KernelCall:
+    """The C of one op: declarations first, then calls that each return an mcugen_status."""
+
+    declarations: list[str] = field(default_factory=list)
+    calls: list[str] = field(default_factory=list)
+    runtime: set[str] = field(default_factory=set)  # runtime/kernels/<stem>.c/.h it needs
+
+
+Emitter = Callable[[Op, EmitContext], KernelCall]
+ScratchSize = Callable[[Op], int]
+
+EMITTERS: dict[OpKind, Emitter] = {}
+SCRATCH: dict[OpKind, ScratchSize] = {}
+
+
+def emitter(kind: OpKind) -> Callable[[Emitter], Emitter]:
+    def register(function: Emitter) -> Emitter:
+        EMITTERS[kind] = function
+        return function
+
+    return register
+
+
+def scratch_size(kind: OpKind) -> Callable[[ScratchSize], ScratchSize]:
+    """Register how many scratch bytes an op of this kind needs (mirrors *_get_buffer_size)."""
+
+    def register(function: ScratchSize) -> ScratchSize:
+        SCRATCH[kind] = function
+        return function
+
+    return register
+
+
+def emit(op: Op, ctx: EmitContext) -> KernelCall:
+    if op.kind not in EMITTERS:
+        raise UnsupportedError(
+            f"{op.where()}: no C emitter (registered: {', '.join(sorted(k.name for k in EMITTERS))})"
+        )
+    return EMITTERS[op.kind](op, ctx)
+
+
+def op_scratch_bytes(op: Op) -> int:
+    return SCRATCH[op.kind](op) if op.kind in SCRATCH else 0
+
+
+# --- helpers for emitters ---------------------------------------------------------------
+
+
+def dims4(shape: Sequence[int]) -> tuple[int, int, int, int]:
+    """NHWC dims of a tensor of rank <= 4: a 2-D [n, c] becomes {n, 1, 1, c}."""
+    shape = list(shape)
+    if len(shape) > 4:
+        raise ValueError(f"rank {len(shape)} does not fit mcugen_dims")
+    if len(shape) == 0:
+        return (1, 1, 1, 1)
+    if len(shape) == 1:
+        return (1, 1, 1, shape[0])
+    if len(shape) == 2:
+        return (shape[0], 1, 1, shape[1])
+    if len(shape) == 3:
+        return (shape[0], 1, shape[1], shape[2])
+    return (shape[0], shape[1], shape[2], shape[3])
+
+
+def c_dims(shape: Sequence[int]) -> str:
+    n, h, w, c = dims4(shape)
+    return f"{{ .n = {n}, .h = {h}, .w = {w}, .c = {c} }}"
+
+
+def rounding_c(rounding: Rounding) -> str:
+    return "MCUGEN_ROUNDING_SINGLE" if rounding.single else "MCUGEN_ROUNDING_DOUBLE"
+
+
+def same_padding(in_size: int, filter_size: int, stride: int, dilation: int, out_size: int) -> int:
+    """TFLite's ComputePaddingWithOffset: the padding before the first element (top or left)."""
+    effective = (filter_size - 1) * dilation + 1
+    total = max((out_size - 1) * stride + effective - in_size, 0)
+    return total // 2

@@ -1,0 +1,280 @@
+"""The intermediate representation: small typed dataclasses, no framework imports.
+
+A Graph holds Tensors and Ops in execution order. The frontend builds it, passes rewrite it,
+the planner and code generator read it. ``verify_graph`` checks its invariants between stages.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Optional, Union
+
+import numpy as np
+
+from .errors import ModelError
+
+
+class DType(enum.Enum):
+    """Tensor element types: (numpy dtype name, C type, bytes per element)."""
+
+    INT8 = ("int8", "int8_t", 1)
+    UINT8 = ("uint8", "uint8_t", 1)
+    INT16 = ("int16", "int16_t", 2)
+    INT32 = ("int32", "int32_t", 4)
+    INT64 = ("int64", "int64_t", 8)
+    FLOAT32 = ("float32", "float", 4)
+    BOOL = ("bool", "bool", 1)
+
+    @property
+    def numpy(self) -> np.dtype:
+        return np.dtype(self.value[0])
+
+    @property
+    def ctype(self) -> str:
+        return self.value[1]
+
+    @property
+    def itemsize(self) -> int:
+        return self.value[2]
+
+    @property
+    def short(self) -> str:
+        return self.value[0]
+
+
+@dataclass(frozen=True)
+class Quant:
+    """Affine quantization: real = scale * (q - zero_point), per tensor or per channel on `axis`."""
+
+    scale: tuple[float, ...]
+    zero_point: tuple[int, ...]
+    axis: int = 0
+
+    @property
+    def per_channel(self) -> bool:
+        return len(self.scale) > 1
+
+    @property
+    def single_scale(self) -> float:
+        return self.scale[0]
+
+    @property
+    def single_zero_point(self) -> int:
+        return self.zero_point[0]
+
+
+class Padding(enum.Enum):
+    SAME = "same"
+    VALID = "valid"
+
+
+class Activation(enum.Enum):
+    """Fused activations; the C kernels apply them as a clamp in the output's quantized domain."""
+
+    NONE = "none"
+    RELU = "relu"
+    RELU6 = "relu6"
+    RELU_N1_TO_1 = "relu_n1_to_1"
+    TANH = "tanh"
+    SIGN_BIT = "sign_bit"
+
+
+@dataclass(frozen=True)
+class Conv2DOptions:
+    padding: Padding
+    stride_h: int
+    stride_w: int
+    dilation_h: int
+    dilation_w: int
+    activation: Activation
+
+
+@dataclass(frozen=True)
+class DepthwiseConv2DOptions:
+    padding: Padding
+    stride_h: int
+    stride_w: int
+    dilation_h: int
+    dilation_w: int
+    depth_multiplier: int
+    activation: Activation
+
+
+@dataclass(frozen=True)
+class FullyConnectedOptions:
+    activation: Activation
+    keep_num_dims: bool
+    shuffled_weights: bool
+
+
+@dataclass(frozen=True)
+class Pool2DOptions:
+    padding: Padding
+    stride_h: int
+    stride_w: int
+    filter_h: int
+    filter_w: int
+    activation: Activation
+
+
+@dataclass(frozen=True)
+class AddOptions:
+    activation: Activation
+
+
+@dataclass(frozen=True)
+class ReducerOptions:
+    keep_dims: bool
+
+
+@dataclass(frozen=True)
+class SoftmaxOptions:
+    beta: float
+
+
+@dataclass(frozen=True)
+class NoOptions:
+    pass
+
+
+OpOptions = Union[
+    Conv2DOptions,
+    DepthwiseConv2DOptions,
+    FullyConnectedOptions,
+    Pool2DOptions,
+    AddOptions,
+    ReducerOptions,
+    SoftmaxOptions,
+    NoOptions,
+]
+
+
+class OpKind(enum.Enum):
+    """Operator kinds, each with its family (for grouping and docs) and its options type."""
+
+    CONV_2D = ("conv", Conv2DOptions)
+    DEPTHWISE_CONV_2D = ("conv", DepthwiseConv2DOptions)
+    FULLY_CONNECTED = ("matmul", FullyConnectedOptions)
+    AVERAGE_POOL_2D = ("pool", Pool2DOptions)
+    MAX_POOL_2D = ("pool", Pool2DOptions)
+    ADD = ("elementwise", AddOptions)
+    MEAN = ("reduce", ReducerOptions)
+    SOFTMAX = ("activation", SoftmaxOptions)
+    RESHAPE = ("shape", NoOptions)
+
+    @property
+    def family(self) -> str:
+        return self.value[0]
+
+    @property
+    def options_type(self) -> type:
+        return self.value[1]
+
+
+@dataclass(eq=False)
+class Tensor:
+    """A tensor: activations have data None, constants carry their numpy array."""
+
+    index: int
+    name: str
+    shape: tuple[int, ...]
+    dtype: DType
+    quant: Optional[Quant] = None
+    data: Optional[np.ndarray] = None
+    producer: Optional["Op"] = field(default=None, repr=False)
+    consumers: list["Op"] = field(default_factory=list, repr=False)
+
+    @property
+    def is_constant(self) -> bool:
+        return self.data is not None
+
+    @property
+    def num_elements(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
+
+    @property
+    def nbytes(self) -> int:
+        return self.num_elements * self.dtype.itemsize
+
+
+@dataclass(eq=False)
+class Op:
+    """One operator. `index` is its position in the TFLite file, used in every message."""
+
+    kind: OpKind
+    inputs: list[Optional[Tensor]]
+    outputs: list[Tensor]
+    options: OpOptions
+    index: int
+    backend: str = "cpu"
+
+    @property
+    def name(self) -> str:
+        return self.outputs[0].name if self.outputs else f"op{self.index}"
+
+    def where(self) -> str:
+        return f"{self.kind.name} (op {self.index}, '{self.name}')"
+
+
+@dataclass(eq=False)
+class Graph:
+    """A whole model: tensors, ops in execution order, graph inputs and outputs."""
+
+    name: str
+    tensors: list[Tensor]
+    ops: list[Op]
+    inputs: list[Tensor]
+    outputs: list[Tensor]
+    sha256: str = ""
+    description: str = ""
+
+    def link(self) -> None:
+        """Recompute producer and consumer links from the op list."""
+        for tensor in self.tensors:
+            tensor.producer = None
+            tensor.consumers = []
+        for op in self.ops:
+            for tensor in op.inputs:
+                if tensor is not None:
+                    tensor.consumers.append(op)
+            for tensor in op.outputs:
+                tensor.producer = op
+
+
+def verify_graph(graph: Graph) -> None:
+    """Check the IR invariants; raise ModelError naming the first broken one.
+
+    Every tensor is produced at most once; constants and graph inputs are never produced; every
+    op input is a constant, a graph input or produced by an earlier op; every graph output is
+    produced or is an input; element counts of constants match their shapes.
+    """
+    known = {id(t) for t in graph.tensors}
+    available = {id(t) for t in graph.inputs}
+    produced: set[int] = set()
+    for tensor in graph.tensors:
+        if tensor.data is not None and tensor.data.size != tensor.num_elements:
+            raise ModelError(
+                f"tensor {tensor.index} '{tensor.name}': constant data has {tensor.data.size} "
+                f"elements but its shape {list(tensor.shape)} needs {tensor.num_elements}"
+            )
+    for op in graph.ops:
+        for tensor in op.inputs:
+            if tensor is None:
+                continue
+            if id(tensor) not in known:
+                raise ModelError(f"{op.where()}: input '{tensor.name}' is not in the graph")
+            if not tensor.is_constant and id(tensor) not in available:
+                raise ModelError(
+                    f"{op.where()}: input '{tensor.name}' is used before it is produced"
+                )
+        for tensor in op.outputs:
+            if id(tensor) in produced or id(tensor) in {id(t) for t in graph.inputs}:
+                raise ModelError(f"{op.where()}: tensor '{tensor.name}' is produced twice")
+            if tensor.is_constant:
+                raise ModelError(f"{op.where()}: output '{tensor.name}' is a constant")
+            produced.add(id(tensor))
+            available.add(id(tensor))
+    for tensor in graph.outputs:
+        if id(tensor) not in available:
+            raise ModelError(f"graph output '{tensor.name}' is never produced")

@@ -1,0 +1,100 @@
+"""Build-time quantization arithmetic shared by the code generator and the Python reference.
+
+These are the facts of TFLite's quantized kernels that are computed once per model, not per
+element: how a real-valued rescale factor becomes an int32 multiplier and a shift, and the
+output range a fused activation clamps to. The per-element arithmetic lives twice, on purpose:
+in C (templates/runtime/kernels) and in numpy (mcugen/reference), and tests hold both to TFLite.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+
+import numpy as np
+
+from .ir import Activation, DType, Quant
+
+
+class Rounding(enum.Enum):
+    """Which TFLite the generated code reproduces to the bit.
+
+    TFLM: TensorFlow Lite Micro, whose MultiplyByQuantizedMultiplier rounds twice (a rounding
+    doubling high multiply, then a rounding right shift). LITERT: the LiteRT package's reference
+    kernels, built with TFLITE_SINGLE_ROUNDING, which form the 64-bit product and round once.
+    The two differ by one on products that land near a half after the first rounding.
+    """
+
+    TFLM = "tflm"
+    LITERT = "litert"
+
+    @property
+    def single(self) -> bool:
+        return self is Rounding.LITERT
+
+
+def _round_half_away(value: float) -> int:
+    """TfLiteRound / std::round: halves go away from zero."""
+    return int(math.floor(abs(value) + 0.5)) * (1 if value >= 0 else -1)
+
+
+def quantize_multiplier(real: float, rounding: Rounding) -> tuple[int, int]:
+    """TFLite's QuantizeMultiplier: real ~= multiplier * 2^(shift - 31), multiplier in [2^30, 2^31).
+
+    Returns (multiplier, shift); shift > 0 is a left shift. Tiny factors flush to zero; with
+    single rounding the shift saturates at 30, as LiteRT does.
+    """
+    if real == 0.0:
+        return 0, 0
+    fraction, shift = math.frexp(real)
+    fixed = _round_half_away(fraction * (1 << 31))
+    if fixed == 1 << 31:
+        fixed //= 2
+        shift += 1
+    if shift < -31:
+        return 0, 0
+    if rounding.single and shift > 30:
+        return (1 << 31) - 1, 30
+    return fixed, shift
+
+
+def per_channel_multipliers(
+    input_scale: float, weight_scales: tuple[float, ...], output_scale: float, rounding: Rounding
+) -> tuple[np.ndarray, np.ndarray]:
+    """Multipliers and shifts for input*weight -> output rescaling, one per output channel.
+
+    Like TFLite's PopulateConvolutionQuantizationParams, the product is formed in double from
+    the float32 scales stored in the model.
+    """
+    pairs = [
+        quantize_multiplier(float(input_scale) * float(ws) / float(output_scale), rounding)
+        for ws in weight_scales
+    ]
+    multipliers = np.array([p[0] for p in pairs], dtype=np.int32)
+    shifts = np.array([p[1] for p in pairs], dtype=np.int32)
+    return multipliers, shifts
+
+
+def dtype_range(dtype: DType) -> tuple[int, int]:
+    info = np.iinfo(dtype.numpy)
+    return int(info.min), int(info.max)
+
+
+def activation_range(activation: Activation, quant: Quant, dtype: DType) -> tuple[int, int]:
+    """TFLite's CalculateActivationRangeQuantized: the fused activation as a quantized clamp."""
+    low, high = dtype_range(dtype)
+    scale, zero_point = quant.single_scale, quant.single_zero_point
+
+    def quantize(value: float) -> int:
+        # TfLiteRound(value / scale) computed in float32, as TFLite does.
+        return zero_point + _round_half_away(float(np.float32(value) / np.float32(scale)))
+
+    if activation is Activation.NONE:
+        return low, high
+    if activation is Activation.RELU:
+        return max(low, quantize(0.0)), high
+    if activation is Activation.RELU6:
+        return max(low, quantize(0.0)), min(high, quantize(6.0))
+    if activation is Activation.RELU_N1_TO_1:
+        return max(low, quantize(-1.0)), min(high, quantize(1.0))
+    raise ValueError(f"activation {activation.name} has no quantized range")
