@@ -1,0 +1,200 @@
+"""Command line: parse, call the pipeline, print. Errors become one line and an exit status."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from pathlib import Path
+from typing import Any, Callable, Optional, Sequence
+
+import click
+import numpy as np
+
+from . import __version__
+from .errors import McugenError, ModelError, VerifyMismatch
+from .quantization import Rounding
+
+
+def _fail_cleanly(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Turn an McugenError into 'error: ...' on stderr and its exit status, never a traceback."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except McugenError as error:
+            click.echo(f"error: {error}", err=True)
+            sys.exit(error.exit_code)
+
+    return wrapper
+
+
+def _build_options(function: Callable[..., Any]) -> Callable[..., Any]:
+    options = [
+        click.option("--rounding", type=click.Choice([r.value for r in Rounding]), default="tflm",
+                     show_default=True,
+                     help="tflm: bit-exact with TensorFlow Lite Micro; litert: with LiteRT's reference kernels."),
+        click.option("--prefix", default=None, help="C name prefix (default: from the model's file name)."),
+        click.option("--target", default="host", show_default=True,
+                     type=click.Choice(["host", "cortex-m4", "cortex-m7", "cortex-m55"])),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+def _options(rounding: str, prefix: Optional[str], target: str) -> Any:
+    from .driver import BuildOptions
+
+    return BuildOptions(rounding=Rounding(rounding), prefix=prefix, target=target)
+
+
+MODEL = click.argument("model", type=click.Path(path_type=Path))
+
+
+@click.group()
+@click.version_option(__version__, prog_name="mcugen")
+def main() -> None:
+    """Compile quantized TensorFlow Lite models into plain C for microcontrollers."""
+
+
+@main.command()
+@MODEL
+@click.option("-o", "--output-dir", "out_dir", required=True, type=click.Path(path_type=Path),
+              help="Directory for the generated C, mcugen.mk and report.json.")
+@_build_options
+@_fail_cleanly
+def build(model: Path, out_dir: Path, rounding: str, prefix: Optional[str], target: str) -> None:
+    """Generate C sources for MODEL into a directory."""
+    from .driver import build as run_build
+
+    compiled = run_build(model, out_dir, _options(rounding, prefix, target))
+    plan = compiled.plan
+    click.echo(
+        f"{model.name}: {len(compiled.order)} ops, arena {plan.arena_size} bytes "
+        f"(lower bound {plan.lower_bound}), weights {compiled.code.weights_bytes} bytes, "
+        f"rounding {rounding} -> {out_dir}/{compiled.prefix}_model.c"
+    )
+
+
+def _load_cases(path: Path) -> list[np.ndarray]:
+    try:
+        with np.load(path) as data:
+            names = sorted((k for k in data.files if k.startswith("input")), key=lambda k: int(k[5:] or 0))
+            if not names:
+                raise ModelError(f"{path}: no arrays named input0, input1, ...")
+            return [data[name] for name in names]
+    except (OSError, ValueError) as error:
+        raise ModelError(f"{path}: cannot read as .npz ({error})") from None
+
+
+def _describe(index: int, value: np.ndarray) -> str:
+    flat = value.ravel()
+    shown = np.array2string(flat[:16], separator=" ", max_line_width=200)
+    more = f" ... ({flat.size} values)" if flat.size > 16 else ""
+    top = f", argmax {int(np.argmax(flat))}" if 1 < flat.size <= 1000 else ""
+    return f"output{index} {value.dtype}{list(value.shape)}{top}: {shown}{more}"
+
+
+@main.command()
+@MODEL
+@click.option("--input", "input_path", required=True, type=click.Path(path_type=Path),
+              help=".npz with input0, input1, ... in the model's input order.")
+@click.option("--output", "output_path", type=click.Path(path_type=Path), default=None,
+              help="Write output0, output1, ... to this .npz.")
+@_build_options
+@_fail_cleanly
+def run(model: Path, input_path: Path, output_path: Optional[Path], rounding: str,
+        prefix: Optional[str], target: str) -> None:
+    """Compile MODEL's C on the host, run it on the inputs, print and save the outputs."""
+    from .harness import run_model
+
+    inputs = _load_cases(input_path)
+    outputs = run_model(model, [inputs], _options(rounding, prefix, "host"))[0]
+    for index, value in enumerate(outputs):
+        click.echo(_describe(index, value))
+    if output_path is not None:
+        np.savez(output_path, **{f"output{i}": v for i, v in enumerate(outputs)})
+
+
+def _random_inputs(graph: Any, rng: np.random.Generator) -> list[np.ndarray]:
+    cases = []
+    for tensor in graph.inputs:
+        info = np.iinfo(tensor.dtype.numpy)
+        cases.append(rng.integers(info.min, info.max, size=tensor.shape, endpoint=True,
+                                  dtype=tensor.dtype.numpy))
+    return cases
+
+
+@main.command()
+@MODEL
+@click.option("--cases", default=5, show_default=True, help="Random input cases to add.")
+@click.option("--input", "input_paths", multiple=True, type=click.Path(path_type=Path),
+              help="Also check these .npz inputs (repeatable).")
+@click.option("--seed", default=0, show_default=True)
+@click.option("--rounding", type=click.Choice([r.value for r in Rounding]), default="tflm", show_default=True)
+@_fail_cleanly
+def verify(model: Path, cases: int, input_paths: Sequence[Path], seed: int, rounding: str) -> None:
+    """Check the compiled C against mcugen's Python reference, case by case (exit 1 on mismatch)."""
+    from .driver import BuildOptions, load_graph
+    from .harness import build_program, run_program
+    from .reference import run_outputs
+
+    options = BuildOptions(rounding=Rounding(rounding))
+    graph = load_graph(model)
+    rng = np.random.default_rng(seed)
+    all_cases = [_load_cases(p) for p in input_paths] + [_random_inputs(graph, rng) for _ in range(cases)]
+    program = build_program(model.read_bytes(), options, model.name)
+    results = run_program(program, all_cases)
+    failures = 0
+    for number, (inputs, c_outputs) in enumerate(zip(all_cases, results)):
+        expected = run_outputs(graph, inputs, options.rounding)
+        for index, (got, want) in enumerate(zip(c_outputs, expected)):
+            differ = int(np.count_nonzero(got.reshape(want.shape) != want))
+            if differ:
+                failures += 1
+                worst = int(np.max(np.abs(got.reshape(want.shape).astype(np.int64) - want.astype(np.int64))))
+                click.echo(f"case {number} output{index}: {differ} of {want.size} elements differ (max |diff| {worst})")
+    total = len(all_cases) * len(graph.outputs)
+    if failures:
+        raise VerifyMismatch(f"{model.name}: {failures} of {total} outputs differ from the reference")
+    click.echo(f"{model.name}: {len(all_cases)} cases, all {total} outputs bit-exact with the reference ({rounding})")
+
+
+@main.command()
+@MODEL
+@_fail_cleanly
+def inspect(model: Path) -> None:
+    """List ops, tensors, MACs and parameters, and what mcugen cannot run and why."""
+    from .analysis.macs import op_macs
+    from .frontend.tflite import read_model
+    from .ir import verify_graph
+    from .support import check_op
+
+    graph = read_model(model)
+    verify_graph(graph)
+    constants = [t for t in graph.tensors if t.is_constant]
+    click.echo(f"{model.name}: {len(graph.ops)} ops, {len(graph.tensors)} tensors, "
+               f"{sum(t.num_elements for t in constants)} parameters in {sum(t.nbytes for t in constants)} bytes")
+    for kind, tensors in (("input", graph.inputs), ("output", graph.outputs)):
+        for i, t in enumerate(tensors):
+            q = f" scale {t.quant.single_scale:.6g} zero point {t.quant.single_zero_point}" if t.quant else ""
+            click.echo(f"  {kind}{i} '{t.name}' {t.dtype.short}{list(t.shape)}{q}")
+    click.echo(f"  {'#':>3}  {'op':<20} {'output':<22} {'MACs':>10}  backend  name")
+    problems_total = 0
+    for op in graph.ops:
+        out = op.outputs[0]
+        problems = check_op(op)
+        problems_total += len(problems)
+        backend = "cpu" if not problems else "-"
+        click.echo(f"  {op.index:>3}  {op.kind.name:<20} {str(list(out.shape)):<22} {op_macs(op):>10}  {backend:<7}  {op.name}")
+        for problem in problems:
+            click.echo(f"       unsupported: {problem}")
+    click.echo(f"  total MACs {sum(op_macs(op) for op in graph.ops)}; "
+               + ("every op is supported" if not problems_total else f"{problems_total} unsupported rule(s)"))
+    if problems_total:
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

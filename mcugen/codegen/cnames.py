@@ -1,0 +1,56 @@
+"""Turning model-supplied names into safe C: identifiers, comments and string-free literals.
+
+Names in a model are data, never code: an identifier keeps only [A-Za-z0-9_], a comment keeps
+only characters that cannot end the comment, start another one, form a trigraph or continue a
+line.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+_NOT_IDENTIFIER = re.compile(r"[^A-Za-z0-9_]+")
+_COMMENT_UNSAFE = re.compile(r"[^A-Za-z0-9 _\-.:;,()\[\]+=<>@#%&!^~|']")
+C_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+C_KEYWORDS = frozenset(
+    "auto break case char const continue default do double else enum extern float for goto if "
+    "inline int long register restrict return short signed sizeof static struct switch typedef "
+    "union unsigned void volatile while _Bool _Complex _Imaginary".split()
+)
+
+
+def identifier(name: str, max_length: int = 40) -> str:
+    """A C identifier fragment made of the name's safe characters (may be empty)."""
+    return _NOT_IDENTIFIER.sub("_", name).strip("_")[:max_length].strip("_")
+
+
+def comment(text: str, max_length: int = 80) -> str:
+    """Text that is safe inside a /* */ comment: no '*', '/', '\\', '?', newlines or controls."""
+    safe = _COMMENT_UNSAFE.sub("_", text)
+    return safe if len(safe) <= max_length else safe[: max_length - 3] + "..."
+
+
+def is_valid_prefix(prefix: str) -> bool:
+    return bool(C_IDENTIFIER.match(prefix)) and prefix not in C_KEYWORDS
+
+
+def default_prefix(model_name: str) -> str:
+    base = identifier(model_name.lower()) or "model"
+    return base if base[0].isalpha() else f"m_{base}"
+
+
+def c_float(value: float) -> str:
+    """A float32 literal that reads back as exactly the same float32."""
+    text = np.format_float_positional(np.float32(value), unique=True, trim="0")
+    if "e" not in text and "." not in text:
+        text += ".0"
+    return f"{text}f"
+
+
+def c_array_body(values: np.ndarray, per_line: int = 24) -> str:
+    """Comma-separated integers, `per_line` a line, indented for an array initialiser."""
+    flat = [str(int(v)) for v in np.asarray(values).ravel()]
+    lines = [", ".join(flat[i : i + per_line]) for i in range(0, len(flat), per_line)]
+    return ",\n".join("    " + line for line in lines)

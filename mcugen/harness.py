@@ -1,0 +1,195 @@
+"""Compile the generated C with the host compiler into a test program, run it, read outputs.
+
+Compiled programs are cached under $MCUGEN_CACHE_DIR (default ~/.cache/mcugen) by a key made
+of the model's bytes, the build options, the compiler, the flags and a fingerprint of mcugen's
+own sources and templates, so a second run of the same model skips generation and compilation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Optional, Sequence
+
+import numpy as np
+
+from .codegen.generate import render_harness
+from .driver import BuildOptions, compile_model
+from .errors import BuildError, ModelError
+from .quantization import Rounding
+
+PACKAGE = Path(__file__).resolve().parent
+WARNING_FLAGS = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"]
+RELEASE_FLAGS = ["-O2"]
+SANITIZE_FLAGS = ["-O1", "-g", "-fno-omit-frame-pointer", "-fsanitize=address,undefined",
+                  "-fno-sanitize-recover=all"]
+RUN_TIMEOUT_S = 600
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * np.dtype(self.dtype).itemsize
+
+
+@dataclass(frozen=True)
+class HostProgram:
+    """A compiled harness and the layout of its inputs and outputs."""
+
+    path: Path
+    inputs: tuple[TensorSpec, ...]
+    outputs: tuple[TensorSpec, ...]
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("MCUGEN_CACHE_DIR") or Path.home() / ".cache" / "mcugen")
+
+
+def compiler() -> str:
+    cc = os.environ.get("CC", "cc")
+    if shutil.which(cc) is None:
+        raise BuildError(f"no C compiler '{cc}' on PATH (set CC to one)")
+    return cc
+
+
+@lru_cache(maxsize=1)
+def source_fingerprint() -> str:
+    """A hash of mcugen's Python sources and templates: a new mcugen invalidates the cache."""
+    digest = hashlib.sha256()
+    for path in sorted(PACKAGE.rglob("*")):
+        if path.is_file() and path.suffix in {".py", ".c", ".h", ".j2"} and "__pycache__" not in path.parts:
+            digest.update(str(path.relative_to(PACKAGE)).encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _cache_key(model: bytes, options: BuildOptions, flags: Sequence[str], cc: str) -> str:
+    digest = hashlib.sha256()
+    for part in (hashlib.sha256(model).hexdigest(), options.key(), " ".join(flags), cc, source_fingerprint()):
+        digest.update(part.encode())
+        digest.update(b"\0")
+    return digest.hexdigest()[:32]
+
+
+def _specs(tensors: Sequence[object]) -> tuple[TensorSpec, ...]:
+    return tuple(TensorSpec(t.name, tuple(t.shape), t.dtype.short) for t in tensors)  # type: ignore[attr-defined]
+
+
+def _load_program(directory: Path) -> Optional[HostProgram]:
+    binary, layout = directory / "model_test", directory / "io.json"
+    if not (binary.exists() and layout.exists()):
+        return None
+    io = json.loads(layout.read_text())
+
+    def specs(items: list[dict]) -> tuple[TensorSpec, ...]:
+        return tuple(TensorSpec(i["name"], tuple(i["shape"]), i["dtype"]) for i in items)
+
+    return HostProgram(binary, specs(io["inputs"]), specs(io["outputs"]))
+
+
+def build_program(model: bytes, options: BuildOptions, label: str, sanitize: bool = False) -> HostProgram:
+    """Generate the C for `model`, compile it with its harness, and cache the program."""
+    cc = compiler()
+    flags = WARNING_FLAGS + (SANITIZE_FLAGS if sanitize else RELEASE_FLAGS)
+    directory = cache_root() / "harness" / _cache_key(model, options, flags, cc)
+    cached = _load_program(directory)
+    if cached is not None:
+        return cached
+
+    compiled = compile_model(model, options, label)
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".build-", dir=directory.parent))
+    try:
+        for name, text in compiled.code.files.items():
+            (staging / name).write_text(text)
+        (staging / "harness_main.c").write_text(render_harness(compiled.prefix, label, compiled.graph))
+        sources = [name for name in sorted(compiled.code.files) if name.endswith(".c")] + ["harness_main.c"]
+        command = [cc, *flags, "-I.", *sources, "-o", "model_test"]
+        result = subprocess.run(command, cwd=staging, capture_output=True, text=True)
+        if result.returncode != 0:
+            first = (result.stderr.strip().splitlines() or ["(no output)"])[0]
+            raise BuildError(f"{label}: the generated C failed to compile: {first}")
+        io = {"inputs": [vars(s) for s in _specs(compiled.graph.inputs)],
+              "outputs": [vars(s) for s in _specs(compiled.graph.outputs)]}
+        (staging / "io.json").write_text(json.dumps(io))
+        try:
+            staging.rename(directory)
+        except OSError:  # another process cached the same program first
+            pass
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    program = _load_program(directory)
+    assert program is not None
+    return program
+
+
+def check_inputs(program: HostProgram, inputs: Sequence[np.ndarray], where: str) -> list[np.ndarray]:
+    """The model's inputs, in order, each of the model's dtype and element count."""
+    if len(inputs) != len(program.inputs):
+        raise ModelError(f"{where}: {len(inputs)} inputs given, the model takes {len(program.inputs)}")
+    checked = []
+    for i, (value, spec) in enumerate(zip(inputs, program.inputs)):
+        array = np.asarray(value)
+        if array.dtype != np.dtype(spec.dtype):
+            raise ModelError(f"{where}: input{i} is {array.dtype}, the model's '{spec.name}' is {spec.dtype}")
+        if array.size * array.itemsize != spec.nbytes:
+            raise ModelError(
+                f"{where}: input{i} has shape {list(array.shape)}, the model's '{spec.name}' is {list(spec.shape)}"
+            )
+        checked.append(np.ascontiguousarray(array).reshape(spec.shape))
+    return checked
+
+
+def run_program(program: HostProgram, cases: Sequence[Sequence[np.ndarray]]) -> list[list[np.ndarray]]:
+    """Run every case (a list of inputs) in one process; returns the outputs of each case."""
+    with tempfile.TemporaryDirectory(prefix="mcugen-run-") as tmp:
+        in_path, out_path = Path(tmp) / "in.bin", Path(tmp) / "out.bin"
+        with open(in_path, "wb") as stream:
+            for case in cases:
+                for value in check_inputs(program, case, "run"):
+                    stream.write(value.tobytes())
+        result = subprocess.run([str(program.path), str(in_path), str(out_path)],
+                                capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
+        if result.returncode != 0:
+            detail = " ".join(result.stderr.split())[:400] or "no message"
+            raise BuildError(f"the compiled model exited with status {result.returncode}: {detail}")
+        data = out_path.read_bytes()
+    outputs: list[list[np.ndarray]] = []
+    position = 0
+    for _ in cases:
+        case_outputs = []
+        for spec in program.outputs:
+            chunk = data[position : position + spec.nbytes]
+            position += spec.nbytes
+            case_outputs.append(np.frombuffer(chunk, dtype=spec.dtype).reshape(spec.shape).copy())
+        outputs.append(case_outputs)
+    if position != len(data):
+        raise BuildError(f"the compiled model wrote {len(data)} bytes, expected {position}")
+    return outputs
+
+
+def run_model(model: Path, cases: Sequence[Sequence[np.ndarray]], options: BuildOptions,
+              sanitize: bool = False) -> list[list[np.ndarray]]:
+    if not model.is_file():
+        raise ModelError(f"{model}: no such file")
+    program = build_program(model.read_bytes(), options, model.name, sanitize)
+    return run_program(program, cases)
+
+
+def run_tflite_bytes(model: bytes, inputs: Sequence[np.ndarray], rounding: Rounding,
+                     sanitize: bool = False) -> list[np.ndarray]:
+    """One inference of an in-memory model through the compiled C (for tests)."""
+    program = build_program(model, BuildOptions(rounding=rounding), "model.tflite", sanitize)
+    return run_program(program, [inputs])[0]
