@@ -1,0 +1,91 @@
+"""The two TFLite interpreters that mcugen's output is held to, behind one small API.
+
+LiteRT runs with its reference kernels (BUILTIN_REF), which round once (TFLITE_SINGLE_ROUNDING);
+TensorFlow Lite Micro rounds twice. ``run_oracle`` picks the one a Rounding mode reproduces.
+With BUILTIN_REF (no XNNPACK delegate) neither interpreter prints INFO lines.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import tflite
+from ai_edge_litert.interpreter import Interpreter as LiteRTInterpreter
+from ai_edge_litert.interpreter import OpResolverType
+from tflite_micro.python.tflite_micro import runtime as tflm_runtime
+
+from mcugen.quantization import Rounding
+
+# TFLM's default arena (10x the model size) is far too small for tiny models with large
+# activations; tensors' total size bounds what the planner can need, plus room for its tables.
+_TFLM_ARENA_SLACK = 64 * 1024
+
+
+def _litert(model: bytes, inputs: Sequence[np.ndarray], preserve: bool) -> LiteRTInterpreter:
+    interpreter = LiteRTInterpreter(
+        model_content=model,
+        experimental_op_resolver_type=OpResolverType.BUILTIN_REF,
+        experimental_preserve_all_tensors=preserve,
+    )
+    interpreter.allocate_tensors()
+    details = interpreter.get_input_details()
+    if len(details) != len(inputs):
+        raise ValueError(f"model has {len(details)} inputs, {len(inputs)} given")
+    for detail, value in zip(details, inputs):
+        interpreter.set_tensor(detail["index"], np.ascontiguousarray(value))
+    interpreter.invoke()
+    return interpreter
+
+
+def run_litert(model: bytes, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Run LiteRT's reference kernels; outputs in the model's output order."""
+    interpreter = _litert(model, inputs, preserve=False)
+    return [interpreter.get_tensor(d["index"]).copy() for d in interpreter.get_output_details()]
+
+
+def litert_all_tensors(model: bytes, inputs: Sequence[np.ndarray]) -> dict[int, np.ndarray]:
+    """Run LiteRT's reference kernels and return every tensor's value by tensor index."""
+    interpreter = _litert(model, inputs, preserve=True)
+    values: dict[int, np.ndarray] = {}
+    for index in range(_subgraph(model).TensorsLength()):
+        try:
+            values[index] = np.array(interpreter.get_tensor(index), copy=True)
+        except ValueError:  # a tensor with no data (never allocated)
+            continue
+    return values
+
+
+def run_tflm(model: bytes, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Run TensorFlow Lite Micro; outputs in the model's output order."""
+    subgraph = _subgraph(model)
+    if subgraph.InputsLength() != len(inputs):
+        raise ValueError(f"model has {subgraph.InputsLength()} inputs, {len(inputs)} given")
+    interpreter = tflm_runtime.Interpreter.from_bytes(model, arena_size=_tflm_arena_size(model))
+    for index, value in enumerate(inputs):
+        interpreter.set_input(np.ascontiguousarray(value), index)
+    interpreter.invoke()
+    return [np.array(interpreter.get_output(i), copy=True) for i in range(subgraph.OutputsLength())]
+
+
+def run_oracle(model: bytes, inputs: Sequence[np.ndarray], rounding: Rounding) -> list[np.ndarray]:
+    """The interpreter whose rounding `rounding` reproduces to the bit."""
+    if rounding is Rounding.TFLM:
+        return run_tflm(model, inputs)
+    if rounding is Rounding.LITERT:
+        return run_litert(model, inputs)
+    raise ValueError(f"no oracle for rounding {rounding}")
+
+
+def _subgraph(model: bytes) -> tflite.SubGraph:
+    return tflite.Model.GetRootAsModel(model, 0).Subgraphs(0)
+
+
+def _tflm_arena_size(model: bytes) -> int:
+    subgraph = _subgraph(model)
+    total = 0
+    for index in range(subgraph.TensorsLength()):
+        tensor = subgraph.Tensors(index)
+        count = int(np.prod(tensor.ShapeAsNumpy())) if tensor.ShapeLength() else 1
+        total += count * 8 + 16  # 8 bytes per element covers every type, 16 for alignment
+    return 2 * total + len(model) + _TFLM_ARENA_SLACK
