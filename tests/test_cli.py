@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -223,13 +224,16 @@ def test_names_cannot_inject_c(tmp_path: Path, name: str) -> None:
     from oracles import run_tflm
 
     model = small_conv_model(tensor_name=name)
-    path = tmp_path / "evil.tflite"
+    path = tmp_path / "named.tflite"
     path.write_bytes(model)
     assert invoke("build", path, "-o", tmp_path / "gen").exit_code == 0
-    for generated in (tmp_path / "gen").iterdir():
-        if generated.suffix in {".c", ".h"}:
-            text = generated.read_text()
-            assert "*/ evil" not in text and "#define int" not in text and "??/" not in text
+    generated = sorted((tmp_path / "gen").glob("named_model.[ch]"))
+    assert len(generated) == 2
+    for path in generated:
+        text = path.read_text()
+        code = re.sub(r"/\*.*?\*/", "", text, flags=re.DOTALL)  # what the compiler reads
+        assert "evil" not in code and "#define int" not in code and "line2" not in code
+        assert "??" not in text and "\\\n" not in text
     x = np.random.default_rng(3).integers(-128, 128, size=(1, 6, 6, 3), dtype=np.int8)
     got = run_tflite_bytes(model, [x], Rounding.TFLM)[0]
     assert np.array_equal(got, run_tflm(model, [x])[0])

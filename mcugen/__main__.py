@@ -1,0 +1,5 @@
+"""`python -m mcugen` is the `mcugen` command."""
+
+from .cli import main
+
+main()
