@@ -1,0 +1,201 @@
+/*
+ * Test application: runs one baked-in test case through an mcugen-generated model.
+ *
+ * Calls <prefix>_init(), copies case.h's inputs into <prefix>_input(0..n-1), calls
+ * <prefix>_invoke(), compares every output byte with case.h's expected outputs and prints
+ *     PASS <prefix> <n> bytes
+ *     FAIL <prefix>: k of n bytes differ (first at i: got x want y)
+ * (or "FAIL <prefix>: <reason>" when the model and the case do not fit together), then
+ * returns 0 on PASS and 1 on FAIL. Byte index i counts through all outputs in order.
+ *
+ * Built with:
+ *   -DAPP_PREFIX=<prefix>                  the model's C prefix (a bare identifier)
+ *   -DAPP_MODEL_H=\"<prefix>_model.h\"     its header
+ *   -DAPP_BARE_METAL=1                     print through semihosting (startup.c calls main
+ *                                          and exits with its return value); else stdout
+ * and case.h (written by npz_to_header.py) on the include path.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include APP_MODEL_H
+#include "case.h"
+
+#define APP_CAT_(a, b) a##b
+#define APP_CAT(a, b) APP_CAT_(a, b)
+#define MODEL_FN(name) APP_CAT(APP_PREFIX, name) /* MODEL_FN(_init) -> <prefix>_init */
+#define APP_STR_(x) #x
+#define APP_STR(x) APP_STR_(x)
+#define PREFIX_TEXT APP_STR(APP_PREFIX)
+
+#if defined(APP_BARE_METAL) && APP_BARE_METAL
+#include "semihosting.h"
+static void print_text(const char *text)
+{
+    semihost_write0(text);
+}
+#else
+#include <stdio.h>
+static void print_text(const char *text)
+{
+    fputs(text, stdout);
+    fflush(stdout);
+}
+#endif
+
+/* A tiny line builder, so that the bare-metal build needs no printf. */
+static char line[256];
+static size_t line_len;
+
+static void put_text(const char *text)
+{
+    while (*text != '\0' && line_len + 1 < sizeof(line)) {
+        line[line_len++] = *text++;
+    }
+    line[line_len] = '\0';
+}
+
+static void put_int(int32_t value)
+{
+    char digits[12];
+    int count = 0;
+    uint32_t magnitude = value < 0 ? 0u - (uint32_t)value : (uint32_t)value;
+    if (value < 0) {
+        put_text("-");
+    }
+    do {
+        digits[count++] = (char)('0' + magnitude % 10u);
+        magnitude /= 10u;
+    } while (magnitude != 0u);
+    while (count > 0) {
+        char one[2] = {digits[--count], '\0'};
+        put_text(one);
+    }
+}
+
+static void put_byte(uint8_t value, int as_int8)
+{
+    static const char hex[] = "0123456789abcdef";
+    if (as_int8) {
+        put_int((int32_t)(int8_t)value);
+    } else {
+        char text[5] = {'0', 'x', hex[value >> 4], hex[value & 0xFu], '\0'};
+        put_text(text);
+    }
+}
+
+static void finish_line(void)
+{
+    put_text("\n");
+    print_text(line);
+    line_len = 0;
+}
+
+/* "FAIL <prefix>: <what> <number>"; returns main's failure status, 1. */
+static int fail(const char *what, int32_t number)
+{
+    put_text("FAIL " PREFIX_TEXT ": ");
+    put_text(what);
+    put_text(" ");
+    put_int(number);
+    finish_line();
+    return 1;
+}
+
+/* "FAIL <prefix>: <kind> <index> has <m> bytes in the model, <c> in the case". */
+static int fail_size(const char *kind, int32_t index, int32_t model_bytes, int32_t case_bytes)
+{
+    put_text("FAIL " PREFIX_TEXT ": ");
+    put_text(kind);
+    put_text(" ");
+    put_int(index);
+    put_text(" has ");
+    put_int(model_bytes);
+    put_text(" bytes in the model, ");
+    put_int(case_bytes);
+    put_text(" in the case");
+    finish_line();
+    return 1;
+}
+
+int main(void)
+{
+    int32_t i;
+    int32_t total = 0, differ = 0, first = -1;
+    uint8_t got_first = 0, want_first = 0;
+    int first_int8 = 0;
+    mcugen_status status;
+
+    status = MODEL_FN(_init)();
+    if (status != MCUGEN_OK) {
+        return fail("init returned status", (int32_t)status);
+    }
+
+    for (i = 0; i < CASE_NUM_INPUTS; ++i) {
+        void *input = MODEL_FN(_input)(i);
+        int32_t bytes = MODEL_FN(_input_bytes)(i);
+        if (input == NULL) {
+            return fail("the model has fewer inputs than the case:", CASE_NUM_INPUTS);
+        }
+        if (bytes != case_input_bytes[i]) {
+            return fail_size("input", i, bytes, case_input_bytes[i]);
+        }
+        memcpy(input, case_inputs[i], (size_t)bytes);
+    }
+    if (MODEL_FN(_input)(CASE_NUM_INPUTS) != NULL) {
+        return fail("the model has more inputs than the case:", CASE_NUM_INPUTS);
+    }
+
+    status = MODEL_FN(_invoke)();
+    if (status != MCUGEN_OK) {
+        return fail("invoke returned status", (int32_t)status);
+    }
+
+    for (i = 0; i < CASE_NUM_OUTPUTS; ++i) {
+        const uint8_t *output = (const uint8_t *)MODEL_FN(_output)(i);
+        int32_t bytes = MODEL_FN(_output_bytes)(i);
+        int32_t j;
+        if (output == NULL) {
+            return fail("the model has fewer outputs than the case:", CASE_NUM_OUTPUTS);
+        }
+        if (bytes != case_expected_bytes[i]) {
+            return fail_size("output", i, bytes, case_expected_bytes[i]);
+        }
+        for (j = 0; j < bytes; ++j) {
+            if (output[j] != case_expected[i][j]) {
+                if (differ++ == 0) {
+                    first = total + j;
+                    got_first = output[j];
+                    want_first = case_expected[i][j];
+                    first_int8 = case_expected_is_int8[i];
+                }
+            }
+        }
+        total += bytes;
+    }
+    if (MODEL_FN(_output)(CASE_NUM_OUTPUTS) != NULL) {
+        return fail("the model has more outputs than the case:", CASE_NUM_OUTPUTS);
+    }
+
+    if (differ == 0) {
+        put_text("PASS " PREFIX_TEXT " ");
+        put_int(total);
+        put_text(" bytes");
+        finish_line();
+        return 0;
+    }
+    put_text("FAIL " PREFIX_TEXT ": ");
+    put_int(differ);
+    put_text(" of ");
+    put_int(total);
+    put_text(" bytes differ (first at ");
+    put_int(first);
+    put_text(": got ");
+    put_byte(got_first, first_int8);
+    put_text(" want ");
+    put_byte(want_first, first_int8);
+    put_text(")");
+    finish_line();
+    return 1;
+}
