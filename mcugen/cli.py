@@ -114,7 +114,8 @@ def run(model: Path, input_path: Path, output_path: Optional[Path], rounding: st
     for index, value in enumerate(outputs):
         click.echo(_describe(index, value))
     if output_path is not None:
-        np.savez(output_path, **{f"output{i}": v for i, v in enumerate(outputs)})
+        arrays: dict[str, Any] = {f"output{i}": v for i, v in enumerate(outputs)}
+        np.savez(output_path, **arrays)
 
 
 def _random_inputs(graph: Any, rng: np.random.Generator) -> list[np.ndarray]:

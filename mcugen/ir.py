@@ -235,9 +235,9 @@ class Graph:
             tensor.producer = None
             tensor.consumers = []
         for op in self.ops:
-            for tensor in op.inputs:
-                if tensor is not None:
-                    tensor.consumers.append(op)
+            for used in op.inputs:
+                if used is not None:
+                    used.consumers.append(op)
             for tensor in op.outputs:
                 tensor.producer = op
 
@@ -259,15 +259,13 @@ def verify_graph(graph: Graph) -> None:
                 f"elements but its shape {list(tensor.shape)} needs {tensor.num_elements}"
             )
     for op in graph.ops:
-        for tensor in op.inputs:
-            if tensor is None:
+        for used in op.inputs:
+            if used is None:
                 continue
-            if id(tensor) not in known:
-                raise ModelError(f"{op.where()}: input '{tensor.name}' is not in the graph")
-            if not tensor.is_constant and id(tensor) not in available:
-                raise ModelError(
-                    f"{op.where()}: input '{tensor.name}' is used before it is produced"
-                )
+            if id(used) not in known:
+                raise ModelError(f"{op.where()}: input '{used.name}' is not in the graph")
+            if not used.is_constant and id(used) not in available:
+                raise ModelError(f"{op.where()}: input '{used.name}' is used before it is produced")
         for tensor in op.outputs:
             if id(tensor) in produced or id(tensor) in {id(t) for t in graph.inputs}:
                 raise ModelError(f"{op.where()}: tensor '{tensor.name}' is produced twice")

@@ -88,8 +88,9 @@ def collect_buffers(graph: Graph, order: list[Op], scratch_bytes: Callable[[Op],
     """Buffers with lifetimes for the given execution order."""
     alias_of: dict[int, Tensor] = {}
     for op in order:
-        if op.kind is OpKind.RESHAPE and op.inputs[0] is not None and not op.inputs[0].is_constant:
-            alias_of[id(op.outputs[0])] = op.inputs[0]
+        source = op.inputs[0] if op.inputs else None
+        if op.kind is OpKind.RESHAPE and source is not None and not source.is_constant:
+            alias_of[id(op.outputs[0])] = source
 
     end = len(order)
     by_root: dict[int, Buffer] = {}
@@ -110,9 +111,9 @@ def collect_buffers(graph: Graph, order: list[Op], scratch_bytes: Callable[[Op],
     for tensor in graph.inputs:
         touch(tensor, 0)
     for step, op in enumerate(order):
-        for tensor in [*op.inputs, *op.outputs]:
-            if tensor is not None and not tensor.is_constant:
-                touch(tensor, step)
+        for used in [*op.inputs, *op.outputs]:
+            if used is not None and not used.is_constant:
+                touch(used, step)
         size = scratch_bytes(op)
         if size > 0:
             buffers.append(Buffer(name=f"scratch of op {op.index}", size=size, first=step, last=step, scratch_of=op))

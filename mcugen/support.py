@@ -28,6 +28,14 @@ Constraint = Callable[[Op], Optional[str]]
 CLAMP_ACTIVATIONS = (Activation.NONE, Activation.RELU, Activation.RELU6, Activation.RELU_N1_TO_1)
 
 
+def _input(op: Op, index: int = 0) -> Tensor:
+    """A required input; input_arity runs first and reports a missing one."""
+    tensor = op.inputs[index] if index < len(op.inputs) else None
+    if tensor is None:
+        raise UnsupportedError(f"{op.where()}: input {index} is missing")
+    return tensor
+
+
 def _activations(op: Op) -> list[Tensor]:
     return [t for t in op.inputs if t is not None and not t.is_constant] + list(op.outputs)
 
@@ -127,7 +135,7 @@ def positive_strides_and_dilations(op: Op) -> Optional[str]:
 def depthwise_channels(op: Op) -> Optional[str]:
     """Depthwise output channels equal input channels times the depth multiplier."""
     assert isinstance(op.options, DepthwiseConv2DOptions)
-    in_c, out_c = op.inputs[0].shape[-1], op.outputs[0].shape[-1]
+    in_c, out_c = _input(op).shape[-1], op.outputs[0].shape[-1]
     w = _weights(op)
     if w is not None and w.shape[-1] != out_c:
         return f"weights have {w.shape[-1]} channels, output {out_c}"
@@ -142,8 +150,8 @@ def conv_channels(op: Op) -> Optional[str]:
     w = _weights(op)
     if w is None or len(w.shape) != 4:
         return f"weights shape {list(w.shape) if w is not None else None}"
-    if w.shape[3] != op.inputs[0].shape[3]:
-        return f"weights take {w.shape[3]} input channels, input has {op.inputs[0].shape[3]}"
+    if w.shape[3] != _input(op).shape[3]:
+        return f"weights take {w.shape[3]} input channels, input has {_input(op).shape[3]}"
     return None
 
 
@@ -155,16 +163,16 @@ def fully_connected_shapes(op: Op) -> Optional[str]:
         return f"weights shape {list(w.shape) if w is not None else None}"
     if op.options.shuffled_weights:
         return "shuffled weights format"
-    if op.inputs[0].num_elements % w.shape[1] != 0:
-        return f"input of {op.inputs[0].num_elements} elements is not a multiple of depth {w.shape[1]}"
+    if _input(op).num_elements % w.shape[1] != 0:
+        return f"input of {_input(op).num_elements} elements is not a multiple of depth {w.shape[1]}"
     return None
 
 
 def pool_shapes(op: Op) -> Optional[str]:
     """Input and output have the same number of channels."""
     assert isinstance(op.options, Pool2DOptions)
-    if op.inputs[0].shape[-1] != op.outputs[0].shape[-1]:
-        return f"channels {op.inputs[0].shape[-1]} -> {op.outputs[0].shape[-1]}"
+    if _input(op).shape[-1] != op.outputs[0].shape[-1]:
+        return f"channels {_input(op).shape[-1]} -> {op.outputs[0].shape[-1]}"
     return None
 
 
@@ -188,7 +196,7 @@ def softmax_output(op: Op) -> Optional[str]:
 
 def same_element_count(op: Op) -> Optional[str]:
     """The output has as many elements as the input, with the same dtype and quantization."""
-    src, dst = op.inputs[0], op.outputs[0]
+    src, dst = _input(op), op.outputs[0]
     if src.num_elements != dst.num_elements:
         return f"{src.num_elements} elements -> {dst.num_elements}"
     if src.dtype is not dst.dtype or src.quant != dst.quant:

@@ -138,7 +138,8 @@ def generate(graph: Graph, order: list[Op], plan: Plan, prefix: str, rounding: R
 
     kernel_files = sorted(f"{stem}{ext}" for stem in runtime for ext in (".c", ".h"))
     runtime_files = sorted(set(COMMON_RUNTIME) | set(kernel_files))
-    data = {
+    weights_bytes = sum(c.nbytes for c in ctx.constants)
+    data: dict[str, Any] = {
         "version": __version__,
         "model": comment(model_label),
         "sha256": graph.sha256,
@@ -147,7 +148,7 @@ def generate(graph: Graph, order: list[Op], plan: Plan, prefix: str, rounding: R
         "rounding": rounding.value,
         "target": target,
         "arena_size": plan.arena_size,
-        "weights_bytes": sum(c.nbytes for c in ctx.constants),
+        "weights_bytes": weights_bytes,
         "constants": [
             {"name": c.name, "ctype": c.ctype, "count": c.values.size, "note": c.note,
              "body": c_array_body(c.values)}
@@ -170,7 +171,7 @@ def generate(graph: Graph, order: list[Op], plan: Plan, prefix: str, rounding: R
         if not path.exists():
             raise BuildError(f"runtime file {name} is missing from {RUNTIME}")
         files[name] = path.read_text()
-    return GeneratedCode(files=files, weights_bytes=data["weights_bytes"], runtime=runtime_files)
+    return GeneratedCode(files=files, weights_bytes=weights_bytes, runtime=runtime_files)
 
 
 def render_harness(prefix: str, model_label: str, graph: Graph) -> str:
