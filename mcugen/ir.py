@@ -151,25 +151,29 @@ OpOptions = Union[
 
 
 class OpKind(enum.Enum):
-    """Operator kinds, each with its family (for grouping and docs) and its options type."""
+    """Operator kinds, each with its family (for grouping and docs) and its options type.
 
-    CONV_2D = ("conv", Conv2DOptions)
-    DEPTHWISE_CONV_2D = ("conv", DepthwiseConv2DOptions)
-    FULLY_CONNECTED = ("matmul", FullyConnectedOptions)
-    AVERAGE_POOL_2D = ("pool", Pool2DOptions)
-    MAX_POOL_2D = ("pool", Pool2DOptions)
-    ADD = ("elementwise", AddOptions)
-    MEAN = ("reduce", ReducerOptions)
-    SOFTMAX = ("activation", SoftmaxOptions)
-    RESHAPE = ("shape", NoOptions)
+    The member's own name leads each value: members with equal values would silently become
+    aliases of one another (MAX_POOL_2D of AVERAGE_POOL_2D, say).
+    """
+
+    CONV_2D = ("CONV_2D", "conv", Conv2DOptions)
+    DEPTHWISE_CONV_2D = ("DEPTHWISE_CONV_2D", "conv", DepthwiseConv2DOptions)
+    FULLY_CONNECTED = ("FULLY_CONNECTED", "matmul", FullyConnectedOptions)
+    AVERAGE_POOL_2D = ("AVERAGE_POOL_2D", "pool", Pool2DOptions)
+    MAX_POOL_2D = ("MAX_POOL_2D", "pool", Pool2DOptions)
+    ADD = ("ADD", "elementwise", AddOptions)
+    MEAN = ("MEAN", "reduce", ReducerOptions)
+    SOFTMAX = ("SOFTMAX", "activation", SoftmaxOptions)
+    RESHAPE = ("RESHAPE", "shape", NoOptions)
 
     @property
     def family(self) -> str:
-        return self.value[0]
+        return self.value[1]
 
     @property
     def options_type(self) -> type:
-        return self.value[1]
+        return self.value[2]
 
 
 @dataclass(eq=False)
