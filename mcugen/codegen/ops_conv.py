@@ -1,0 +1,221 @@
+"""Emitters for CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED (runtime: mcugen_conv,
+mcugen_fully_connected).
+
+Every build-time value is computed here, with the same functions the numpy reference uses
+(mcugen.reference.conv / fully_connected), so that the two paths differ only in the
+per-element arithmetic: multipliers and shifts per output channel, the activation clamp, the
+top/left padding, and for LiteRT's FULLY_CONNECTED the double-precision rescale factors.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import UnsupportedError
+from ..ir import Conv2DOptions, DepthwiseConv2DOptions, Op, OpKind, Padding, Tensor
+from ..quantization import Rounding
+from ..reference.conv import (
+    check_int8_operands,
+    conv_multipliers,
+    fixed_point_rounding,
+    output_clamp,
+)
+from ..reference.fully_connected import fc_multipliers, fc_real_scales, filter_offset
+from .emit import EmitContext, KernelCall, c_dims, emitter, rounding_c, same_padding
+
+SHIFT_RANGE = (-31, 30)  # TFLite's QuantizeMultiplier range, which the C kernels check
+
+
+def _operands(op: Op) -> tuple[Tensor, Tensor, Tensor | None, Tensor]:
+    """(input, weights, bias or None, output), with the quantization the kernels need."""
+    check_int8_operands(op)
+    x, w = op.inputs[0], op.inputs[1]
+    bias = op.inputs[2] if len(op.inputs) > 2 else None
+    y = op.outputs[0]
+    assert x is not None and w is not None
+    for tensor in (x, w, y):
+        if tensor.quant is None:
+            raise UnsupportedError(f"{op.where()}: tensor '{tensor.name}' is not quantized")
+    for tensor in (x, y):
+        zero_point = tensor.quant.single_zero_point  # type: ignore[union-attr]
+        if not -128 <= zero_point <= 127:
+            raise UnsupportedError(
+                f"{op.where()}: int8 tensor '{tensor.name}' has zero point {zero_point}, "
+                "outside [-128, 127]"
+            )
+    return x, w, bias, y
+
+
+def _check_shifts(op: Op, shifts: np.ndarray) -> None:
+    low, high = SHIFT_RANGE
+    if shifts.size and (shifts.min() < low or shifts.max() > high):
+        raise UnsupportedError(
+            f"{op.where()}: rescale factor input_scale * weight_scale / output_scale needs a "
+            f"shift in [{low}, {high}], got {int(shifts.min())}..{int(shifts.max())}"
+        )
+
+
+def _const(ctype: str, name: str, initialiser: str) -> str:
+    """One block-scope constant: `static const <ctype> <name> = <initialiser>;`."""
+    return f"static const {ctype} {name} = {initialiser};"
+
+
+def _flat_dims(n: int, c: int) -> str:
+    return f"{{ .n = {n}, .h = 1, .w = 1, .c = {c} }}"
+
+
+def _context(op: Op, ctx: EmitContext, name: str) -> str:
+    scratch, scratch_bytes = ctx.scratch(op)
+    return f"const mcugen_context {name} = {{ .buf = {scratch}, .size = {scratch_bytes} }};"
+
+
+def _bias_args(ctx: EmitContext, bias: Tensor | None, name: str) -> tuple[list[str], str]:
+    """(declarations, 'dims pointer, data pointer' call arguments) for an optional bias."""
+    if bias is None:
+        return [], "NULL, NULL"
+    return [_const("mcugen_dims", name, c_dims(bias.shape))], f"&{name}, {ctx.ptr(bias)}"
+
+
+def _quant_decl(
+    ctx: EmitContext, op: Op, name: str, multipliers: np.ndarray, shifts: np.ndarray
+) -> str:
+    _check_shifts(op, shifts)
+    # Hints name the op by index: no model-supplied name in these comments.
+    hint = f"op{op.index} {op.kind.name.lower()}"
+    mult = ctx.constant(f"{hint} multipliers", multipliers.astype(np.int32), "int32_t")
+    shift = ctx.constant(f"{hint} shifts", shifts.astype(np.int32), "int32_t")
+    fields = f"{{ .multiplier = {mult}, .shift = {shift} }}"
+    return _const("mcugen_per_channel_quant_params", name, fields)
+
+
+def _window_fields(op: Op, x: Tensor, w_hw: tuple[int, int], y: Tensor, ctx: EmitContext) -> str:
+    """The C initialiser fields the conv and depthwise params structs share."""
+    o = op.options
+    assert isinstance(o, (Conv2DOptions, DepthwiseConv2DOptions))
+    pad_h = pad_w = 0
+    if o.padding is Padding.SAME:
+        pad_h = same_padding(x.shape[1], w_hw[0], o.stride_h, o.dilation_h, y.shape[1])
+        pad_w = same_padding(x.shape[2], w_hw[1], o.stride_w, o.dilation_w, y.shape[2])
+    assert x.quant is not None and y.quant is not None
+    low, high = output_clamp(op)
+    return (
+        f".input_offset = {-x.quant.single_zero_point}, "
+        f".output_offset = {y.quant.single_zero_point}, "
+        f".stride = {{ .w = {o.stride_w}, .h = {o.stride_h} }}, "
+        f".padding = {{ .w = {pad_w}, .h = {pad_h} }}, "
+        f".dilation = {{ .w = {o.dilation_w}, .h = {o.dilation_h} }}, "
+        f".activation = {{ .min = {low}, .max = {high} }}, "
+        f".rounding = {rounding_c(fixed_point_rounding(ctx.rounding))}"
+    )
+
+
+def _convolution(op: Op, ctx: EmitContext, depthwise: bool) -> KernelCall:
+    x, w, bias, y = _operands(op)
+    i = op.index
+    stem = "dw" if depthwise else "conv"
+    fields = _window_fields(op, x, (w.shape[1], w.shape[2]), y, ctx)
+    if depthwise:
+        if w.shape[3] % x.shape[3] != 0:
+            raise UnsupportedError(
+                f"{op.where()}: {w.shape[3]} output channels are not a multiple of "
+                f"{x.shape[3]} input channels"
+            )
+        multiplier = w.shape[3] // x.shape[3]
+        params = _const(
+            "mcugen_dw_conv_params",
+            f"{stem}_params_{i}",
+            f"{{ {fields}, .ch_mult = {multiplier} }}",
+        )
+    else:
+        params = _const("mcugen_conv_params", f"{stem}_params_{i}", f"{{ {fields} }}")
+    multipliers, shifts = conv_multipliers(op, ctx.rounding)
+    bias_decls, bias_args = _bias_args(ctx, bias, f"{stem}_bias_dims_{i}")
+    declarations = [
+        params,
+        _quant_decl(ctx, op, f"{stem}_quant_{i}", multipliers, shifts),
+        _const("mcugen_dims", f"{stem}_input_dims_{i}", c_dims(x.shape)),
+        _const("mcugen_dims", f"{stem}_filter_dims_{i}", c_dims(w.shape)),
+        *bias_decls,
+        _const("mcugen_dims", f"{stem}_output_dims_{i}", c_dims(y.shape)),
+        _context(op, ctx, f"{stem}_ctx_{i}"),
+    ]
+    function = "mcugen_depthwise_conv_s8" if depthwise else "mcugen_convolve_s8"
+    call = (
+        f"{function}(&{stem}_ctx_{i}, &{stem}_params_{i}, &{stem}_quant_{i}, "
+        f"&{stem}_input_dims_{i}, {ctx.ptr(x)}, &{stem}_filter_dims_{i}, {ctx.ptr(w)}, "
+        f"{bias_args}, &{stem}_output_dims_{i}, {ctx.ptr(y)})"
+    )
+    return KernelCall(declarations=declarations, calls=[call], runtime={"mcugen_conv"})
+
+
+@emitter(OpKind.CONV_2D)
+def emit_conv_2d(op: Op, ctx: EmitContext) -> KernelCall:
+    return _convolution(op, ctx, depthwise=False)
+
+
+@emitter(OpKind.DEPTHWISE_CONV_2D)
+def emit_depthwise_conv_2d(op: Op, ctx: EmitContext) -> KernelCall:
+    return _convolution(op, ctx, depthwise=True)
+
+
+def _c_doubles(values: np.ndarray) -> str:
+    """Exact double literals (C99 hexadecimal floating constants)."""
+    return ", ".join(float(v).hex() for v in values)
+
+
+@emitter(OpKind.FULLY_CONNECTED)
+def emit_fully_connected(op: Op, ctx: EmitContext) -> KernelCall:
+    x, w, bias, y = _operands(op)
+    i = op.index
+    if len(w.shape) != 2 or x.num_elements % w.shape[1] != 0:
+        raise UnsupportedError(
+            f"{op.where()}: input of {x.num_elements} elements does not flatten onto weights "
+            f"{list(w.shape)}"
+        )
+    units, depth = w.shape
+    batch = x.num_elements // depth
+    if y.num_elements != batch * units:
+        raise UnsupportedError(
+            f"{op.where()}: output has {y.num_elements} elements, expected {batch} x {units}"
+        )
+    offset = filter_offset(w)
+    if not -127 <= offset <= 128:
+        raise UnsupportedError(f"{op.where()}: weight zero point {-offset} is outside [-128, 127]")
+    assert y.quant is not None and x.quant is not None and w.quant is not None
+    low, high = output_clamp(op)
+    declarations: list[str] = []
+    if ctx.rounding is Rounding.LITERT:
+        # LiteRT's reference FC rescales in double (see mcugen.reference.fully_connected).
+        scales = fc_real_scales(op)
+        declarations.append(
+            _const("double", f"fc_scale_{i}[{scales.size}]", f"{{ {_c_doubles(scales)} }}")
+        )
+        real_scale, quant_arg = f"fc_scale_{i}", "NULL"
+    else:
+        multipliers, shifts = fc_multipliers(op, ctx.rounding)
+        declarations.append(_quant_decl(ctx, op, f"fc_quant_{i}", multipliers, shifts))
+        real_scale, quant_arg = "NULL", f"&fc_quant_{i}"
+    params = (
+        f"static const mcugen_fc_params fc_params_{i} = {{ "
+        f".input_offset = {-x.quant.single_zero_point}, .filter_offset = {offset}, "
+        f".output_offset = {y.quant.single_zero_point}, "
+        f".activation = {{ .min = {low}, .max = {high} }}, "
+        f".rounding = {rounding_c(fixed_point_rounding(ctx.rounding))}, "
+        f".per_channel = {int(w.quant.per_channel)}, .real_scale = {real_scale} }};"
+    )
+    bias_decls, bias_args = _bias_args(ctx, bias, f"fc_bias_dims_{i}")
+    declarations += [
+        params,
+        _const("mcugen_dims", f"fc_input_dims_{i}", _flat_dims(batch, depth)),
+        # CMSIS-NN's convention: filter dims n = accumulation depth, c = output units.
+        _const("mcugen_dims", f"fc_filter_dims_{i}", _flat_dims(depth, units)),
+        *bias_decls,
+        _const("mcugen_dims", f"fc_output_dims_{i}", _flat_dims(batch, units)),
+        _context(op, ctx, f"fc_ctx_{i}"),
+    ]
+    call = (
+        f"mcugen_fully_connected_s8(&fc_ctx_{i}, &fc_params_{i}, {quant_arg}, "
+        f"&fc_input_dims_{i}, {ctx.ptr(x)}, &fc_filter_dims_{i}, {ctx.ptr(w)}, {bias_args}, "
+        f"&fc_output_dims_{i}, {ctx.ptr(y)})"
+    )
+    return KernelCall(declarations=declarations, calls=[call], runtime={"mcugen_fully_connected"})

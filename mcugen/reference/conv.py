@@ -1,0 +1,230 @@
+"""CONV_2D and DEPTHWISE_CONV_2D, int8, bit-exact with TFLite's reference integer kernels.
+
+TFLite (reference_integer_ops::ConvPerChannel / DepthwiseConvPerChannel, identical in TFLM and
+LiteRT) accumulates filter * (input + input_offset) in int32 over the taps that fall inside
+the image (padding taps are skipped, which is the same as a zero-valued offset input), adds the
+bias, requantizes per output channel with MultiplyByQuantizedMultiplier, adds the output zero
+point and clamps to the fused activation.
+
+Both runtimes round twice here. The LiteRT 2.3.0 wheel's reference conv kernels match TFLM's
+double-rounding MultiplyByQuantizedMultiplier exactly and differ from single rounding (measured
+on the public models' intermediates and on power-of-two scales, whose exact ties single
+rounding sends up and double rounding away from zero): `fixed_point_rounding` maps every mode
+to the rounding these ops really use.
+
+Vectorised: one int64 tensordot (conv) or broadcast multiply (depthwise) per filter tap, over
+all output pixels at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import UnsupportedError
+from ..ir import (
+    Activation,
+    Conv2DOptions,
+    DepthwiseConv2DOptions,
+    DType,
+    Op,
+    OpKind,
+    Padding,
+    Tensor,
+)
+from ..quantization import Rounding, activation_range, per_channel_multipliers
+from . import reference
+from .fixedpoint import clamp, multiply_by_quantized_multiplier
+
+_CLAMP_ACTIVATIONS = (Activation.NONE, Activation.RELU, Activation.RELU6, Activation.RELU_N1_TO_1)
+
+
+def conv_padding(
+    padding: Padding, in_size: int, filter_size: int, stride: int, dilation: int, out_size: int
+) -> int:
+    """TFLite's ComputePaddingHeightWidth: the top/left padding (VALID always gives 0)."""
+    effective = (filter_size - 1) * dilation + 1
+    total = max((out_size - 1) * stride + effective - in_size, 0)
+    return total // 2 if padding is Padding.SAME else 0
+
+
+def fixed_point_rounding(rounding: Rounding) -> Rounding:
+    """The MultiplyByQuantizedMultiplier rounding that reproduces `rounding`'s runtime for conv.
+
+    TFLM rounds twice; so does LiteRT 2.3.0's reference CONV_2D and DEPTHWISE_CONV_2D (see the
+    module docstring), whatever Rounding.LITERT says about other ops.
+    """
+    return Rounding.TFLM
+
+
+def conv_multipliers(op: Op, rounding: Rounding) -> tuple[np.ndarray, np.ndarray]:
+    """(multipliers, shifts), one per output channel.
+
+    PopulateConvolutionQuantizationParams: a per-tensor filter scale is broadcast to every
+    output channel; the product input_scale * filter_scale is formed in double.
+    """
+    x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]
+    assert x is not None and w is not None and x.quant and w.quant and y.quant
+    out_channels = y.shape[-1]
+    scales = w.quant.scale if w.quant.per_channel else w.quant.scale * out_channels
+    return per_channel_multipliers(
+        x.quant.single_scale, scales, y.quant.single_scale, fixed_point_rounding(rounding)
+    )
+
+
+def check_int8_operands(op: Op) -> None:
+    """These kernels take int8 activations and weights and an int32 bias, nothing else."""
+    expected = [DType.INT8, DType.INT8, DType.INT32]
+    for tensor, dtype in zip(op.inputs, expected, strict=False):
+        if tensor is not None and tensor.dtype is not dtype:
+            raise UnsupportedError(
+                f"{op.where()}: tensor '{tensor.name}' is {tensor.dtype.short}, the int8 kernel "
+                f"needs {dtype.short}"
+            )
+    if op.outputs[0].dtype is not DType.INT8:
+        raise UnsupportedError(f"{op.where()}: output is {op.outputs[0].dtype.short}, not int8")
+
+
+def clamp_activation(op: Op) -> Activation:
+    """The op's fused activation, which must be one that a clamp expresses."""
+    activation = op.options.activation  # type: ignore[union-attr]
+    if activation not in _CLAMP_ACTIVATIONS:
+        raise UnsupportedError(
+            f"{op.where()}: fused activation {activation.name} is not supported "
+            f"(supported: {', '.join(a.name for a in _CLAMP_ACTIVATIONS)})"
+        )
+    return activation
+
+
+def output_clamp(op: Op) -> tuple[int, int]:
+    """CalculateActivationRangeQuantized for the op's output: (low, high)."""
+    y = op.outputs[0]
+    assert y.quant is not None
+    return activation_range(clamp_activation(op), y.quant, y.dtype)
+
+
+def wrap_int32(x: np.ndarray) -> np.ndarray:
+    """Two's complement wrap of int64 values into int32 range (TFLite's int32 accumulator)."""
+    return ((x + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
+
+
+def add_bias(acc: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
+    """int32 accumulator (channels last) + optional bias, wrapping like int32."""
+    acc = wrap_int32(acc)
+    return acc if bias is None else wrap_int32(acc + bias.astype(np.int64).reshape(-1))
+
+
+def finish_output(op: Op, scaled: np.ndarray) -> np.ndarray:
+    """Rescaled accumulator -> int8: + output zero point, clamp to the activation."""
+    y = op.outputs[0]
+    assert y.quant is not None
+    low, high = output_clamp(op)
+    return clamp(wrap_int32(scaled + y.quant.single_zero_point), low, high).astype(np.int8)
+
+
+def _requantize(op: Op, acc: np.ndarray, bias: np.ndarray | None, rounding: Rounding) -> np.ndarray:
+    multipliers, shifts = conv_multipliers(op, rounding)
+    scaled = multiply_by_quantized_multiplier(
+        add_bias(acc, bias), multipliers, shifts, fixed_point_rounding(rounding)
+    )
+    return finish_output(op, scaled)
+
+
+def _padded_input(
+    x: np.ndarray, x_zero_point: int, pad: tuple[int, int], need: tuple[int, int]
+) -> np.ndarray:
+    """input + input_offset as int64, zero-padded (or cropped) to `need` rows and columns.
+
+    A padded tap contributes filter * 0, exactly what skipping it does in TFLite.
+    """
+    n, h, w, c = x.shape
+    shifted = x.astype(np.int64) - x_zero_point
+    out = np.zeros((n, need[0], need[1], c), dtype=np.int64)
+    top, left = pad
+    rows = min(h, need[0] - top)
+    cols = min(w, need[1] - left)
+    if rows > 0 and cols > 0:
+        out[:, top : top + rows, left : left + cols, :] = shifted[:, :rows, :cols, :]
+    return out
+
+
+@dataclass(frozen=True)
+class _Geometry:
+    """(height, width) pairs of one convolution's sliding window."""
+
+    kernel: tuple[int, int]
+    out: tuple[int, int]
+    stride: tuple[int, int]
+    dilation: tuple[int, int]
+    pad: tuple[int, int]  # top, left
+
+
+def _geometry(op: Op, x: Tensor, kernel: tuple[int, int]) -> _Geometry:
+    o = op.options
+    assert isinstance(o, (Conv2DOptions, DepthwiseConv2DOptions))
+    y = op.outputs[0]
+    out = (y.shape[1], y.shape[2])
+    pad = (
+        conv_padding(o.padding, x.shape[1], kernel[0], o.stride_h, o.dilation_h, out[0]),
+        conv_padding(o.padding, x.shape[2], kernel[1], o.stride_w, o.dilation_w, out[1]),
+    )
+    return _Geometry(kernel, out, (o.stride_h, o.stride_w), (o.dilation_h, o.dilation_w), pad)
+
+
+def _taps(x: np.ndarray, x_zero_point: int, g: _Geometry) -> Iterator[tuple[int, int, np.ndarray]]:
+    """Yield (ky, kx, window): window[n, oy, ox, c] = the offset input under tap (ky, kx)."""
+    (kh, kw), (oh, ow), (sh, sw), (dh, dw) = g.kernel, g.out, g.stride, g.dilation
+    need = ((oh - 1) * sh + (kh - 1) * dh + 1, (ow - 1) * sw + (kw - 1) * dw + 1)
+    padded = _padded_input(x, x_zero_point, g.pad, need)
+    for ky in range(kh):
+        for kx in range(kw):
+            y0, x0 = ky * dh, kx * dw
+            yield (
+                ky,
+                kx,
+                padded[:, y0 : y0 + (oh - 1) * sh + 1 : sh, x0 : x0 + (ow - 1) * sw + 1 : sw, :],
+            )
+
+
+def _bias(inputs: list[np.ndarray | None]) -> np.ndarray | None:
+    return inputs[2] if len(inputs) > 2 else None
+
+
+@reference(OpKind.CONV_2D)
+def conv_2d(op: Op, inputs: list[np.ndarray | None], rounding: Rounding) -> list[np.ndarray]:
+    check_int8_operands(op)
+    x_t, y_t = op.inputs[0], op.outputs[0]
+    x, w = inputs[0], inputs[1]
+    assert x_t is not None and x_t.quant and y_t.quant and x is not None and w is not None
+    out_c, kh, kw, group_depth = w.shape
+    groups = x.shape[3] // group_depth  # grouped convolution: filter depth divides input depth
+    per_group = out_c // groups
+    w64 = w.astype(np.int64)
+    acc = np.zeros((*y_t.shape[:3], out_c), dtype=np.int64)
+    for ky, kx, window in _taps(x, x_t.quant.single_zero_point, _geometry(op, x_t, (kh, kw))):
+        for g in range(groups):
+            channels = slice(g * per_group, (g + 1) * per_group)
+            piece = window[..., g * group_depth : (g + 1) * group_depth]
+            acc[..., channels] += np.tensordot(piece, w64[channels, ky, kx, :], axes=([3], [1]))
+    return [_requantize(op, acc, _bias(inputs), rounding)]
+
+
+@reference(OpKind.DEPTHWISE_CONV_2D)
+def depthwise_conv_2d(
+    op: Op, inputs: list[np.ndarray | None], rounding: Rounding
+) -> list[np.ndarray]:
+    check_int8_operands(op)
+    x_t, y_t = op.inputs[0], op.outputs[0]
+    x, w = inputs[0], inputs[1]
+    assert x_t is not None and x_t.quant and y_t.quant and x is not None and w is not None
+    _, kh, kw, out_c = w.shape
+    # Output channel m + c * multiplier reads input channel c. The multiplier comes from the
+    # shapes, as LiteRT computes it (TFLM trusts the option, which must agree).
+    multiplier = out_c // x.shape[3]
+    w64 = w.astype(np.int64)
+    acc = np.zeros((*y_t.shape[:3], out_c), dtype=np.int64)
+    for ky, kx, window in _taps(x, x_t.quant.single_zero_point, _geometry(op, x_t, (kh, kw))):
+        acc += np.repeat(window, multiplier, axis=3) * w64[0, ky, kx, :]
+    return [_requantize(op, acc, _bias(inputs), rounding)]

@@ -1,0 +1,100 @@
+"""FULLY_CONNECTED, int8, bit-exact with TFLM and with LiteRT's reference kernel.
+
+Both accumulate (filter + filter_offset) * (input + input_offset) in int32 over the last
+weight dimension (the input is flattened to [elements / accum_depth, accum_depth]) and add the
+bias; per-channel weights are symmetric and their zero point is ignored. They differ in how the
+accumulator becomes int8:
+
+- TFLM (reference_integer_ops::FullyConnected / FullyConnectedPerChannel with multipliers):
+  MultiplyByQuantizedMultiplier, double rounding. The per-tensor multiplier comes from
+  GetQuantizedConvolutionMultipler, whose input_scale * filter_scale is a float32 product;
+  the per-channel one (CalculateOpDataFullyConnected) multiplies in double.
+- LiteRT 2.3 with BUILTIN_REF (tflite/kernels/fully_connected.cc, FullyConnectedInt8 and
+  FullyConnectedPerChannelInt8 with kReference): the overloads that take the float scales,
+  round(double(acc) * (double(input_scale) * double(filter_scale) / double(output_scale))),
+  round half away from zero, no integer multiplier at all.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import Op, OpKind, Tensor
+from ..quantization import Rounding, per_channel_multipliers, quantize_multiplier
+from . import reference
+from .conv import add_bias, check_int8_operands, finish_output
+from .fixedpoint import INT32_MIN, multiply_by_quantized_multiplier
+
+
+def fc_multipliers(op: Op, rounding: Rounding) -> tuple[np.ndarray, np.ndarray]:
+    """TFLM's (multiplier, shift) per output unit (per-tensor: one pair, broadcast by numpy)."""
+    x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]
+    assert x is not None and w is not None and x.quant and w.quant and y.quant
+    if w.quant.per_channel:
+        return per_channel_multipliers(
+            x.quant.single_scale, w.quant.scale, y.quant.single_scale, rounding
+        )
+    # GetQuantizedConvolutionMultipler: static_cast<double>(input_scale * filter_scale), a
+    # float32 product, unlike the double product of the per-channel path.
+    product = float(np.float32(x.quant.single_scale) * np.float32(w.quant.single_scale))
+    multiplier, shift = quantize_multiplier(
+        product / float(np.float32(y.quant.single_scale)), rounding
+    )
+    return np.array([multiplier], dtype=np.int32), np.array([shift], dtype=np.int32)
+
+
+def fc_real_scales(op: Op) -> np.ndarray:
+    """LiteRT's reference requantization factors, double, one per weight scale."""
+    x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]
+    assert x is not None and w is not None and x.quant and w.quant and y.quant
+    x_scale = float(np.float32(x.quant.single_scale))
+    y_scale = float(np.float32(y.quant.single_scale))
+    return np.array(
+        [x_scale * float(np.float32(s)) / y_scale for s in w.quant.scale], dtype=np.float64
+    )
+
+
+def filter_offset(weights: Tensor) -> int:
+    """-zero point of per-tensor weights; per-channel weights are symmetric by spec (offset 0)."""
+    assert weights.quant is not None
+    return 0 if weights.quant.per_channel else -weights.quant.single_zero_point
+
+
+def round_half_away(x: np.ndarray) -> np.ndarray:
+    """C's round() on doubles, exactly (x - trunc(x) is exact, unlike floor(x + 0.5))."""
+    whole = np.trunc(x)
+    fraction = x - whole
+    return whole + (fraction >= 0.5) - (fraction <= -0.5)
+
+
+def double_to_int32(x: np.ndarray) -> np.ndarray:
+    """static_cast<int32_t>(double) as x86-64 does it: out of range gives INT32_MIN."""
+    inside = (x >= -2147483648.0) & (x <= 2147483647.0)
+    return np.where(inside, np.where(inside, x, 0).astype(np.int64), INT32_MIN)
+
+
+def requantize_real(acc: np.ndarray, scales: np.ndarray) -> np.ndarray:
+    """LiteRT's float requantization of an int32 accumulator."""
+    return double_to_int32(round_half_away(acc.astype(np.float64) * scales))
+
+
+@reference(OpKind.FULLY_CONNECTED)
+def fully_connected(
+    op: Op, inputs: list[np.ndarray | None], rounding: Rounding
+) -> list[np.ndarray]:
+    check_int8_operands(op)
+    x_t, w_t, y_t = op.inputs[0], op.inputs[1], op.outputs[0]
+    x, w = inputs[0], inputs[1]
+    assert x_t is not None and w_t is not None and x_t.quant is not None
+    assert x is not None and w is not None
+    depth = w.shape[1]
+    rows = x.astype(np.int64).reshape(-1, depth) - x_t.quant.single_zero_point
+    acc = add_bias(
+        rows @ (w.astype(np.int64) + filter_offset(w_t)).T, inputs[2] if len(inputs) > 2 else None
+    )
+    if rounding is Rounding.LITERT:
+        scaled = requantize_real(acc, fc_real_scales(op))
+    else:
+        multipliers, shifts = fc_multipliers(op, rounding)
+        scaled = multiply_by_quantized_multiplier(acc, multipliers, shifts, rounding)
+    return [finish_output(op, scaled).reshape(y_t.shape)]

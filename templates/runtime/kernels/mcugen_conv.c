@@ -1,0 +1,237 @@
+/* mcugen runtime: int8 CONV_2D and DEPTHWISE_CONV_2D. See mcugen_conv.h for the contract. */
+#include "mcugen_conv.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mcugen_fixedpoint.h"
+#include "mcugen_nn_types.h"
+
+/* int32 addition that wraps like TFLite's accumulator does on every target, without the
+ * undefined behaviour of signed overflow (the conversion back is two's complement on gcc,
+ * clang and armclang). */
+static inline int32_t wrap_add(int32_t a, int32_t b)
+{
+    return (int32_t)((uint32_t)a + (uint32_t)b);
+}
+
+/* sum of w[i] * (x[i] + x_offset), accumulated modulo 2^32 as TFLite's int32 does. Each
+ * product is at most 128 * 255 in magnitude, so it is exact in int32. */
+static inline int32_t dot_s8(const int8_t *x, const int8_t *w, int32_t n, int32_t x_offset)
+{
+    uint32_t acc = 0;
+    for (int32_t i = 0; i < n; ++i) {
+        acc += (uint32_t)((int32_t)w[i] * ((int32_t)x[i] + x_offset));
+    }
+    return (int32_t)acc;
+}
+
+/* Accumulator -> int8: + bias, rescale, + zero point, clamp (the clamp is within int8). */
+static inline int8_t finish_s8(int32_t acc, const int32_t *bias, int32_t channel,
+                               const mcugen_per_channel_quant_params *quant,
+                               int32_t output_offset, mcugen_activation activation,
+                               mcugen_rounding rounding)
+{
+    if (bias != NULL) {
+        acc = wrap_add(acc, bias[channel]);
+    }
+    int32_t y = mcugen_requantize(acc, quant->multiplier[channel], quant->shift[channel], rounding);
+    y = wrap_add(y, output_offset);
+    return (int8_t)mcugen_clamp(y, activation.min, activation.max);
+}
+
+/* First tap index k in [0, taps) with origin + k * dilation >= 0. */
+static inline int32_t first_tap(int32_t origin, int32_t dilation)
+{
+    return origin >= 0 ? 0 : (-origin + dilation - 1) / dilation;
+}
+
+/* One past the last tap index k < taps with origin + k * dilation < size. */
+static inline int32_t end_tap(int32_t origin, int32_t dilation, int32_t size, int32_t taps)
+{
+    if (origin >= size) {
+        return 0;
+    }
+    const int32_t inside = (size - 1 - origin) / dilation + 1;
+    return inside < taps ? inside : taps;
+}
+
+static int dims_positive(const mcugen_dims *d)
+{
+    return d != NULL && d->n > 0 && d->h > 0 && d->w > 0 && d->c > 0;
+}
+
+static int32_t dims_count(const mcugen_dims *d)
+{
+    return d->n * d->h * d->w * d->c;
+}
+
+/* The checks both kernels share: geometry, offsets, clamp, rounding and shifts in range. */
+static int common_args_ok(const mcugen_tile *stride, const mcugen_tile *padding,
+                          const mcugen_tile *dilation, int32_t input_offset,
+                          mcugen_activation activation, mcugen_rounding rounding,
+                          const mcugen_per_channel_quant_params *quant, int32_t channels)
+{
+    if (stride->w < 1 || stride->h < 1 || dilation->w < 1 || dilation->h < 1 ||
+        padding->w < 0 || padding->h < 0) {
+        return 0;
+    }
+    if (input_offset < -127 || input_offset > 128) {
+        return 0;
+    }
+    if (activation.min < INT8_MIN || activation.max > INT8_MAX || activation.min > activation.max) {
+        return 0;
+    }
+    if (rounding != MCUGEN_ROUNDING_DOUBLE && rounding != MCUGEN_ROUNDING_SINGLE) {
+        return 0;
+    }
+    if (quant == NULL || quant->multiplier == NULL || quant->shift == NULL) {
+        return 0;
+    }
+    for (int32_t c = 0; c < channels; ++c) {
+        /* TFLite's QuantizeMultiplier range; outside it the shifts would be undefined. */
+        if (quant->shift[c] < -31 || quant->shift[c] > 30) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int bias_ok(const mcugen_dims *bias_dims, const int32_t *bias, int32_t channels)
+{
+    return bias == NULL || (bias_dims != NULL && dims_positive(bias_dims) &&
+                            dims_count(bias_dims) == channels);
+}
+
+int32_t mcugen_convolve_s8_get_buffer_size(const mcugen_dims *input_dims,
+                                           const mcugen_dims *filter_dims)
+{
+    (void)input_dims;
+    (void)filter_dims;
+    return 0;
+}
+
+mcugen_status mcugen_convolve_s8(const mcugen_context *ctx, const mcugen_conv_params *params,
+                                 const mcugen_per_channel_quant_params *quant,
+                                 const mcugen_dims *input_dims, const int8_t *input,
+                                 const mcugen_dims *filter_dims, const int8_t *filter,
+                                 const mcugen_dims *bias_dims, const int32_t *bias,
+                                 const mcugen_dims *output_dims, int8_t *output)
+{
+    (void)ctx; /* no scratch needed */
+    if (params == NULL || input == NULL || filter == NULL || output == NULL ||
+        !dims_positive(input_dims) || !dims_positive(filter_dims) || !dims_positive(output_dims)) {
+        return MCUGEN_ARG_ERROR;
+    }
+    const int32_t in_h = input_dims->h, in_w = input_dims->w, in_c = input_dims->c;
+    const int32_t out_h = output_dims->h, out_w = output_dims->w, out_c = output_dims->c;
+    const int32_t kh = filter_dims->h, kw = filter_dims->w, depth = filter_dims->c;
+    if (input_dims->n != output_dims->n || filter_dims->n != out_c || in_c % depth != 0) {
+        return MCUGEN_ARG_ERROR;
+    }
+    const int32_t groups = in_c / depth;
+    if (out_c % groups != 0 || !bias_ok(bias_dims, bias, out_c) ||
+        !common_args_ok(&params->stride, &params->padding, &params->dilation,
+                        params->input_offset, params->activation, params->rounding, quant, out_c)) {
+        return MCUGEN_ARG_ERROR;
+    }
+    const int32_t per_group = out_c / groups;
+    const int32_t dil_h = params->dilation.h, dil_w = params->dilation.w;
+
+    for (int32_t b = 0; b < input_dims->n; ++b) {
+        const int8_t *image = input + b * in_h * in_w * in_c;
+        for (int32_t oy = 0; oy < out_h; ++oy) {
+            const int32_t y0 = oy * params->stride.h - params->padding.h;
+            const int32_t ky_begin = first_tap(y0, dil_h);
+            const int32_t ky_end = end_tap(y0, dil_h, in_h, kh);
+            for (int32_t ox = 0; ox < out_w; ++ox) {
+                const int32_t x0 = ox * params->stride.w - params->padding.w;
+                const int32_t kx_begin = first_tap(x0, dil_w);
+                const int32_t kx_end = end_tap(x0, dil_w, in_w, kw);
+                int8_t *out = output + ((b * out_h + oy) * out_w + ox) * out_c;
+                for (int32_t oc = 0; oc < out_c; ++oc) {
+                    const int8_t *kernel = filter + oc * kh * kw * depth;
+                    const int32_t channel0 = (oc / per_group) * depth;
+                    int32_t acc = 0;
+                    for (int32_t ky = ky_begin; ky < ky_end; ++ky) {
+                        const int8_t *row = image + (y0 + ky * dil_h) * in_w * in_c;
+                        for (int32_t kx = kx_begin; kx < kx_end; ++kx) {
+                            const int8_t *pixel = row + (x0 + kx * dil_w) * in_c + channel0;
+                            const int8_t *taps = kernel + (ky * kw + kx) * depth;
+                            acc = wrap_add(acc, dot_s8(pixel, taps, depth, params->input_offset));
+                        }
+                    }
+                    out[oc] = finish_s8(acc, bias, oc, quant, params->output_offset,
+                                        params->activation, params->rounding);
+                }
+            }
+        }
+    }
+    return MCUGEN_OK;
+}
+
+int32_t mcugen_depthwise_conv_s8_get_buffer_size(const mcugen_dims *input_dims,
+                                                 const mcugen_dims *filter_dims)
+{
+    (void)input_dims;
+    (void)filter_dims;
+    return 0;
+}
+
+mcugen_status mcugen_depthwise_conv_s8(const mcugen_context *ctx,
+                                       const mcugen_dw_conv_params *params,
+                                       const mcugen_per_channel_quant_params *quant,
+                                       const mcugen_dims *input_dims, const int8_t *input,
+                                       const mcugen_dims *filter_dims, const int8_t *filter,
+                                       const mcugen_dims *bias_dims, const int32_t *bias,
+                                       const mcugen_dims *output_dims, int8_t *output)
+{
+    (void)ctx; /* no scratch needed */
+    if (params == NULL || input == NULL || filter == NULL || output == NULL ||
+        !dims_positive(input_dims) || !dims_positive(filter_dims) || !dims_positive(output_dims)) {
+        return MCUGEN_ARG_ERROR;
+    }
+    const int32_t in_h = input_dims->h, in_w = input_dims->w, in_c = input_dims->c;
+    const int32_t out_h = output_dims->h, out_w = output_dims->w, out_c = output_dims->c;
+    const int32_t kh = filter_dims->h, kw = filter_dims->w;
+    const int32_t mult = params->ch_mult;
+    if (input_dims->n != output_dims->n || filter_dims->n != 1 || filter_dims->c != out_c ||
+        mult < 1 || out_c != in_c * mult || !bias_ok(bias_dims, bias, out_c) ||
+        !common_args_ok(&params->stride, &params->padding, &params->dilation,
+                        params->input_offset, params->activation, params->rounding, quant, out_c)) {
+        return MCUGEN_ARG_ERROR;
+    }
+    const int32_t dil_h = params->dilation.h, dil_w = params->dilation.w;
+    const int32_t x_offset = params->input_offset;
+
+    for (int32_t b = 0; b < input_dims->n; ++b) {
+        const int8_t *image = input + b * in_h * in_w * in_c;
+        for (int32_t oy = 0; oy < out_h; ++oy) {
+            const int32_t y0 = oy * params->stride.h - params->padding.h;
+            const int32_t ky_begin = first_tap(y0, dil_h);
+            const int32_t ky_end = end_tap(y0, dil_h, in_h, kh);
+            for (int32_t ox = 0; ox < out_w; ++ox) {
+                const int32_t x0 = ox * params->stride.w - params->padding.w;
+                const int32_t kx_begin = first_tap(x0, dil_w);
+                const int32_t kx_end = end_tap(x0, dil_w, in_w, kw);
+                int8_t *out = output + ((b * out_h + oy) * out_w + ox) * out_c;
+                for (int32_t oc = 0; oc < out_c; ++oc) {
+                    const int32_t ic = oc / mult;
+                    uint32_t acc = 0; /* wraps like TFLite's int32 accumulator */
+                    for (int32_t ky = ky_begin; ky < ky_end; ++ky) {
+                        const int8_t *row = image + (y0 + ky * dil_h) * in_w * in_c;
+                        const int8_t *taps = filter + ky * kw * out_c + oc;
+                        for (int32_t kx = kx_begin; kx < kx_end; ++kx) {
+                            const int32_t x = row[(x0 + kx * dil_w) * in_c + ic];
+                            const int32_t w = taps[kx * out_c];
+                            acc += (uint32_t)(w * (x + x_offset));
+                        }
+                    }
+                    out[oc] = finish_s8((int32_t)acc, bias, oc, quant, params->output_offset,
+                                        params->activation, params->rounding);
+                }
+            }
+        }
+    }
+    return MCUGEN_OK;
+}

@@ -1,0 +1,72 @@
+/* mcugen runtime: int8 CONV_2D and DEPTHWISE_CONV_2D (CMSIS-NN-style API).
+ *
+ * Arithmetic of TFLite's reference_integer_ops::ConvPerChannel / DepthwiseConvPerChannel:
+ * for each output element, acc = sum over the filter taps that fall inside the input of
+ * filter * (input + input_offset) in int32 (taps in the padding are skipped), then + bias,
+ * then mcugen_requantize with the output channel's multiplier and shift, + output_offset,
+ * clamp to the activation range.
+ *
+ * Layouts are TFLite's, NHWC:
+ *   input   {n, h, w, c}
+ *   filter  conv {n = out_c, h = kh, w = kw, c = in_c / groups};  depthwise {1, kh, kw, out_c}
+ *   bias    out_c int32 values (any dims whose product is out_c), or NULL for no bias
+ *   output  {n, out_h, out_w, out_c}
+ * A conv whose filter depth divides the input depth is a grouped convolution (as in TFLite):
+ * output channel o reads input channels [g * depth, (g + 1) * depth) with
+ * g = o / (out_c / groups). Depthwise output channel i * ch_mult + m reads input channel i.
+ *
+ * quant holds one multiplier and one shift per output channel (a per-tensor weight scale is
+ * repeated, as TFLite does). Returns MCUGEN_ARG_ERROR for inconsistent dims or parameters.
+ */
+#ifndef MCUGEN_CONV_H
+#define MCUGEN_CONV_H
+
+#include <stdint.h>
+
+#include "mcugen_nn_types.h"
+
+typedef struct {
+    int32_t input_offset;         /* -input zero point, in [-127, 128] */
+    int32_t output_offset;        /* output zero point */
+    mcugen_tile stride;           /* >= 1 */
+    mcugen_tile padding;          /* top (h) and left (w) padding, >= 0 */
+    mcugen_tile dilation;         /* >= 1 */
+    mcugen_activation activation; /* clamp in the output's quantized domain, within int8 */
+    mcugen_rounding rounding;
+} mcugen_conv_params;
+
+typedef struct {
+    int32_t input_offset;
+    int32_t output_offset;
+    mcugen_tile stride;
+    mcugen_tile padding;
+    mcugen_tile dilation;
+    mcugen_activation activation;
+    mcugen_rounding rounding;
+    int32_t ch_mult; /* depth multiplier: out_c = in_c * ch_mult */
+} mcugen_dw_conv_params;
+
+mcugen_status mcugen_convolve_s8(const mcugen_context *ctx, const mcugen_conv_params *params,
+                                 const mcugen_per_channel_quant_params *quant,
+                                 const mcugen_dims *input_dims, const int8_t *input,
+                                 const mcugen_dims *filter_dims, const int8_t *filter,
+                                 const mcugen_dims *bias_dims, const int32_t *bias,
+                                 const mcugen_dims *output_dims, int8_t *output);
+
+/* Scratch bytes mcugen_convolve_s8 needs in ctx->buf (currently none). */
+int32_t mcugen_convolve_s8_get_buffer_size(const mcugen_dims *input_dims,
+                                           const mcugen_dims *filter_dims);
+
+mcugen_status mcugen_depthwise_conv_s8(const mcugen_context *ctx,
+                                       const mcugen_dw_conv_params *params,
+                                       const mcugen_per_channel_quant_params *quant,
+                                       const mcugen_dims *input_dims, const int8_t *input,
+                                       const mcugen_dims *filter_dims, const int8_t *filter,
+                                       const mcugen_dims *bias_dims, const int32_t *bias,
+                                       const mcugen_dims *output_dims, int8_t *output);
+
+/* Scratch bytes mcugen_depthwise_conv_s8 needs in ctx->buf (currently none). */
+int32_t mcugen_depthwise_conv_s8_get_buffer_size(const mcugen_dims *input_dims,
+                                                 const mcugen_dims *filter_dims);
+
+#endif /* MCUGEN_CONV_H */

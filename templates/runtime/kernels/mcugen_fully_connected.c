@@ -1,0 +1,132 @@
+/* mcugen runtime: int8 FULLY_CONNECTED. See mcugen_fully_connected.h for the contract. */
+#include "mcugen_fully_connected.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mcugen_fixedpoint.h"
+#include "mcugen_nn_types.h"
+
+/* int32 addition that wraps like TFLite's accumulator, without signed-overflow UB. */
+static inline int32_t wrap_add(int32_t a, int32_t b)
+{
+    return (int32_t)((uint32_t)a + (uint32_t)b);
+}
+
+/* sum of (w[i] + w_offset) * (x[i] + x_offset) modulo 2^32, as TFLite's int32 accumulates.
+ * Each product is at most 255 * 255 in magnitude, exact in int32. */
+static inline int32_t dot_s8(const int8_t *x, const int8_t *w, int32_t n, int32_t x_offset,
+                             int32_t w_offset)
+{
+    uint32_t acc = 0;
+    if (w_offset == 0) {
+        for (int32_t i = 0; i < n; ++i) {
+            acc += (uint32_t)((int32_t)w[i] * ((int32_t)x[i] + x_offset));
+        }
+    } else {
+        for (int32_t i = 0; i < n; ++i) {
+            acc += (uint32_t)(((int32_t)w[i] + w_offset) * ((int32_t)x[i] + x_offset));
+        }
+    }
+    return (int32_t)acc;
+}
+
+/* LiteRT's reference rescale: static_cast<int32_t>(round(double(acc) * scale)). round() is
+ * done by hand (no libm): the fraction x - trunc(x) of a double is exact. */
+static int32_t requantize_real(int32_t acc, double scale)
+{
+    const double product = (double)acc * scale;
+    if (!(product > -2147483649.0 && product < 2147483648.0)) {
+        return INT32_MIN; /* out of int32 whatever the rounding (x86-64 cvttsd2si answer) */
+    }
+    int64_t whole = (int64_t)product; /* in range: truncation toward zero is defined */
+    const double fraction = product - (double)whole;
+    if (fraction >= 0.5) {
+        whole += 1;
+    } else if (fraction <= -0.5) {
+        whole -= 1;
+    }
+    return (whole > INT32_MAX || whole < INT32_MIN) ? INT32_MIN : (int32_t)whole;
+}
+
+static int dims_flat(const mcugen_dims *d)
+{
+    return d != NULL && d->n > 0 && d->c > 0 && d->h == 1 && d->w == 1;
+}
+
+static int quant_ok(const mcugen_fc_params *params, const mcugen_per_channel_quant_params *quant,
+                    int32_t units)
+{
+    const int32_t count = params->per_channel ? units : 1;
+    if (params->real_scale != NULL) {
+        return 1;
+    }
+    if (quant == NULL || quant->multiplier == NULL || quant->shift == NULL) {
+        return 0;
+    }
+    for (int32_t u = 0; u < count; ++u) {
+        if (quant->shift[u] < -31 || quant->shift[u] > 30) {
+            return 0; /* outside TFLite's QuantizeMultiplier range the shifts are undefined */
+        }
+    }
+    return 1;
+}
+
+static int params_ok(const mcugen_fc_params *params)
+{
+    const mcugen_activation act = params->activation;
+    return params->input_offset >= -127 && params->input_offset <= 128 &&
+           params->filter_offset >= -127 && params->filter_offset <= 128 &&
+           act.min >= INT8_MIN && act.max <= INT8_MAX && act.min <= act.max &&
+           (params->rounding == MCUGEN_ROUNDING_DOUBLE ||
+            params->rounding == MCUGEN_ROUNDING_SINGLE);
+}
+
+int32_t mcugen_fully_connected_s8_get_buffer_size(const mcugen_dims *filter_dims)
+{
+    (void)filter_dims;
+    return 0;
+}
+
+mcugen_status mcugen_fully_connected_s8(const mcugen_context *ctx, const mcugen_fc_params *params,
+                                        const mcugen_per_channel_quant_params *quant,
+                                        const mcugen_dims *input_dims, const int8_t *input,
+                                        const mcugen_dims *filter_dims, const int8_t *filter,
+                                        const mcugen_dims *bias_dims, const int32_t *bias,
+                                        const mcugen_dims *output_dims, int8_t *output)
+{
+    (void)ctx; /* no scratch needed */
+    if (params == NULL || input == NULL || filter == NULL || output == NULL ||
+        !dims_flat(input_dims) || !dims_flat(filter_dims) || !dims_flat(output_dims)) {
+        return MCUGEN_ARG_ERROR;
+    }
+    const int32_t batch = input_dims->n, depth = input_dims->c, units = output_dims->c;
+    if (filter_dims->n != depth || filter_dims->c != units || output_dims->n != batch ||
+        !params_ok(params) || !quant_ok(params, quant, units)) {
+        return MCUGEN_ARG_ERROR;
+    }
+    if (bias != NULL && (bias_dims == NULL || bias_dims->n * bias_dims->h * bias_dims->w *
+                                                      bias_dims->c != units)) {
+        return MCUGEN_ARG_ERROR;
+    }
+
+    for (int32_t b = 0; b < batch; ++b) {
+        const int8_t *row = input + b * depth;
+        int8_t *out = output + b * units;
+        for (int32_t u = 0; u < units; ++u) {
+            const int32_t q = params->per_channel ? u : 0;
+            int32_t acc = dot_s8(row, filter + u * depth, depth, params->input_offset,
+                                 params->filter_offset);
+            if (bias != NULL) {
+                acc = wrap_add(acc, bias[u]);
+            }
+            const int32_t scaled =
+                params->real_scale != NULL
+                    ? requantize_real(acc, params->real_scale[q])
+                    : mcugen_requantize(acc, quant->multiplier[q], quant->shift[q], params->rounding);
+            const int32_t y = wrap_add(scaled, params->output_offset);
+            out[u] = (int8_t)mcugen_clamp(y, params->activation.min, params->activation.max);
+        }
+    }
+    return MCUGEN_OK;
+}

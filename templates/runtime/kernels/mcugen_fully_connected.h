@@ -1,0 +1,53 @@
+/* mcugen runtime: int8 FULLY_CONNECTED (CMSIS-NN-style API).
+ *
+ * For each batch row b and output unit u:
+ *   acc = sum_d (filter[u][d] + filter_offset) * (input[b][d] + input_offset)   (int32)
+ *   acc += bias[u] (when bias is not NULL)
+ *   y   = requantize(acc) + output_offset, clamped to the activation range.
+ *
+ * Dims (CMSIS-NN's convention):
+ *   input   {n = batch, c = accum_depth}     (h = w = 1; mcugen flattens any rank as TFLite)
+ *   filter  {n = accum_depth, c = units}     (h = w = 1), data laid out as TFLite stores it:
+ *           units rows of accum_depth int8 values
+ *   bias    units int32 values (any dims whose product is units), or NULL
+ *   output  {n = batch, c = units}           (h = w = 1)
+ *
+ * Requantization, two ways:
+ *   real_scale == NULL: TFLM's MultiplyByQuantizedMultiplier with quant->multiplier/shift and
+ *       `rounding` (mcugen_requantize).
+ *   real_scale != NULL: LiteRT's reference kernel, which rescales in double precision:
+ *       round(double(acc) * real_scale[u]), ties away from zero, then to int32 (a result
+ *       outside int32 gives INT32_MIN, as the x86-64 LiteRT build does); quant is unused and
+ *       may be NULL. Needs IEEE double arithmetic (soft-float on a single-precision FPU).
+ * per_channel == 0 means per-tensor: element 0 of quant's arrays (or of real_scale) serves
+ * every unit, so the emitter stores one value instead of `units` copies.
+ * Returns MCUGEN_ARG_ERROR for inconsistent dims or parameters.
+ */
+#ifndef MCUGEN_FULLY_CONNECTED_H
+#define MCUGEN_FULLY_CONNECTED_H
+
+#include <stdint.h>
+
+#include "mcugen_nn_types.h"
+
+typedef struct {
+    int32_t input_offset;         /* -input zero point, in [-127, 128] */
+    int32_t filter_offset;        /* -filter zero point, in [-127, 128]; 0 for per-channel */
+    int32_t output_offset;        /* output zero point */
+    mcugen_activation activation; /* clamp in the output's quantized domain, within int8 */
+    mcugen_rounding rounding;     /* for the fixed-point requantization */
+    int32_t per_channel;          /* 1: one multiplier/shift (or real scale) per unit; 0: one */
+    const double *real_scale;     /* non-NULL: LiteRT's double-precision requantization */
+} mcugen_fc_params;
+
+mcugen_status mcugen_fully_connected_s8(const mcugen_context *ctx, const mcugen_fc_params *params,
+                                        const mcugen_per_channel_quant_params *quant,
+                                        const mcugen_dims *input_dims, const int8_t *input,
+                                        const mcugen_dims *filter_dims, const int8_t *filter,
+                                        const mcugen_dims *bias_dims, const int32_t *bias,
+                                        const mcugen_dims *output_dims, int8_t *output);
+
+/* Scratch bytes mcugen_fully_connected_s8 needs in ctx->buf (currently none). */
+int32_t mcugen_fully_connected_s8_get_buffer_size(const mcugen_dims *filter_dims);
+
+#endif /* MCUGEN_FULLY_CONNECTED_H */
