@@ -1,0 +1,46 @@
+"""AVERAGE_POOL_2D and MAX_POOL_2D -> mcugen_avgpool_s8 / mcugen_maxpool_s8 (mcugen_pool.c).
+
+The geometry (padding, clamp) comes from mcugen.reference.pool, so the C and the numpy
+reference share every build-time value.
+"""
+
+from __future__ import annotations
+
+from ..ir import Op, OpKind
+from ..reference.pool import PoolGeometry, pool_geometry
+from .emit import EmitContext, KernelCall, c_dims, emitter
+
+
+def _params_initialiser(g: PoolGeometry) -> str:
+    return (
+        f"{{ .stride = {{ .w = {g.stride_w}, .h = {g.stride_h} }}, "
+        f".padding = {{ .w = {g.pad_left}, .h = {g.pad_top} }}, "
+        f".filter = {{ .w = {g.filter_w}, .h = {g.filter_h} }}, "
+        f".activation = {{ .min = {g.activation_min}, .max = {g.activation_max} }} }}"
+    )
+
+
+def _emit_pool(op: Op, ctx: EmitContext, function: str) -> KernelCall:
+    x, y = op.inputs[0], op.outputs[0]
+    assert x is not None
+    i = op.index
+    params, in_dims, out_dims = f"pool_params_{i}", f"pool_input_dims_{i}", f"pool_output_dims_{i}"
+    return KernelCall(
+        declarations=[
+            f"static const mcugen_pool_params {params} = {_params_initialiser(pool_geometry(op))};",
+            f"static const mcugen_dims {in_dims} = {c_dims(x.shape)};",
+            f"static const mcugen_dims {out_dims} = {c_dims(y.shape)};",
+        ],
+        calls=[f"{function}(&{params}, &{in_dims}, {ctx.ptr(x)}, &{out_dims}, {ctx.ptr(y)})"],
+        runtime={"mcugen_pool"},
+    )
+
+
+@emitter(OpKind.MAX_POOL_2D)
+def emit_max_pool_2d(op: Op, ctx: EmitContext) -> KernelCall:
+    return _emit_pool(op, ctx, "mcugen_maxpool_s8")
+
+
+@emitter(OpKind.AVERAGE_POOL_2D)
+def emit_average_pool_2d(op: Op, ctx: EmitContext) -> KernelCall:
+    return _emit_pool(op, ctx, "mcugen_avgpool_s8")

@@ -1,0 +1,200 @@
+"""SOFTMAX, int8 input, int8 or int16 output, bit-exact with TFLite's reference kernel.
+
+reference_ops::Softmax<int8_t, OutputT> (reference/softmax.h, the same in TFLM and LiteRT),
+over the last axis, one row at a time:
+
+  diff = x - max(row); elements with diff < diff_min add nothing and output the minimum
+  e = exp_on_negative_values(rescale(diff))       rescale: MultiplyByQuantizedMultiplier-
+                                                  GreaterThanOne into Q5.26; e is Q0.31
+  sum = sum of RoundingDivideByPOT(e, 12)         Q12.19
+  reciprocal via GetReciprocal (count leading zeros + one_over_one_plus_x_for_x_in_0_1)
+  out = RoundingDivideByPOT(SRDHM(reciprocal, e), num_bits_over_unit + 31 - bits) + min
+
+exp_on_negative_values and one_over_one_plus_x_for_x_in_0_1 are gemmlowp's fixed-point
+functions (fixedpoint/fixedpoint.h), re-implemented here on int64 numpy arrays.
+
+Where TFLM and LiteRT differ: only in Prepare. PreprocessSoftmaxScaling (quantization_util.cc)
+caps the real input multiplier beta * input_scale * 2^26 at 2^31 - 1 in a double-rounding
+build (TFLM) but at 2^30 - 1 under TFLITE_SINGLE_ROUNDING (which the LITERT mode assumes
+here; LiteRT 2.3.0's ADD and MEAN measurably do not use it), and QuantizeMultiplier saturates
+the shift at 30 in the latter; the cap moves diff_min (CalculateInputRadius) from 0 to -1 when
+beta * input_scale > 16. softmax_params follows each. The outputs cannot differ even so: the element the LiteRT cap admits scales to about -16, whose exp outputs the minimum
+either way, and MultiplyByQuantizedMultiplierGreaterThanOne gives the same result in both
+roundings (with a left shift the doubling high multiply rounds ties upwards, as does the
+single rounding).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import UnsupportedError
+from ..ir import DType, Op, OpKind, SoftmaxOptions
+from ..quantization import Rounding, quantize_multiplier
+from . import reference
+from .fixedpoint import (
+    INT32_MAX,
+    INT32_MIN,
+    multiply_by_quantized_multiplier,
+    rounding_divide_by_pot,
+)
+from .fixedpoint import saturating_rounding_doubling_high_mul as srdhm
+
+SCALED_DIFF_INTEGER_BITS = 5  # the exp input is Q5.26
+ACCUMULATION_INTEGER_BITS = 12  # the sum of exps is Q12.19
+# The int32 sum of at most this many Q12.19 values below 1.0 cannot overflow.
+MAX_ROW_SIZE = (1 << 31) // (1 << (31 - ACCUMULATION_INTEGER_BITS)) - 1
+
+# gemmlowp's Q0.31 constants: exp(-1/8), 1/3, and exp(-2^k) for the barrel shifter.
+_EXP_MINUS_ONE_EIGHTH = 1895147668
+_ONE_THIRD = 715827883
+_EXP_BARREL = ((-2, 1672461947), (-1, 1302514674), (0, 790015084), (1, 290630308),
+               (2, 39332535), (3, 720401), (4, 242))
+# Newton-Raphson constants 48/17 and -32/17 in Q2.29.
+_48_OVER_17 = 1515870810
+_NEG_32_OVER_17 = -1010580540
+_ONE_Q2_29 = 1 << 29
+
+
+@dataclass(frozen=True)
+class SoftmaxParams:
+    input_multiplier: int
+    input_left_shift: int
+    diff_min: int
+    output_bits: int  # 8 or 16: outputs are offset by -2^(bits-1)
+
+
+def softmax_params(op: Op, rounding: Rounding) -> SoftmaxParams:
+    """SoftmaxPrepare: PreprocessSoftmaxScaling and CalculateInputRadius, per rounding."""
+    x, y = op.inputs[0], op.outputs[0]
+    assert x is not None and x.quant is not None
+    options = op.options
+    assert isinstance(options, SoftmaxOptions)
+    if x.dtype is not DType.INT8 or y.dtype not in (DType.INT8, DType.INT16):
+        raise UnsupportedError(f"{op.where()}: softmax supports int8 -> int8/int16, got "
+                               f"{x.dtype.short} -> {y.dtype.short}")
+    max_real_multiplier = float((1 << 30) - 1) if rounding.single else float((1 << 31) - 1)
+    real = min(options.beta * x.quant.single_scale * float(1 << (31 - SCALED_DIFF_INTEGER_BITS)),
+               max_real_multiplier)
+    if not real > 1.0:  # QuantizeMultiplierGreaterThanOne CHECK-fails
+        raise UnsupportedError(f"{op.where()}: beta * input scale {real / 2**26:g} is too small")
+    multiplier, left_shift = quantize_multiplier(real, rounding)
+    radius = math.floor(
+        ((1 << SCALED_DIFF_INTEGER_BITS) - 1) * float(1 << (31 - SCALED_DIFF_INTEGER_BITS))
+        / float(1 << left_shift)
+    )
+    return SoftmaxParams(multiplier, left_shift, -radius, 8 * y.dtype.itemsize)
+
+
+# --- gemmlowp fixed point, vectorised ---------------------------------------------------
+
+
+def _i64(x: np.ndarray | int) -> np.ndarray:
+    return np.asarray(x, dtype=np.int64)
+
+
+def saturating_shift_left(x: np.ndarray, exponent: int) -> np.ndarray:
+    """SaturatingRoundingMultiplyByPOT<exponent> for exponent > 0: a saturating left shift."""
+    x = _i64(x)
+    threshold = (1 << (31 - exponent)) - 1
+    return np.where(x > threshold, INT32_MAX, np.where(x < -threshold, INT32_MIN, x << exponent))
+
+
+def rounding_half_sum(a: np.ndarray, b: np.ndarray | int) -> np.ndarray:
+    """gemmlowp RoundingHalfSum for int32: (a + b + sign) / 2, truncating."""
+    total = _i64(a) + _i64(b)
+    biased = total + np.where(total >= 0, 1, -1)
+    return np.where(biased >= 0, biased // 2, -((-biased) // 2))
+
+
+def exp_on_interval_between_negative_one_quarter_and_0_excl(a: np.ndarray) -> np.ndarray:
+    """exp(a) for a in [-1/4, 0), Q0.31 in and out: Taylor series around -1/8."""
+    x = _i64(a) + (1 << 28)
+    x2 = srdhm(x, x)
+    x3 = srdhm(x2, x)
+    x4 = srdhm(x2, x2)
+    x4_over_4 = rounding_divide_by_pot(x4, 2)
+    poly = rounding_divide_by_pot(srdhm(x4_over_4 + x3, _ONE_THIRD) + x2, 1)
+    return _EXP_MINUS_ONE_EIGHTH + srdhm(x + poly, _EXP_MINUS_ONE_EIGHTH)
+
+
+def exp_on_negative_values(a: np.ndarray, integer_bits: int = SCALED_DIFF_INTEGER_BITS) -> np.ndarray:
+    """exp(a) for a <= 0 given in Q(integer_bits).(31 - integer_bits); result in Q0.31."""
+    a = _i64(a)
+    fractional_bits = 31 - integer_bits
+    one_quarter = 1 << (fractional_bits - 2)
+    mod_quarter_minus_quarter = (a & (one_quarter - 1)) - one_quarter
+    result = exp_on_interval_between_negative_one_quarter_and_0_excl(
+        saturating_shift_left(mod_quarter_minus_quarter, integer_bits)
+    )
+    remainder = mod_quarter_minus_quarter - a
+    for exponent, multiplier in _EXP_BARREL:
+        if integer_bits > exponent:
+            bit = (remainder >> (fractional_bits + exponent)) & 1
+            result = np.where(bit != 0, srdhm(result, multiplier), result)
+    if integer_bits > 5:
+        # Below -32 the result flushes to zero (-32 is raw -(1 << (36 - integer_bits))).
+        result = np.where(a < -(1 << (36 - integer_bits)), 0, result)
+    return np.where(a == 0, INT32_MAX, result)
+
+
+def one_over_one_plus_x_for_x_in_0_1(a: np.ndarray) -> np.ndarray:
+    """1 / (1 + a) for a in [0, 1), Q0.31 in and out: three Newton-Raphson steps in Q2.29."""
+    half_denominator = rounding_half_sum(a, INT32_MAX)
+    x = _48_OVER_17 + srdhm(half_denominator, _NEG_32_OVER_17)
+    for _ in range(3):
+        one_minus_half_denominator_times_x = _ONE_Q2_29 - srdhm(half_denominator, x)
+        x = x + saturating_shift_left(srdhm(x, one_minus_half_denominator_times_x), 2)
+    return saturating_shift_left(x, 1)
+
+
+def reciprocal(total: np.ndarray, integer_bits: int) -> tuple[np.ndarray, np.ndarray]:
+    """GetReciprocal for positive int32 `total` in Q(integer_bits): (Q0.31 scale, num_bits_over_unit)."""
+    total = _i64(total)
+    bit_length = np.frexp(total.astype(np.float64))[1].astype(np.int64)  # exact below 2^53
+    headroom_plus_one = 32 - bit_length
+    shifted_minus_one = (total << headroom_plus_one) - (1 << 31)
+    return one_over_one_plus_x_for_x_in_0_1(shifted_minus_one), integer_bits - headroom_plus_one
+
+
+# --- the kernel --------------------------------------------------------------------------
+
+
+def softmax_rows(x: np.ndarray, p: SoftmaxParams, rounding: Rounding) -> np.ndarray:
+    """Softmax over the last axis of int8 `x`; int64 result in the output type's range."""
+    x = _i64(x)
+    diff = x - x.max(axis=-1, keepdims=True)
+    used = diff >= p.diff_min
+    rescaled = multiply_by_quantized_multiplier(
+        np.where(used, diff, 0), p.input_multiplier, p.input_left_shift, rounding
+    )
+    exps = exp_on_negative_values(rescaled)
+    total = np.where(used, rounding_divide_by_pot(exps, ACCUMULATION_INTEGER_BITS), 0).sum(
+        axis=-1, keepdims=True
+    )
+    if np.any(total > INT32_MAX):
+        raise UnsupportedError("SOFTMAX: the sum of exponentials overflows int32")
+    scale, num_bits_over_unit = reciprocal(total, ACCUMULATION_INTEGER_BITS)
+    exponent = num_bits_over_unit + 31 - p.output_bits
+    if np.any((exponent < 0) | (exponent > 31)):
+        # TFLite's TFLITE_CHECK(0 <= exponent && exponent <= 31) aborts here.
+        raise UnsupportedError("SOFTMAX: too many elements near the row maximum for the output")
+    out_min = -(1 << (p.output_bits - 1))
+    out_max = (1 << (p.output_bits - 1)) - 1
+    unsaturated = rounding_divide_by_pot(srdhm(scale, exps), exponent)
+    result = np.clip(unsaturated + out_min, out_min, out_max)
+    return np.where(used, result, out_min)
+
+
+@reference(OpKind.SOFTMAX)
+def softmax(op: Op, inputs: list[np.ndarray | None], rounding: Rounding) -> list[np.ndarray]:
+    x = inputs[0]
+    assert x is not None
+    if x.shape and x.shape[-1] > MAX_ROW_SIZE:
+        raise UnsupportedError(f"{op.where()}: rows of {x.shape[-1]} elements overflow the int32 sum")
+    result = softmax_rows(x, softmax_params(op, rounding), rounding)
+    y = op.outputs[0]
+    return [result.reshape(y.shape).astype(y.dtype.numpy)]

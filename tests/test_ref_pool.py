@@ -1,0 +1,194 @@
+"""AVERAGE_POOL_2D and MAX_POOL_2D: the numpy reference and the C kernels against TFLite.
+
+Seeded random single-op models cycle through filter sizes 1..4 (height and width apart),
+strides 1..3, SAME and VALID padding (windows clipped on every side), every clamp activation,
+batch 1 and 2, odd sizes and zero points across the int8 range, plus a global average pool.
+Pooling involves no requantization, so both roundings must give identical results; each case
+still runs against both oracles. Every comparison is exact.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+from modelbuilder import ModelBuilder
+from oracles import litert_all_tensors, run_oracle
+
+from mcugen.frontend.tflite import parse_model
+from mcugen.ir import OpKind
+from mcugen.quantization import Rounding
+from mcugen.reference import run_op, run_outputs
+
+MODELS = Path(__file__).resolve().parents[1].parent / "shared" / "models"
+ACTIVATIONS = ("NONE", "RELU", "RELU6", "RELU_N1_TO_1")
+# Zero points per activation that leave a wide unclamped range (RELU6 spans 120 steps of 0.05,
+# RELU_N1_TO_1 160 steps of 0.0125 around the zero point).
+ZERO_POINTS = {
+    "NONE": (-128, 127, 0, 33),
+    "RELU": (-128, -60, 0, -5),
+    "RELU6": (-128, -100, -73),
+    "RELU_N1_TO_1": (0, -20, 17),
+}
+MIN_DISTINCT_OUTPUTS = 6
+
+
+@dataclass(frozen=True)
+class PoolCase:
+    kind: str  # "AVERAGE_POOL_2D" or "MAX_POOL_2D"
+    batch: int
+    height: int
+    width: int
+    channels: int
+    filter: tuple[int, int]  # (h, w)
+    stride: tuple[int, int]  # (h, w)
+    padding: str
+    activation: str
+    zero_point: int
+    seed: int
+
+    @property
+    def id(self) -> str:
+        kind = "avg" if self.kind == "AVERAGE_POOL_2D" else "max"
+        return (f"{kind}{self.seed}-{self.batch}x{self.height}x{self.width}x{self.channels}"
+                f"-f{self.filter[0]}x{self.filter[1]}-s{self.stride[0]}{self.stride[1]}"
+                f"-{self.padding}-{self.activation}-zp{self.zero_point}")
+
+    def output_hw(self) -> tuple[int, int]:
+        """TFLite's ComputeOutSize."""
+        return tuple(  # type: ignore[return-value]
+            (size + s - 1) // s if self.padding == "SAME" else (size - f + s) // s
+            for size, f, s in zip((self.height, self.width), self.filter, self.stride)
+        )
+
+    @property
+    def scale(self) -> float:
+        # RELU_N1_TO_1 clamps at +-1.0 and RELU6 at 6.0: keep many steps inside the clamp.
+        return {"RELU_N1_TO_1": 0.0125, "RELU6": 0.05}.get(self.activation, 0.1)
+
+
+def random_cases(kind: str, count: int, first_seed: int) -> list[PoolCase]:
+    cases = []
+    for i in range(count):
+        seed = first_seed + i
+        rng = np.random.default_rng(seed)
+        filt = (1 + i % 4, 1 + (i + 1 + int(rng.integers(0, 2))) % 4)
+        stride = (1 + i % 3, 1 + (i // 3) % 3)
+        padding = ("SAME", "VALID")[(i // 2) % 2]
+        cases.append(PoolCase(
+            kind=kind,
+            batch=1 + (i % 5 == 4),
+            # At least four output rows and columns, so that every case has a spread of outputs.
+            height=max(filt[0] + 3 * stride[0], int(rng.integers(5, 14))),
+            width=max(filt[1] + 3 * stride[1], int(rng.integers(5, 14))),
+            channels=int(rng.integers(2, 7)),
+            filter=filt,
+            stride=stride,
+            padding=padding,
+            activation=ACTIVATIONS[i % 4],
+            zero_point=ZERO_POINTS[ACTIVATIONS[i % 4]][(i // 4) % len(ZERO_POINTS[ACTIVATIONS[i % 4]])],
+            seed=seed,
+        ))
+    return cases
+
+
+AVG_CASES = random_cases("AVERAGE_POOL_2D", 24, 300) + [
+    # A global average pool (the window is the whole image) and a window larger than the
+    # stride with SAME padding on every side.
+    PoolCase("AVERAGE_POOL_2D", 1, 7, 5, 8, (7, 5), (1, 1), "VALID", "NONE", -3, 380),
+    PoolCase("AVERAGE_POOL_2D", 1, 9, 9, 3, (5, 5), (2, 2), "SAME", "RELU", 9, 381),
+]
+MAX_CASES = random_cases("MAX_POOL_2D", 16, 400)
+
+
+def build_model(case: PoolCase) -> bytes:
+    b = ModelBuilder(case.id)
+    x = b.add_tensor("input", (case.batch, case.height, case.width, case.channels), "int8",
+                     scale=case.scale, zero_point=case.zero_point)
+    oh, ow = case.output_hw()
+    y = b.add_tensor("output", (case.batch, oh, ow, case.channels), "int8",
+                     scale=case.scale, zero_point=case.zero_point)
+    b.add_op(case.kind, [x], [y], {
+        "padding": case.padding,
+        "stride_h": case.stride[0],
+        "stride_w": case.stride[1],
+        "filter_height": case.filter[0],
+        "filter_width": case.filter[1],
+        "fused_activation_function": case.activation,
+    })
+    b.set_io([x], [y])
+    return b.build()
+
+
+def random_input(case: PoolCase) -> np.ndarray:
+    """Values spread around the zero point, so that maxima of windows do not all clamp."""
+    rng = np.random.default_rng(case.seed + 10_000)
+    shape = (case.batch, case.height, case.width, case.channels)
+    values = rng.normal(case.zero_point + 20, 45, size=shape)
+    return np.clip(np.round(values), -128, 127).astype(np.int8)
+
+
+def oracle_output(model: bytes, x: np.ndarray, rounding: Rounding) -> np.ndarray:
+    (expected,) = run_oracle(model, [x], rounding)
+    assert len(np.unique(expected)) >= MIN_DISTINCT_OUTPUTS, "oracle output has no spread"
+    return expected
+
+
+def assert_exact(actual: np.ndarray, expected: np.ndarray) -> None:
+    assert actual.dtype == expected.dtype and actual.shape == expected.shape
+    mismatches = int(np.sum(actual != expected))
+    assert mismatches == 0, f"{mismatches} of {expected.size} outputs differ"
+
+
+@pytest.mark.parametrize("case, rounding", [pytest.param(c, r, id=f"{c.id}-{r.value}")
+                                            for c in AVG_CASES + MAX_CASES for r in Rounding])
+def test_reference_matches_oracle(case: PoolCase, rounding: Rounding) -> None:
+    model, x = build_model(case), random_input(case)
+    expected = oracle_output(model, x, rounding)
+    (actual,) = run_outputs(parse_model(model, f"{case.id}.tflite"), [x], rounding)
+    assert_exact(actual, expected)
+
+
+def public_cases() -> list:
+    return [pytest.param(name, i, id=f"{name}-case{i}") for name in ("kws_dscnn", "ic_resnet8")
+            for i in range(3)]
+
+
+@pytest.mark.parametrize("name, case_index", public_cases())
+def test_public_model_pools_match_litert(name: str, case_index: int) -> None:
+    """Each pooling op of a public model, fed LiteRT's own inputs, gives LiteRT's output."""
+    path = MODELS / f"{name}.tflite"
+    if not path.exists():
+        pytest.skip(f"public models not found at {MODELS}")
+    model = path.read_bytes()
+    values = litert_all_tensors(model, [np.load(MODELS / f"{name}.case{case_index}.npz")["input0"]])
+    checked = 0
+    for op in parse_model(model, path.name).ops:
+        if op.kind not in (OpKind.AVERAGE_POOL_2D, OpKind.MAX_POOL_2D):
+            continue
+        (actual,) = run_op(op, [None if t is None else values[t.index] for t in op.inputs], Rounding.LITERT)
+        assert_exact(actual.reshape(op.outputs[0].shape), values[op.outputs[0].index])
+        checked += 1
+    assert checked > 0
+
+
+def c_cases() -> list:
+    """Three models through the generated C, both roundings; the sanitizer build has padding
+    on every side of a strided window."""
+    picked = [(AVG_CASES[1], False), (AVG_CASES[-1], True), (MAX_CASES[2], False)]
+    return [
+        pytest.param(c, r, s, id=f"{c.id}-{r.value}{'-asan' if s else ''}")
+        for c, s in picked for r in Rounding
+    ]
+
+
+@pytest.mark.parametrize("case, rounding, sanitize", c_cases())
+def test_c_kernels_match_oracle(case: PoolCase, rounding: Rounding, sanitize: bool) -> None:
+    from mcugen.harness import run_tflite_bytes
+
+    model, x = build_model(case), random_input(case)
+    expected = oracle_output(model, x, rounding)
+    (actual,) = run_tflite_bytes(model, [x], rounding, sanitize=sanitize)
+    assert_exact(actual, expected)
