@@ -179,7 +179,7 @@ def pool_shapes(op: Op) -> Optional[str]:
 def constant_int32_axis(op: Op) -> Optional[str]:
     """The reduction axes are a constant int32 tensor."""
     axis = op.inputs[1] if len(op.inputs) > 1 else None
-    if axis is None or not axis.is_constant or axis.dtype not in (DType.INT32, DType.INT64):
+    if axis is None or not axis.is_constant or axis.dtype is not DType.INT32:
         return "axes are not a constant integer tensor"
     return None
 
