@@ -19,18 +19,18 @@ from .ir import Activation, DType, Quant
 class Rounding(enum.Enum):
     """Which TFLite the generated code reproduces to the bit.
 
-    TFLM: TensorFlow Lite Micro, whose MultiplyByQuantizedMultiplier rounds twice (a rounding
-    doubling high multiply, then a rounding right shift). LITERT: the LiteRT package's reference
-    kernels, built with TFLITE_SINGLE_ROUNDING, which form the 64-bit product and round once.
-    The two differ by one on products that land near a half after the first rounding.
+    TFLM: TensorFlow Lite Micro, which rescales every int32 accumulator with a fixed-point
+    multiplier: MultiplyByQuantizedMultiplier rounds twice (a rounding doubling high multiply,
+    then a rounding right shift). LITERT: the LiteRT 2.3.0 package's BUILTIN_REF reference
+    kernels, which (as measured) do the same for CONV_2D, DEPTHWISE_CONV_2D, ADD, MEAN and
+    SOFTMAX, and whose pooling is identical too. The one arithmetic difference is
+    FULLY_CONNECTED: LiteRT's reference kernel rescales the accumulator in double precision,
+    round(acc * input_scale * weight_scale / output_scale) with ties away from zero, instead of
+    a fixed-point multiplier (see mcugen.reference.fully_connected).
     """
 
     TFLM = "tflm"
     LITERT = "litert"
-
-    @property
-    def single(self) -> bool:
-        return self is Rounding.LITERT
 
 
 def _round_half_away(value: float) -> int:
@@ -38,11 +38,10 @@ def _round_half_away(value: float) -> int:
     return int(math.floor(abs(value) + 0.5)) * (1 if value >= 0 else -1)
 
 
-def quantize_multiplier(real: float, rounding: Rounding) -> tuple[int, int]:
+def quantize_multiplier(real: float) -> tuple[int, int]:
     """TFLite's QuantizeMultiplier: real ~= multiplier * 2^(shift - 31), multiplier in [2^30, 2^31).
 
-    Returns (multiplier, shift); shift > 0 is a left shift. Tiny factors flush to zero; with
-    single rounding the shift saturates at 30, as LiteRT does.
+    Returns (multiplier, shift); shift > 0 is a left shift. Tiny factors flush to zero.
     """
     if real == 0.0:
         return 0, 0
@@ -53,13 +52,11 @@ def quantize_multiplier(real: float, rounding: Rounding) -> tuple[int, int]:
         shift += 1
     if shift < -31:
         return 0, 0
-    if rounding.single and shift > 30:
-        return (1 << 31) - 1, 30
     return fixed, shift
 
 
 def per_channel_multipliers(
-    input_scale: float, weight_scales: tuple[float, ...], output_scale: float, rounding: Rounding
+    input_scale: float, weight_scales: tuple[float, ...], output_scale: float
 ) -> tuple[np.ndarray, np.ndarray]:
     """Multipliers and shifts for input*weight -> output rescaling, one per output channel.
 
@@ -67,7 +64,7 @@ def per_channel_multipliers(
     the float32 scales stored in the model.
     """
     pairs = [
-        quantize_multiplier(float(input_scale) * float(ws) / float(output_scale), rounding)
+        quantize_multiplier(float(input_scale) * float(ws) / float(output_scale))
         for ws in weight_scales
     ]
     multipliers = np.array([p[0] for p in pairs], dtype=np.int32)

@@ -1,7 +1,8 @@
 """The two TFLite interpreters that mcugen's output is held to, behind one small API.
 
-LiteRT runs with its reference kernels (BUILTIN_REF), which round once (TFLITE_SINGLE_ROUNDING);
-TensorFlow Lite Micro rounds twice. ``run_oracle`` picks the one a Rounding mode reproduces.
+LiteRT runs with its reference kernels (BUILTIN_REF), which round MultiplyByQuantizedMultiplier
+twice like TensorFlow Lite Micro but rescale FULLY_CONNECTED in double precision.
+``run_oracle`` picks the one a Rounding mode reproduces.
 With BUILTIN_REF (no XNNPACK delegate) neither interpreter prints INFO lines.
 """
 
@@ -89,3 +90,14 @@ def _tflm_arena_size(model: bytes) -> int:
         count = int(np.prod(tensor.ShapeAsNumpy())) if tensor.ShapeLength() else 1
         total += count * 8 + 16  # 8 bytes per element covers every type, 16 for alignment
     return 2 * total + len(model) + _TFLM_ARENA_SLACK
+
+
+def single_rounding_requantize(
+    x: np.ndarray, multiplier: np.ndarray | int, shift: np.ndarray | int
+) -> np.ndarray:
+    """MultiplyByQuantizedMultiplier as a TFLITE_SINGLE_ROUNDING build would compute it: the
+    64-bit product rounded once (half up) by 31 - shift bits. Test-only: no runtime mcugen
+    reproduces uses it (LiteRT 2.3.0's reference kernels measurably round twice)."""
+    x, multiplier, shift = (np.asarray(v, dtype=np.int64) for v in (x, multiplier, shift))
+    total_shift = 31 - shift
+    return (x * multiplier + (np.int64(1) << (total_shift - 1))) >> total_shift

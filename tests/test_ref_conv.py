@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 from modelbuilder import ModelBuilder
 from oracles import litert_all_tensors, run_oracle
+from oracles import single_rounding_requantize
 
 from mcugen.frontend.tflite import parse_model
 from mcugen.ir import OpKind
@@ -28,6 +29,7 @@ MODELS = Path(__file__).resolve().parents[1].parent / "shared" / "models"
 ACTIVATIONS = ("NONE", "RELU", "RELU6", "RELU_N1_TO_1")
 INPUT_ZERO_POINTS = (-128, 0, 5, 127, -37, 64)
 MIN_DISTINCT_OUTPUTS = 6
+
 
 
 @dataclass(frozen=True)
@@ -297,9 +299,9 @@ def test_reference_matches_oracle(case: ConvCase, rounding: Rounding) -> None:
 def test_litert_conv_rounds_twice(monkeypatch: pytest.MonkeyPatch) -> None:
     """LiteRT 2.3.0's reference convs round twice: single rounding misses its ties.
 
-    Guards the one surprising fact the kernels rely on (conv.fixed_point_rounding): with
-    power-of-two scales the rescale is exact, and single rounding sends x.5 up where LiteRT
-    sends it away from zero.
+    Guards the one surprising fact the kernels rely on (conv's double-rounding rescale in both
+    modes): with power-of-two scales the rescale is exact, and single rounding sends x.5 up
+    where LiteRT sends it away from zero.
     """
     from mcugen.reference import conv as conv_module
 
@@ -308,7 +310,7 @@ def test_litert_conv_rounds_twice(monkeypatch: pytest.MonkeyPatch) -> None:
         (litert,) = run_oracle(model, [x], Rounding.LITERT)
         graph = parse_model(model, "ties.tflite")
         (double,) = run_outputs(graph, [x], Rounding.LITERT)
-        monkeypatch.setattr(conv_module, "fixed_point_rounding", lambda rounding: Rounding.LITERT)
+        monkeypatch.setattr(conv_module, "multiply_by_quantized_multiplier", single_rounding_requantize)
         (single,) = run_outputs(graph, [x], Rounding.LITERT)
         monkeypatch.undo()
         assert np.array_equal(double, litert)

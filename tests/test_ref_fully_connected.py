@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from modelbuilder import ModelBuilder
 from oracles import run_oracle
+from oracles import single_rounding_requantize
 
 from mcugen.frontend.tflite import parse_model
 from mcugen.ir import Op
@@ -223,15 +224,15 @@ def test_litert_requantizes_in_double(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _single_rounding(op: Op) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
     """A stand-in for requantize_real: TFLITE_SINGLE_ROUNDING's fixed-point rescale."""
-    from mcugen.reference.fixedpoint import multiply_by_quantized_multiplier
     from mcugen.reference.fully_connected import fc_multipliers
 
-    multipliers, shifts = fc_multipliers(op, Rounding.LITERT)
+    multipliers, shifts = fc_multipliers(op)
 
     def rescale(acc: np.ndarray, scales: np.ndarray) -> np.ndarray:
-        return multiply_by_quantized_multiplier(acc, multipliers, shifts, Rounding.LITERT)
+        return single_rounding_requantize(acc, multipliers, shifts)
 
     return rescale
+
 
 
 def c_cases() -> list:

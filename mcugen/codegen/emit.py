@@ -106,10 +106,6 @@ def c_dims(shape: Sequence[int]) -> str:
     return f"{{ .n = {n}, .h = {h}, .w = {w}, .c = {c} }}"
 
 
-def rounding_c(rounding: Rounding) -> str:
-    return "MCUGEN_ROUNDING_SINGLE" if rounding.single else "MCUGEN_ROUNDING_DOUBLE"
-
-
 def same_padding(in_size: int, filter_size: int, stride: int, dilation: int, out_size: int) -> int:
     """TFLite's ComputePaddingWithOffset: the padding before the first element (top or left)."""
     effective = (filter_size - 1) * dilation + 1

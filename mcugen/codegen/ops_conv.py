@@ -14,14 +14,9 @@ import numpy as np
 from ..errors import UnsupportedError
 from ..ir import Conv2DOptions, DepthwiseConv2DOptions, Op, OpKind, Padding, Tensor
 from ..quantization import Rounding
-from ..reference.conv import (
-    check_int8_operands,
-    conv_multipliers,
-    fixed_point_rounding,
-    output_clamp,
-)
+from ..reference.conv import check_int8_operands, conv_multipliers, output_clamp
 from ..reference.fully_connected import fc_multipliers, fc_real_scales, filter_offset
-from .emit import EmitContext, KernelCall, c_dims, emitter, rounding_c, same_padding
+from .emit import EmitContext, KernelCall, c_dims, emitter, same_padding
 
 SHIFT_RANGE = (-31, 30)  # TFLite's QuantizeMultiplier range, which the C kernels check
 
@@ -104,8 +99,7 @@ def _window_fields(op: Op, x: Tensor, w_hw: tuple[int, int], y: Tensor, ctx: Emi
         f".stride = {{ .w = {o.stride_w}, .h = {o.stride_h} }}, "
         f".padding = {{ .w = {pad_w}, .h = {pad_h} }}, "
         f".dilation = {{ .w = {o.dilation_w}, .h = {o.dilation_h} }}, "
-        f".activation = {{ .min = {low}, .max = {high} }}, "
-        f".rounding = {rounding_c(fixed_point_rounding(ctx.rounding))}"
+        f".activation = {{ .min = {low}, .max = {high} }}"
     )
 
 
@@ -128,7 +122,7 @@ def _convolution(op: Op, ctx: EmitContext, depthwise: bool) -> KernelCall:
         )
     else:
         params = _const("mcugen_conv_params", f"{stem}_params_{i}", f"{{ {fields} }}")
-    multipliers, shifts = conv_multipliers(op, ctx.rounding)
+    multipliers, shifts = conv_multipliers(op)
     bias_decls, bias_args = _bias_args(ctx, bias, f"{stem}_bias_dims_{i}")
     declarations = [
         params,
@@ -192,7 +186,7 @@ def emit_fully_connected(op: Op, ctx: EmitContext) -> KernelCall:
         )
         real_scale, quant_arg = f"fc_scale_{i}", "NULL"
     else:
-        multipliers, shifts = fc_multipliers(op, ctx.rounding)
+        multipliers, shifts = fc_multipliers(op)
         declarations.append(_quant_decl(ctx, op, f"fc_quant_{i}", multipliers, shifts))
         real_scale, quant_arg = "NULL", f"&fc_quant_{i}"
     params = (
@@ -200,7 +194,6 @@ def emit_fully_connected(op: Op, ctx: EmitContext) -> KernelCall:
         f".input_offset = {-x.quant.single_zero_point}, .filter_offset = {offset}, "
         f".output_offset = {y.quant.single_zero_point}, "
         f".activation = {{ .min = {low}, .max = {high} }}, "
-        f".rounding = {rounding_c(fixed_point_rounding(ctx.rounding))}, "
         f".per_channel = {int(w.quant.per_channel)}, .real_scale = {real_scale} }};"
     )
     bias_decls, bias_args = _bias_args(ctx, bias, f"fc_bias_dims_{i}")

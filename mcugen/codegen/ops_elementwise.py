@@ -15,8 +15,8 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from ..ir import Op, OpKind
-from ..reference.elementwise import add_quant_params, add_rounding
-from .emit import EmitContext, KernelCall, emitter, rounding_c
+from ..reference.elementwise import add_quant_params
+from .emit import EmitContext, KernelCall, emitter
 
 MAX_LOOPS = 6  # MCUGEN_ADD_MAX_LOOPS in mcugen_add.h
 
@@ -92,7 +92,7 @@ def emit_add(op: Op, ctx: EmitContext) -> KernelCall:
         loop = broadcast_loop(a.shape, b.shape, y.shape)
     except UnsupportedError as error:
         raise UnsupportedError(f"{op.where()}: {error}") from None
-    q = add_quant_params(op, ctx.rounding)
+    q = add_quant_params(op)
     params = _initialiser({
         "loop": {"extent": loop.extent, "input1_stride": loop.input1_stride,
                  "input2_stride": loop.input2_stride},
@@ -104,8 +104,6 @@ def emit_add(op: Op, ctx: EmitContext) -> KernelCall:
         "input2_multiplier": q.input2_multiplier, "input2_shift": q.input2_shift,
         "output_offset": q.output_offset, "output_multiplier": q.output_multiplier,
         "output_shift": q.output_shift, "left_shift": q.left_shift,
-        # Measured: both runtimes' int8 ADD round twice (see reference.elementwise).
-        "rounding": rounding_c(add_rounding(ctx.rounding)),
     })
     params_name, quant_name = f"add_params_{op.index}", f"add_quant_{op.index}"
     return KernelCall(

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 
 from ..errors import UnsupportedError
 from ..ir import Op, OpKind
-from ..reference.reduce import mean_params, mean_rounding
-from .emit import EmitContext, KernelCall, emitter, rounding_c
+from ..reference.reduce import mean_params
+from .emit import EmitContext, KernelCall, emitter
 
 MAX_LOOPS = 4  # MCUGEN_REDUCE_MAX_LOOPS in mcugen_reduce.h
 
@@ -57,14 +57,12 @@ def _nest_initialiser(levels: list[tuple[int, int]], what: str, op: Op) -> str:
 def emit_mean(op: Op, ctx: EmitContext) -> KernelCall:
     x, y = op.inputs[0], op.outputs[0]
     assert x is not None
-    p = mean_params(op, ctx.rounding)
+    p = mean_params(op)
     kept = [axis for axis in range(len(x.shape)) if axis not in p.axes]
     outer = _nest_initialiser(loop_nest(x.shape, kept), "kept", op)
     inner = _nest_initialiser(loop_nest(x.shape, p.axes), "reduced", op)
-    # Measured: both runtimes' int8 MEAN round twice (see reference.reduce).
-    rounding = rounding_c(mean_rounding(ctx.rounding))
     quant = (f"{{ .sum_offset = {-p.input_zero_point * p.count}, .multiplier = {p.multiplier}, "
-             f".shift = {p.shift}, .output_offset = {p.output_zero_point}, .rounding = {rounding} }}")
+             f".shift = {p.shift}, .output_offset = {p.output_zero_point} }}")
     params_name, quant_name = f"mean_params_{op.index}", f"mean_quant_{op.index}"
     return KernelCall(
         declarations=[

@@ -2,7 +2,7 @@
 
 Softmax runs over the last axis of any rank: the C sees rows of the last dimension's size.
 The Prepare-time values (input multiplier, left shift, diff_min) come from
-mcugen.reference.softmax, in the chosen rounding's flavour.
+mcugen.reference.softmax (the same in both modes).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..errors import UnsupportedError
 from ..ir import DType, Op, OpKind
 from ..reference.softmax import MAX_ROW_SIZE, softmax_params
-from .emit import EmitContext, KernelCall, emitter, rounding_c
+from .emit import EmitContext, KernelCall, emitter
 
 _FUNCTIONS = {DType.INT8: "mcugen_softmax_s8", DType.INT16: "mcugen_softmax_s8_s16"}
 
@@ -30,7 +30,7 @@ def _check_output(op: Op) -> None:
 def emit_softmax(op: Op, ctx: EmitContext) -> KernelCall:
     x, y = op.inputs[0], op.outputs[0]
     assert x is not None
-    p = softmax_params(op, ctx.rounding)
+    p = softmax_params(op)
     _check_output(op)
     row_size = x.shape[-1] if x.shape else 1
     if row_size > MAX_ROW_SIZE:
@@ -38,7 +38,7 @@ def emit_softmax(op: Op, ctx: EmitContext) -> KernelCall:
                                f"of exponentials (at most {MAX_ROW_SIZE})")
     num_rows = x.num_elements // row_size if row_size else 0
     params = (f"{{ .input_multiplier = {p.input_multiplier}, .input_left_shift = {p.input_left_shift}, "
-              f".diff_min = {p.diff_min}, .rounding = {rounding_c(ctx.rounding)} }}")
+              f".diff_min = {p.diff_min} }}")
     name = f"softmax_params_{op.index}"
     return KernelCall(
         declarations=[f"static const mcugen_softmax_params {name} = {params};"],

@@ -1,4 +1,4 @@
-"""numpy reference kernels, bit-exact with TFLite's reference kernels in both roundings.
+"""numpy reference kernels, bit-exact with TFLite's reference kernels in both modes.
 
 A second, independent path next to the generated C: `mcugen verify` compares the two, and the
 tests hold this one to LiteRT and TensorFlow Lite Micro directly. Kernels register themselves

@@ -6,11 +6,10 @@ the image (padding taps are skipped, which is the same as a zero-valued offset i
 bias, requantizes per output channel with MultiplyByQuantizedMultiplier, adds the output zero
 point and clamps to the fused activation.
 
-Both runtimes round twice here. The LiteRT 2.3.0 wheel's reference conv kernels match TFLM's
-double-rounding MultiplyByQuantizedMultiplier exactly and differ from single rounding (measured
-on the public models' intermediates and on power-of-two scales, whose exact ties single
-rounding sends up and double rounding away from zero): `fixed_point_rounding` maps every mode
-to the rounding these ops really use.
+Both runtimes round twice here: the LiteRT 2.3.0 wheel's reference conv kernels match TFLM's
+double-rounding MultiplyByQuantizedMultiplier exactly (measured on the public models'
+intermediates and on power-of-two scales, whose exact ties a single rounding would send up and
+double rounding sends away from zero), so the arithmetic does not depend on the Rounding mode.
 
 Vectorised: one int64 tensordot (conv) or broadcast multiply (depthwise) per filter tap, over
 all output pixels at once.
@@ -50,16 +49,7 @@ def conv_padding(
     return total // 2 if padding is Padding.SAME else 0
 
 
-def fixed_point_rounding(rounding: Rounding) -> Rounding:
-    """The MultiplyByQuantizedMultiplier rounding that reproduces `rounding`'s runtime for conv.
-
-    TFLM rounds twice; so does LiteRT 2.3.0's reference CONV_2D and DEPTHWISE_CONV_2D (see the
-    module docstring), whatever Rounding.LITERT says about other ops.
-    """
-    return Rounding.TFLM
-
-
-def conv_multipliers(op: Op, rounding: Rounding) -> tuple[np.ndarray, np.ndarray]:
+def conv_multipliers(op: Op) -> tuple[np.ndarray, np.ndarray]:
     """(multipliers, shifts), one per output channel.
 
     PopulateConvolutionQuantizationParams: a per-tensor filter scale is broadcast to every
@@ -69,9 +59,7 @@ def conv_multipliers(op: Op, rounding: Rounding) -> tuple[np.ndarray, np.ndarray
     assert x is not None and w is not None and x.quant and w.quant and y.quant
     out_channels = y.shape[-1]
     scales = w.quant.scale if w.quant.per_channel else w.quant.scale * out_channels
-    return per_channel_multipliers(
-        x.quant.single_scale, scales, y.quant.single_scale, fixed_point_rounding(rounding)
-    )
+    return per_channel_multipliers(x.quant.single_scale, scales, y.quant.single_scale)
 
 
 def check_int8_operands(op: Op) -> None:
@@ -124,11 +112,9 @@ def finish_output(op: Op, scaled: np.ndarray) -> np.ndarray:
     return clamp(wrap_int32(scaled + y.quant.single_zero_point), low, high).astype(np.int8)
 
 
-def _requantize(op: Op, acc: np.ndarray, bias: np.ndarray | None, rounding: Rounding) -> np.ndarray:
-    multipliers, shifts = conv_multipliers(op, rounding)
-    scaled = multiply_by_quantized_multiplier(
-        add_bias(acc, bias), multipliers, shifts, fixed_point_rounding(rounding)
-    )
+def _requantize(op: Op, acc: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
+    multipliers, shifts = conv_multipliers(op)
+    scaled = multiply_by_quantized_multiplier(add_bias(acc, bias), multipliers, shifts)
     return finish_output(op, scaled)
 
 
@@ -208,7 +194,7 @@ def conv_2d(op: Op, inputs: list[np.ndarray | None], rounding: Rounding) -> list
             channels = slice(g * per_group, (g + 1) * per_group)
             piece = window[..., g * group_depth : (g + 1) * group_depth]
             acc[..., channels] += np.tensordot(piece, w64[channels, ky, kx, :], axes=([3], [1]))
-    return [_requantize(op, acc, _bias(inputs), rounding)]
+    return [_requantize(op, acc, _bias(inputs))]
 
 
 @reference(OpKind.DEPTHWISE_CONV_2D)
@@ -227,4 +213,4 @@ def depthwise_conv_2d(
     acc = np.zeros((*y_t.shape[:3], out_c), dtype=np.int64)
     for ky, kx, window in _taps(x, x_t.quant.single_zero_point, _geometry(op, x_t, (kh, kw))):
         acc += np.repeat(window, multiplier, axis=3) * w64[0, ky, kx, :]
-    return [_requantize(op, acc, _bias(inputs), rounding)]
+    return [_requantize(op, acc, _bias(inputs))]

@@ -1,4 +1,4 @@
-"""ADD, int8, bit-exact with TFLite's reference integer kernel in both roundings.
+"""ADD, int8, bit-exact with TFLite's reference integer kernel in both modes (TFLM, LiteRT).
 
 reference_integer_ops::AddFunc (integer_ops/add.h, identical in TFLM and LiteRT): each input
 gets its offset (-zero_point), is shifted left by 20 bits, and is rescaled by its own
@@ -7,10 +7,10 @@ output multiplier, offset by the output zero point and clamped to the fused acti
 Prepare-time parameters (CalculateOpDataAdd in TFLM, add.cc Prepare in LiteRT) are the same
 formulas in both.
 
-Rounding: the sources make MultiplyByQuantizedMultiplierSmallerThanOneExp round once under
-TFLITE_SINGLE_ROUNDING, but the LiteRT 2.3.0 wheel's ADD measurably rounds twice, exactly like
-TFLM (every element where the two roundings differ, over exhaustive 256 x 256 input grids,
-matches double rounding). So ADD uses double rounding in both modes: see add_rounding.
+Rounding: the LiteRT 2.3.0 wheel's ADD measurably rounds twice (doubling high multiply, then
+rounding shift), exactly like TFLM: every element where a single rounding of the 64-bit
+product would differ, over exhaustive 256 x 256 input grids, matches double rounding. So the
+arithmetic is the same in both modes.
 
 Broadcasting follows numpy (shapes aligned on the right, size-1 dimensions stretched), which
 is what TFLite's BroadcastAdd6DSlow computes after extending both shapes on the left.
@@ -50,33 +50,25 @@ class AddQuantParams:
     activation_max: int
 
 
-def _smaller_than_one(real: float, rounding: Rounding, what: str, op: Op) -> tuple[int, int]:
+def _smaller_than_one(real: float, what: str, op: Op) -> tuple[int, int]:
     """QuantizeMultiplierSmallerThanOneExp: TFLite CHECK-fails outside (0, 1)."""
     if not 0.0 < real < 1.0:
         raise UnsupportedError(f"{op.where()}: {what} rescale {real:g} is outside (0, 1)")
-    return quantize_multiplier(real, rounding)
+    return quantize_multiplier(real)
 
 
-def add_rounding(rounding: Rounding) -> Rounding:
-    """The rounding of ADD's rescales: double (TFLM's) in both modes, as measured above."""
-    return Rounding.TFLM
-
-
-def add_quant_params(op: Op, rounding: Rounding) -> AddQuantParams:
+def add_quant_params(op: Op) -> AddQuantParams:
     a, b, y = op.inputs[0], op.inputs[1], op.outputs[0]
     assert a is not None and b is not None and a.quant and b.quant and y.quant
     options = op.options
     assert isinstance(options, AddOptions)
     scale_a, scale_b, scale_y = a.quant.single_scale, b.quant.single_scale, y.quant.single_scale
     # The scales are float32 values; TFLite forms these ratios in double.
-    rounding = add_rounding(rounding)
     twice_max_input_scale = 2.0 * max(scale_a, scale_b)
     left_shift = ADD_LEFT_SHIFT_INT8
-    m1, s1 = _smaller_than_one(scale_a / twice_max_input_scale, rounding, "input 1", op)
-    m2, s2 = _smaller_than_one(scale_b / twice_max_input_scale, rounding, "input 2", op)
-    mo, so = _smaller_than_one(
-        twice_max_input_scale / ((1 << left_shift) * scale_y), rounding, "output", op
-    )
+    m1, s1 = _smaller_than_one(scale_a / twice_max_input_scale, "input 1", op)
+    m2, s2 = _smaller_than_one(scale_b / twice_max_input_scale, "input 2", op)
+    mo, so = _smaller_than_one(twice_max_input_scale / ((1 << left_shift) * scale_y), "output", op)
     try:
         low, high = activation_range(options.activation, y.quant, y.dtype)
     except ValueError:
@@ -99,14 +91,13 @@ def add_quant_params(op: Op, rounding: Rounding) -> AddQuantParams:
     )
 
 
-def add_int8(a: np.ndarray, b: np.ndarray, q: AddQuantParams, rounding: Rounding) -> np.ndarray:
+def add_int8(a: np.ndarray, b: np.ndarray, q: AddQuantParams) -> np.ndarray:
     """AddFunc on broadcast int64 arrays; returns the clamped int64 result."""
-    rounding = add_rounding(rounding)
     shifted_a = (a.astype(np.int64) + q.input1_offset) << q.left_shift
     shifted_b = (b.astype(np.int64) + q.input2_offset) << q.left_shift
-    scaled_a = multiply_by_quantized_multiplier(shifted_a, q.input1_multiplier, q.input1_shift, rounding)
-    scaled_b = multiply_by_quantized_multiplier(shifted_b, q.input2_multiplier, q.input2_shift, rounding)
-    raw = multiply_by_quantized_multiplier(scaled_a + scaled_b, q.output_multiplier, q.output_shift, rounding)
+    scaled_a = multiply_by_quantized_multiplier(shifted_a, q.input1_multiplier, q.input1_shift)
+    scaled_b = multiply_by_quantized_multiplier(shifted_b, q.input2_multiplier, q.input2_shift)
+    raw = multiply_by_quantized_multiplier(scaled_a + scaled_b, q.output_multiplier, q.output_shift)
     return clamp(raw + q.output_offset, q.activation_min, q.activation_max)
 
 
@@ -114,5 +105,5 @@ def add_int8(a: np.ndarray, b: np.ndarray, q: AddQuantParams, rounding: Rounding
 def add(op: Op, inputs: list[np.ndarray | None], rounding: Rounding) -> list[np.ndarray]:
     a, b = inputs[0], inputs[1]
     assert a is not None and b is not None
-    result = add_int8(a, b, add_quant_params(op, rounding), rounding)
+    result = add_int8(a, b, add_quant_params(op))
     return [np.broadcast_to(result, op.outputs[0].shape).astype(np.int8)]

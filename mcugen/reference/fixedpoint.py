@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..quantization import Rounding
-
 INT32_MIN = -(1 << 31)
 INT32_MAX = (1 << 31) - 1
 
@@ -40,13 +38,11 @@ def rounding_divide_by_pot(x: np.ndarray, exponent: np.ndarray | int) -> np.ndar
 
 
 def multiply_by_quantized_multiplier(
-    x: np.ndarray, multiplier: np.ndarray | int, shift: np.ndarray | int, rounding: Rounding
+    x: np.ndarray, multiplier: np.ndarray | int, shift: np.ndarray | int
 ) -> np.ndarray:
-    """TFLite's MultiplyByQuantizedMultiplier for int32 x, in the chosen rounding."""
+    """TFLite's MultiplyByQuantizedMultiplier for int32 x: double rounding (a rounding doubling
+    high multiply, then a rounding right shift), as TFLM and LiteRT's reference kernels do."""
     x, multiplier, shift = _i64(x), _i64(multiplier), _i64(shift)
-    if rounding.single:
-        total_shift = 31 - shift
-        return (x * multiplier + (np.int64(1) << (total_shift - 1))) >> total_shift
     left = np.maximum(shift, 0)
     right = np.maximum(-shift, 0)
     shifted = _wrap32(x * (np.int64(1) << left))

@@ -26,20 +26,16 @@ from .conv import add_bias, check_int8_operands, finish_output
 from .fixedpoint import INT32_MIN, multiply_by_quantized_multiplier
 
 
-def fc_multipliers(op: Op, rounding: Rounding) -> tuple[np.ndarray, np.ndarray]:
+def fc_multipliers(op: Op) -> tuple[np.ndarray, np.ndarray]:
     """TFLM's (multiplier, shift) per output unit (per-tensor: one pair, broadcast by numpy)."""
     x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]
     assert x is not None and w is not None and x.quant and w.quant and y.quant
     if w.quant.per_channel:
-        return per_channel_multipliers(
-            x.quant.single_scale, w.quant.scale, y.quant.single_scale, rounding
-        )
+        return per_channel_multipliers(x.quant.single_scale, w.quant.scale, y.quant.single_scale)
     # GetQuantizedConvolutionMultipler: static_cast<double>(input_scale * filter_scale), a
     # float32 product, unlike the double product of the per-channel path.
     product = float(np.float32(x.quant.single_scale) * np.float32(w.quant.single_scale))
-    multiplier, shift = quantize_multiplier(
-        product / float(np.float32(y.quant.single_scale)), rounding
-    )
+    multiplier, shift = quantize_multiplier(product / float(np.float32(y.quant.single_scale)))
     return np.array([multiplier], dtype=np.int32), np.array([shift], dtype=np.int32)
 
 
@@ -95,6 +91,6 @@ def fully_connected(
     if rounding is Rounding.LITERT:
         scaled = requantize_real(acc, fc_real_scales(op))
     else:
-        multipliers, shifts = fc_multipliers(op, rounding)
-        scaled = multiply_by_quantized_multiplier(acc, multipliers, shifts, rounding)
+        multipliers, shifts = fc_multipliers(op)
+        scaled = multiply_by_quantized_multiplier(acc, multipliers, shifts)
     return [finish_output(op, scaled).reshape(y_t.shape)]

@@ -1,4 +1,4 @@
-"""MEAN, int8, bit-exact with TFLite's reference kernel in both roundings.
+"""MEAN, int8, bit-exact with TFLite's reference kernel in both modes (TFLM, LiteRT).
 
 Both runtimes take reference_ops::QuantizedMeanOrSum (reference/reduce.h) for int8 MEAN with
 any axes: TFLM through EvalMeanHelper -> QuantizedMeanOrSumExtraArgs (micro/kernels/
@@ -13,10 +13,10 @@ which BUILTIN_REF does not use. The arithmetic:
 
 with the int32 sum taken over the reduced axes. No fused activation applies.
 
-Rounding: the sources would round MultiplyByQuantizedMultiplier once in a TFLITE_SINGLE_ROUNDING
-build, but the LiteRT 2.3.0 wheel's MEAN measurably rounds twice, exactly like TFLM (over
-every axes set tried, all elements where single and double rounding differ match double).
-So MEAN uses double rounding in both modes: see mean_rounding.
+Rounding: the LiteRT 2.3.0 wheel's MEAN measurably rounds MultiplyByQuantizedMultiplier twice,
+exactly like TFLM (over every axes set tried, all elements where a single rounding of the
+64-bit product would differ match double rounding). So the arithmetic is the same in both
+modes.
 """
 
 from __future__ import annotations
@@ -70,13 +70,7 @@ def fold_count(multiplier: int, shift: int, count: int) -> tuple[int, int]:
     return (multiplier << s) // count, shift - s
 
 
-def mean_rounding(rounding: Rounding) -> Rounding:
-    """The rounding of MEAN's rescale: double (TFLM's) in both modes, as measured above."""
-    return Rounding.TFLM
-
-
-def mean_params(op: Op, rounding: Rounding) -> MeanParams:
-    rounding = mean_rounding(rounding)
+def mean_params(op: Op) -> MeanParams:
     x, y = op.inputs[0], op.outputs[0]
     assert x is not None and x.quant and y.quant
     axes = resolve_axes(op)
@@ -87,7 +81,7 @@ def mean_params(op: Op, rounding: Rounding) -> MeanParams:
         raise UnsupportedError(
             f"{op.where()}: {count} elements per mean overflow the int32 sum (at most {MAX_REDUCED_ELEMENTS})"
         )
-    multiplier, shift = quantize_multiplier(x.quant.single_scale / y.quant.single_scale, rounding)
+    multiplier, shift = quantize_multiplier(x.quant.single_scale / y.quant.single_scale)
     multiplier, shift = fold_count(multiplier, shift, count)
     return MeanParams(
         axes=axes,
@@ -99,11 +93,10 @@ def mean_params(op: Op, rounding: Rounding) -> MeanParams:
     )
 
 
-def mean_int8(x: np.ndarray, p: MeanParams, rounding: Rounding) -> np.ndarray:
+def mean_int8(x: np.ndarray, p: MeanParams) -> np.ndarray:
     """The int8 mean over p.axes (dimensions dropped); returns int64 values in int8 range."""
-    rounding = mean_rounding(rounding)
     total = x.astype(np.int64).sum(axis=p.axes) - p.input_zero_point * p.count
-    scaled = multiply_by_quantized_multiplier(total, p.multiplier, p.shift, rounding)
+    scaled = multiply_by_quantized_multiplier(total, p.multiplier, p.shift)
     return clamp(scaled + p.output_zero_point, -128, 127)
 
 
@@ -111,5 +104,5 @@ def mean_int8(x: np.ndarray, p: MeanParams, rounding: Rounding) -> np.ndarray:
 def mean(op: Op, inputs: list[np.ndarray | None], rounding: Rounding) -> list[np.ndarray]:
     x = inputs[0]
     assert x is not None
-    result = mean_int8(x, mean_params(op, rounding), rounding)
+    result = mean_int8(x, mean_params(op))
     return [result.reshape(op.outputs[0].shape).astype(np.int8)]

@@ -13,15 +13,10 @@ over the last axis, one row at a time:
 exp_on_negative_values and one_over_one_plus_x_for_x_in_0_1 are gemmlowp's fixed-point
 functions (fixedpoint/fixedpoint.h), re-implemented here on int64 numpy arrays.
 
-Where TFLM and LiteRT differ: only in Prepare. PreprocessSoftmaxScaling (quantization_util.cc)
-caps the real input multiplier beta * input_scale * 2^26 at 2^31 - 1 in a double-rounding
-build (TFLM) but at 2^30 - 1 under TFLITE_SINGLE_ROUNDING (which the LITERT mode assumes
-here; LiteRT 2.3.0's ADD and MEAN measurably do not use it), and QuantizeMultiplier saturates
-the shift at 30 in the latter; the cap moves diff_min (CalculateInputRadius) from 0 to -1 when
-beta * input_scale > 16. softmax_params follows each. The outputs cannot differ even so: the element the LiteRT cap admits scales to about -16, whose exp outputs the minimum
-either way, and MultiplyByQuantizedMultiplierGreaterThanOne gives the same result in both
-roundings (with a left shift the doubling high multiply rounds ties upwards, as does the
-single rounding).
+TFLM and LiteRT compute the same thing. PreprocessSoftmaxScaling (quantization_util.cc) caps
+the real input multiplier beta * input_scale * 2^26 at 2^31 - 1 in a double-rounding build,
+which both runtimes are (LiteRT 2.3.0's reference kernels measurably round twice), and
+MultiplyByQuantizedMultiplierGreaterThanOne rounds twice in both.
 """
 
 from __future__ import annotations
@@ -67,8 +62,8 @@ class SoftmaxParams:
     output_bits: int  # 8 or 16: outputs are offset by -2^(bits-1)
 
 
-def softmax_params(op: Op, rounding: Rounding) -> SoftmaxParams:
-    """SoftmaxPrepare: PreprocessSoftmaxScaling and CalculateInputRadius, per rounding."""
+def softmax_params(op: Op) -> SoftmaxParams:
+    """SoftmaxPrepare: PreprocessSoftmaxScaling and CalculateInputRadius."""
     x, y = op.inputs[0], op.outputs[0]
     assert x is not None and x.quant is not None
     options = op.options
@@ -76,12 +71,12 @@ def softmax_params(op: Op, rounding: Rounding) -> SoftmaxParams:
     if x.dtype is not DType.INT8 or y.dtype not in (DType.INT8, DType.INT16):
         raise UnsupportedError(f"{op.where()}: softmax supports int8 -> int8/int16, got "
                                f"{x.dtype.short} -> {y.dtype.short}")
-    max_real_multiplier = float((1 << 30) - 1) if rounding.single else float((1 << 31) - 1)
+    max_real_multiplier = float((1 << 31) - 1)
     real = min(options.beta * x.quant.single_scale * float(1 << (31 - SCALED_DIFF_INTEGER_BITS)),
                max_real_multiplier)
     if not real > 1.0:  # QuantizeMultiplierGreaterThanOne CHECK-fails
         raise UnsupportedError(f"{op.where()}: beta * input scale {real / 2**26:g} is too small")
-    multiplier, left_shift = quantize_multiplier(real, rounding)
+    multiplier, left_shift = quantize_multiplier(real)
     radius = math.floor(
         ((1 << SCALED_DIFF_INTEGER_BITS) - 1) * float(1 << (31 - SCALED_DIFF_INTEGER_BITS))
         / float(1 << left_shift)
@@ -163,13 +158,13 @@ def reciprocal(total: np.ndarray, integer_bits: int) -> tuple[np.ndarray, np.nda
 # --- the kernel --------------------------------------------------------------------------
 
 
-def softmax_rows(x: np.ndarray, p: SoftmaxParams, rounding: Rounding) -> np.ndarray:
+def softmax_rows(x: np.ndarray, p: SoftmaxParams) -> np.ndarray:
     """Softmax over the last axis of int8 `x`; int64 result in the output type's range."""
     x = _i64(x)
     diff = x - x.max(axis=-1, keepdims=True)
     used = diff >= p.diff_min
     rescaled = multiply_by_quantized_multiplier(
-        np.where(used, diff, 0), p.input_multiplier, p.input_left_shift, rounding
+        np.where(used, diff, 0), p.input_multiplier, p.input_left_shift
     )
     exps = exp_on_negative_values(rescaled)
     total = np.where(used, rounding_divide_by_pot(exps, ACCUMULATION_INTEGER_BITS), 0).sum(
@@ -195,6 +190,6 @@ def softmax(op: Op, inputs: list[np.ndarray | None], rounding: Rounding) -> list
     assert x is not None
     if x.shape and x.shape[-1] > MAX_ROW_SIZE:
         raise UnsupportedError(f"{op.where()}: rows of {x.shape[-1]} elements overflow the int32 sum")
-    result = softmax_rows(x, softmax_params(op, rounding), rounding)
+    result = softmax_rows(x, softmax_params(op))
     y = op.outputs[0]
     return [result.reshape(y.shape).astype(y.dtype.numpy)]

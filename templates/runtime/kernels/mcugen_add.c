@@ -12,11 +12,11 @@ static int8_t add_one(int32_t x1, int32_t x2, const mcugen_add_quant_params *q,
     const int32_t shifted1 = (x1 + q->input1_offset) * ((int32_t)1 << q->left_shift);
     const int32_t shifted2 = (x2 + q->input2_offset) * ((int32_t)1 << q->left_shift);
     const int32_t scaled1 =
-        mcugen_requantize(shifted1, q->input1_multiplier, q->input1_shift, q->rounding);
+        mcugen_requantize(shifted1, q->input1_multiplier, q->input1_shift);
     const int32_t scaled2 =
-        mcugen_requantize(shifted2, q->input2_multiplier, q->input2_shift, q->rounding);
+        mcugen_requantize(shifted2, q->input2_multiplier, q->input2_shift);
     const int32_t raw =
-        mcugen_requantize(scaled1 + scaled2, q->output_multiplier, q->output_shift, q->rounding) +
+        mcugen_requantize(scaled1 + scaled2, q->output_multiplier, q->output_shift) +
         q->output_offset;
     return (int8_t)mcugen_clamp(raw, activation->min, activation->max);
 }

@@ -39,7 +39,6 @@ typedef struct {
     int32_t output_multiplier;
     int32_t output_shift;      /* <= 0 */
     int32_t left_shift;        /* 20 for int8 */
-    mcugen_rounding rounding;
 } mcugen_add_quant_params;
 
 mcugen_status mcugen_add_s8(const mcugen_add_params *params,

@@ -29,13 +29,12 @@ static inline int32_t dot_s8(const int8_t *x, const int8_t *w, int32_t n, int32_
 /* Accumulator -> int8: + bias, rescale, + zero point, clamp (the clamp is within int8). */
 static inline int8_t finish_s8(int32_t acc, const int32_t *bias, int32_t channel,
                                const mcugen_per_channel_quant_params *quant,
-                               int32_t output_offset, mcugen_activation activation,
-                               mcugen_rounding rounding)
+                               int32_t output_offset, mcugen_activation activation)
 {
     if (bias != NULL) {
         acc = wrap_add(acc, bias[channel]);
     }
-    int32_t y = mcugen_requantize(acc, quant->multiplier[channel], quant->shift[channel], rounding);
+    int32_t y = mcugen_requantize(acc, quant->multiplier[channel], quant->shift[channel]);
     y = wrap_add(y, output_offset);
     return (int8_t)mcugen_clamp(y, activation.min, activation.max);
 }
@@ -66,10 +65,10 @@ static int32_t dims_count(const mcugen_dims *d)
     return d->n * d->h * d->w * d->c;
 }
 
-/* The checks both kernels share: geometry, offsets, clamp, rounding and shifts in range. */
+/* The checks both kernels share: geometry, offsets, clamp and shifts in range. */
 static int common_args_ok(const mcugen_tile *stride, const mcugen_tile *padding,
                           const mcugen_tile *dilation, int32_t input_offset,
-                          mcugen_activation activation, mcugen_rounding rounding,
+                          mcugen_activation activation,
                           const mcugen_per_channel_quant_params *quant, int32_t channels)
 {
     if (stride->w < 1 || stride->h < 1 || dilation->w < 1 || dilation->h < 1 ||
@@ -80,9 +79,6 @@ static int common_args_ok(const mcugen_tile *stride, const mcugen_tile *padding,
         return 0;
     }
     if (activation.min < INT8_MIN || activation.max > INT8_MAX || activation.min > activation.max) {
-        return 0;
-    }
-    if (rounding != MCUGEN_ROUNDING_DOUBLE && rounding != MCUGEN_ROUNDING_SINGLE) {
         return 0;
     }
     if (quant == NULL || quant->multiplier == NULL || quant->shift == NULL) {
@@ -132,7 +128,7 @@ mcugen_status mcugen_convolve_s8(const mcugen_context *ctx, const mcugen_conv_pa
     const int32_t groups = in_c / depth;
     if (out_c % groups != 0 || !bias_ok(bias_dims, bias, out_c) ||
         !common_args_ok(&params->stride, &params->padding, &params->dilation,
-                        params->input_offset, params->activation, params->rounding, quant, out_c)) {
+                        params->input_offset, params->activation, quant, out_c)) {
         return MCUGEN_ARG_ERROR;
     }
     const int32_t per_group = out_c / groups;
@@ -162,7 +158,7 @@ mcugen_status mcugen_convolve_s8(const mcugen_context *ctx, const mcugen_conv_pa
                         }
                     }
                     out[oc] = finish_s8(acc, bias, oc, quant, params->output_offset,
-                                        params->activation, params->rounding);
+                                        params->activation);
                 }
             }
         }
@@ -198,7 +194,7 @@ mcugen_status mcugen_depthwise_conv_s8(const mcugen_context *ctx,
     if (input_dims->n != output_dims->n || filter_dims->n != 1 || filter_dims->c != out_c ||
         mult < 1 || out_c != in_c * mult || !bias_ok(bias_dims, bias, out_c) ||
         !common_args_ok(&params->stride, &params->padding, &params->dilation,
-                        params->input_offset, params->activation, params->rounding, quant, out_c)) {
+                        params->input_offset, params->activation, quant, out_c)) {
         return MCUGEN_ARG_ERROR;
     }
     const int32_t dil_h = params->dilation.h, dil_w = params->dilation.w;
@@ -228,7 +224,7 @@ mcugen_status mcugen_depthwise_conv_s8(const mcugen_context *ctx,
                         }
                     }
                     out[oc] = finish_s8((int32_t)acc, bias, oc, quant, params->output_offset,
-                                        params->activation, params->rounding);
+                                        params->activation);
                 }
             }
         }

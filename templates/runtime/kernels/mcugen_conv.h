@@ -32,7 +32,6 @@ typedef struct {
     mcugen_tile padding;          /* top (h) and left (w) padding, >= 0 */
     mcugen_tile dilation;         /* >= 1 */
     mcugen_activation activation; /* clamp in the output's quantized domain, within int8 */
-    mcugen_rounding rounding;
 } mcugen_conv_params;
 
 typedef struct {
@@ -42,7 +41,6 @@ typedef struct {
     mcugen_tile padding;
     mcugen_tile dilation;
     mcugen_activation activation;
-    mcugen_rounding rounding;
     int32_t ch_mult; /* depth multiplier: out_c = in_c * ch_mult */
 } mcugen_dw_conv_params;
 

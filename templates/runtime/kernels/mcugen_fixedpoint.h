@@ -1,4 +1,4 @@
-/* mcugen runtime: TFLite's fixed-point requantization primitives, both roundings.
+/* mcugen runtime: TFLite's fixed-point requantization primitives.
  *
  * Every function works on values whose ranges TFLite's kernels guarantee; products are formed
  * in 64 bits so no signed overflow (undefined behaviour) can occur.
@@ -35,29 +35,15 @@ MCUGEN_INLINE int32_t mcugen_rounding_divide_by_pot(int32_t x, int32_t exponent)
     return (x >> exponent) + (remainder > threshold ? 1 : 0);
 }
 
-/* TFLite MultiplyByQuantizedMultiplier, double rounding (TensorFlow Lite Micro). */
-MCUGEN_INLINE int32_t mcugen_requantize_double(int32_t x, int32_t multiplier, int32_t shift)
+/* TFLite MultiplyByQuantizedMultiplier: double rounding (a rounding doubling high multiply, then
+ * a rounding right shift), as TFLM and LiteRT's reference kernels both do. */
+MCUGEN_INLINE int32_t mcugen_requantize(int32_t x, int32_t multiplier, int32_t shift)
 {
     const int32_t left = shift > 0 ? shift : 0;
     const int32_t right = shift > 0 ? 0 : -shift;
     /* TFLite multiplies in int32; wrap like two's complement hardware instead of overflowing. */
     const int32_t shifted = (int32_t)(uint32_t)((uint64_t)(int64_t)x << left);
     return mcugen_rounding_divide_by_pot(mcugen_srdhm(shifted, multiplier), right);
-}
-
-/* TFLite MultiplyByQuantizedMultiplier, single rounding (LiteRT, TFLITE_SINGLE_ROUNDING). */
-MCUGEN_INLINE int32_t mcugen_requantize_single(int32_t x, int32_t multiplier, int32_t shift)
-{
-    const int32_t total_shift = 31 - shift;
-    const int64_t round = (int64_t)1 << (total_shift - 1);
-    return (int32_t)(((int64_t)x * multiplier + round) >> total_shift);
-}
-
-MCUGEN_INLINE int32_t mcugen_requantize(int32_t x, int32_t multiplier, int32_t shift,
-                                        mcugen_rounding rounding)
-{
-    return rounding == MCUGEN_ROUNDING_SINGLE ? mcugen_requantize_single(x, multiplier, shift)
-                                              : mcugen_requantize_double(x, multiplier, shift);
 }
 
 MCUGEN_INLINE int32_t mcugen_clamp(int32_t x, int32_t low, int32_t high)

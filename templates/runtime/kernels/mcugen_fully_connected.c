@@ -77,9 +77,7 @@ static int params_ok(const mcugen_fc_params *params)
     const mcugen_activation act = params->activation;
     return params->input_offset >= -127 && params->input_offset <= 128 &&
            params->filter_offset >= -127 && params->filter_offset <= 128 &&
-           act.min >= INT8_MIN && act.max <= INT8_MAX && act.min <= act.max &&
-           (params->rounding == MCUGEN_ROUNDING_DOUBLE ||
-            params->rounding == MCUGEN_ROUNDING_SINGLE);
+           act.min >= INT8_MIN && act.max <= INT8_MAX && act.min <= act.max;
 }
 
 int32_t mcugen_fully_connected_s8_get_buffer_size(const mcugen_dims *filter_dims)
@@ -123,7 +121,7 @@ mcugen_status mcugen_fully_connected_s8(const mcugen_context *ctx, const mcugen_
             const int32_t scaled =
                 params->real_scale != NULL
                     ? requantize_real(acc, params->real_scale[q])
-                    : mcugen_requantize(acc, quant->multiplier[q], quant->shift[q], params->rounding);
+                    : mcugen_requantize(acc, quant->multiplier[q], quant->shift[q]);
             const int32_t y = wrap_add(scaled, params->output_offset);
             out[u] = (int8_t)mcugen_clamp(y, params->activation.min, params->activation.max);
         }

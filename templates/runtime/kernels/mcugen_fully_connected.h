@@ -13,8 +13,8 @@
  *   output  {n = batch, c = units}           (h = w = 1)
  *
  * Requantization, two ways:
- *   real_scale == NULL: TFLM's MultiplyByQuantizedMultiplier with quant->multiplier/shift and
- *       `rounding` (mcugen_requantize).
+ *   real_scale == NULL: TFLM's MultiplyByQuantizedMultiplier with quant->multiplier/shift
+ *       (mcugen_requantize).
  *   real_scale != NULL: LiteRT's reference kernel, which rescales in double precision:
  *       round(double(acc) * real_scale[u]), ties away from zero, then to int32 (a result
  *       outside int32 gives INT32_MIN, as the x86-64 LiteRT build does); quant is unused and
@@ -35,7 +35,6 @@ typedef struct {
     int32_t filter_offset;        /* -filter zero point, in [-127, 128]; 0 for per-channel */
     int32_t output_offset;        /* output zero point */
     mcugen_activation activation; /* clamp in the output's quantized domain, within int8 */
-    mcugen_rounding rounding;     /* for the fixed-point requantization */
     int32_t per_channel;          /* 1: one multiplier/shift (or real scale) per unit; 0: one */
     const double *real_scale;     /* non-NULL: LiteRT's double-precision requantization */
 } mcugen_fc_params;

@@ -15,12 +15,6 @@ typedef enum {
     MCUGEN_NO_IMPL = -2      /* the kernel has no implementation for this configuration */
 } mcugen_status;
 
-/* Which TFLite the integer requantization reproduces to the bit. */
-typedef enum {
-    MCUGEN_ROUNDING_DOUBLE = 0, /* TensorFlow Lite Micro: doubling high multiply, then rounding shift */
-    MCUGEN_ROUNDING_SINGLE = 1  /* LiteRT (TFLITE_SINGLE_ROUNDING): one rounding of the 64-bit product */
-} mcugen_rounding;
-
 /* Scratch memory planned in the arena by mcugen (size from the kernel's *_get_buffer_size). */
 typedef struct {
     void *buf;

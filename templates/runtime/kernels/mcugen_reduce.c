@@ -39,7 +39,7 @@ static int32_t sum_reduced(const int8_t *base, const mcugen_loop_nest *inner)
 static int8_t requantize_mean(int32_t sum, const mcugen_mean_quant_params *q)
 {
     const int32_t centred = sum + q->sum_offset;
-    const int32_t scaled = mcugen_requantize(centred, q->multiplier, q->shift, q->rounding);
+    const int32_t scaled = mcugen_requantize(centred, q->multiplier, q->shift);
     return (int8_t)mcugen_clamp(scaled + q->output_offset, INT8_MIN, INT8_MAX);
 }
 

@@ -32,7 +32,6 @@ typedef struct {
     int32_t multiplier;    /* input_scale / output_scale / count, TFLite's derivation */
     int32_t shift;         /* > 0 is a left shift */
     int32_t output_offset; /* output zero point */
-    mcugen_rounding rounding;
 } mcugen_mean_quant_params;
 
 mcugen_status mcugen_mean_s8(const mcugen_mean_params *params,

@@ -113,8 +113,8 @@ typedef struct {
 
 static int32_t scaled_exp(int32_t diff, const mcugen_softmax_params *params)
 {
-    const int32_t rescaled = mcugen_requantize(diff, params->input_multiplier,
-                                               params->input_left_shift, params->rounding);
+    const int32_t rescaled =
+        mcugen_requantize(diff, params->input_multiplier, params->input_left_shift);
     return mcugen_exp_on_negative_values_q5(rescaled);
 }
 

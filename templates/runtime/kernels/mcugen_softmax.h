@@ -21,7 +21,6 @@ typedef struct {
     int32_t input_multiplier; /* beta * input_scale in Q5.26 steps, from TFLite's Prepare */
     int32_t input_left_shift; /* >= 0 */
     int32_t diff_min;         /* <= 0: smaller differences are ignored */
-    mcugen_rounding rounding; /* of the diff rescale */
 } mcugen_softmax_params;
 
 /* Return MCUGEN_ARG_ERROR on bad arguments, or when a row's sum of exponentials needs a
