@@ -92,6 +92,24 @@ def _tflm_arena_size(model: bytes) -> int:
     return 2 * total + len(model) + _TFLM_ARENA_SLACK
 
 
+MIN_DISTINCT_OUTPUTS = 6
+
+
+def oracle_output(model: bytes, inputs: Sequence[np.ndarray], rounding: Rounding,
+                  min_distinct: int = MIN_DISTINCT_OUTPUTS) -> np.ndarray:
+    """The oracle's single output, asserted to have a spread of values so that a comparison
+    with it cannot pass vacuously (an all-saturated output matches almost anything)."""
+    (expected,) = run_oracle(model, inputs, rounding)
+    assert len(np.unique(expected)) >= min_distinct, "oracle output has no spread"
+    return expected
+
+
+def assert_exact(actual: np.ndarray, expected: np.ndarray) -> None:
+    assert actual.dtype == expected.dtype and actual.shape == expected.shape
+    mismatches = int(np.sum(actual != expected))
+    assert mismatches == 0, f"{mismatches} of {expected.size} outputs differ"
+
+
 def single_rounding_requantize(
     x: np.ndarray, multiplier: np.ndarray | int, shift: np.ndarray | int
 ) -> np.ndarray:
