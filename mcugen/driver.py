@@ -129,6 +129,14 @@ def compile_model(model: Path | bytes, options: BuildOptions, label: Optional[st
     return Compiled(graph, order, plan, code, prefix, options, model_label)
 
 
+def write_files(compiled: Compiled, directory: Path) -> None:
+    """The generated C, mcugen.mk and report.json, into an existing directory."""
+    for name, text in compiled.code.files.items():
+        (directory / name).write_text(text)
+    report = json.dumps(compiled.report(), indent=2, sort_keys=True) + "\n"
+    (directory / "report.json").write_text(report)
+
+
 def write_output(compiled: Compiled, out_dir: Path) -> None:
     """Write the generated files and report.json into out_dir, replacing what mcugen wrote there.
 
@@ -141,10 +149,7 @@ def write_output(compiled: Compiled, out_dir: Path) -> None:
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".mcugen-", dir=out_dir.parent))
     try:
-        for name, text in compiled.code.files.items():
-            (staging / name).write_text(text)
-        report = json.dumps(compiled.report(), indent=2, sort_keys=True) + "\n"
-        (staging / "report.json").write_text(report)
+        write_files(compiled, staging)
         out_dir.mkdir(exist_ok=True)
         for entry in sorted(staging.iterdir()):
             os.replace(entry, out_dir / entry.name)

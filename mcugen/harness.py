@@ -21,7 +21,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from .codegen.generate import render_harness
-from .driver import BuildOptions, compile_model
+from .driver import BuildOptions, compile_model, write_files
 from .errors import BuildError, ModelError
 from .quantization import Rounding
 
@@ -83,15 +83,12 @@ def _cache_key(model: bytes, options: BuildOptions, flags: Sequence[str], cc: st
     return digest.hexdigest()[:32]
 
 
-def _specs(tensors: Sequence[object]) -> tuple[TensorSpec, ...]:
-    return tuple(TensorSpec(t.name, tuple(t.shape), t.dtype.short) for t in tensors)  # type: ignore[attr-defined]
-
-
 def _load_program(directory: Path) -> Optional[HostProgram]:
-    binary, layout = directory / "model_test", directory / "io.json"
-    if not (binary.exists() and layout.exists()):
+    """A cached program, its input and output layout read from the build's report.json."""
+    binary, report = directory / "model_test", directory / "report.json"
+    if not (binary.exists() and report.exists()):
         return None
-    io = json.loads(layout.read_text())
+    io = json.loads(report.read_text())
 
     def specs(items: list[dict]) -> tuple[TensorSpec, ...]:
         return tuple(TensorSpec(i["name"], tuple(i["shape"]), i["dtype"]) for i in items)
@@ -112,8 +109,7 @@ def build_program(model: bytes, options: BuildOptions, label: str, sanitize: boo
     directory.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".build-", dir=directory.parent))
     try:
-        for name, text in compiled.code.files.items():
-            (staging / name).write_text(text)
+        write_files(compiled, staging)
         (staging / "harness_main.c").write_text(render_harness(compiled.prefix, label, compiled.graph))
         sources = [name for name in sorted(compiled.code.files) if name.endswith(".c")] + ["harness_main.c"]
         command = [cc, *flags, "-I.", *sources, "-o", "model_test"]
@@ -121,9 +117,6 @@ def build_program(model: bytes, options: BuildOptions, label: str, sanitize: boo
         if result.returncode != 0:
             first = (result.stderr.strip().splitlines() or ["(no output)"])[0]
             raise BuildError(f"{label}: the generated C failed to compile: {first}")
-        io = {"inputs": [vars(s) for s in _specs(compiled.graph.inputs)],
-              "outputs": [vars(s) for s in _specs(compiled.graph.outputs)]}
-        (staging / "io.json").write_text(json.dumps(io))
         try:
             staging.rename(directory)
         except OSError:  # another process cached the same program first
