@@ -218,7 +218,7 @@ def test_litert_requantizes_in_double(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _single_rounding(op: Op) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
     """A stand-in for requantize_real: TFLITE_SINGLE_ROUNDING's fixed-point rescale."""
-    from mcugen.reference.fully_connected import fc_multipliers
+    from mcugen.opparams import fc_multipliers
 
     multipliers, shifts = fc_multipliers(op)
 

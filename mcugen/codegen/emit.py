@@ -104,10 +104,3 @@ def dims4(shape: Sequence[int]) -> tuple[int, int, int, int]:
 def c_dims(shape: Sequence[int]) -> str:
     n, h, w, c = dims4(shape)
     return f"{{ .n = {n}, .h = {h}, .w = {w}, .c = {c} }}"
-
-
-def same_padding(in_size: int, filter_size: int, stride: int, dilation: int, out_size: int) -> int:
-    """TFLite's ComputePaddingWithOffset: the padding before the first element (top or left)."""
-    effective = (filter_size - 1) * dilation + 1
-    total = max((out_size - 1) * stride + effective - in_size, 0)
-    return total // 2

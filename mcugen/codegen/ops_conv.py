@@ -2,7 +2,7 @@
 mcugen_fully_connected).
 
 Every build-time value is computed here, with the same functions the numpy reference uses
-(mcugen.reference.conv / fully_connected), so that the two paths differ only in the
+(mcugen.opparams), so that the two paths differ only in the
 per-element arithmetic: multipliers and shifts per output channel, the activation clamp, the
 top/left padding, and for LiteRT's FULLY_CONNECTED the double-precision rescale factors.
 """
@@ -12,11 +12,18 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UnsupportedError
-from ..ir import Conv2DOptions, DepthwiseConv2DOptions, Op, OpKind, Padding, Tensor
+from ..ir import Conv2DOptions, DepthwiseConv2DOptions, Op, OpKind, Tensor
+from ..opparams import (
+    check_int8_operands,
+    conv_multipliers,
+    conv_padding,
+    fc_multipliers,
+    fc_real_scales,
+    filter_offset,
+    output_clamp,
+)
 from ..quantization import Rounding
-from ..reference.conv import check_int8_operands, conv_multipliers, output_clamp
-from ..reference.fully_connected import fc_multipliers, fc_real_scales, filter_offset
-from .emit import EmitContext, KernelCall, c_dims, emitter, same_padding
+from .emit import EmitContext, KernelCall, c_dims, emitter
 
 SHIFT_RANGE = (-31, 30)  # TFLite's QuantizeMultiplier range, which the C kernels check
 
@@ -87,10 +94,8 @@ def _window_fields(op: Op, x: Tensor, w_hw: tuple[int, int], y: Tensor, ctx: Emi
     """The C initialiser fields the conv and depthwise params structs share."""
     o = op.options
     assert isinstance(o, (Conv2DOptions, DepthwiseConv2DOptions))
-    pad_h = pad_w = 0
-    if o.padding is Padding.SAME:
-        pad_h = same_padding(x.shape[1], w_hw[0], o.stride_h, o.dilation_h, y.shape[1])
-        pad_w = same_padding(x.shape[2], w_hw[1], o.stride_w, o.dilation_w, y.shape[2])
+    pad_h = conv_padding(o.padding, x.shape[1], w_hw[0], o.stride_h, o.dilation_h, y.shape[1])
+    pad_w = conv_padding(o.padding, x.shape[2], w_hw[1], o.stride_w, o.dilation_w, y.shape[2])
     assert x.quant is not None and y.quant is not None
     low, high = output_clamp(op)
     return (
@@ -179,7 +184,7 @@ def emit_fully_connected(op: Op, ctx: EmitContext) -> KernelCall:
     low, high = output_clamp(op)
     declarations: list[str] = []
     if ctx.rounding is Rounding.LITERT:
-        # LiteRT's reference FC rescales in double (see mcugen.reference.fully_connected).
+        # LiteRT's reference FC rescales in double (see fc_real_scales in mcugen.opparams).
         scales = fc_real_scales(op)
         declarations.append(
             _const("double", f"fc_scale_{i}[{scales.size}]", f"{{ {_c_doubles(scales)} }}")

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from ..ir import Op, OpKind
-from ..reference.elementwise import add_quant_params
+from ..opparams import add_quant_params
 from .emit import EmitContext, KernelCall, emitter
 
 MAX_LOOPS = 6  # MCUGEN_ADD_MAX_LOOPS in mcugen_add.h

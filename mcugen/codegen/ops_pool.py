@@ -1,13 +1,13 @@
 """AVERAGE_POOL_2D and MAX_POOL_2D -> mcugen_avgpool_s8 / mcugen_maxpool_s8 (mcugen_pool.c).
 
-The geometry (padding, clamp) comes from mcugen.reference.pool, so the C and the numpy
+The geometry (padding, clamp) comes from mcugen.opparams, so the C and the numpy
 reference share every build-time value.
 """
 
 from __future__ import annotations
 
 from ..ir import Op, OpKind
-from ..reference.pool import PoolGeometry, pool_geometry
+from ..opparams import PoolGeometry, pool_geometry
 from .emit import EmitContext, KernelCall, c_dims, emitter
 
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from ..errors import UnsupportedError
 from ..ir import Op, OpKind
-from ..reference.reduce import mean_params
+from ..opparams import mean_params
 from .emit import EmitContext, KernelCall, emitter
 
 MAX_LOOPS = 4  # MCUGEN_REDUCE_MAX_LOOPS in mcugen_reduce.h

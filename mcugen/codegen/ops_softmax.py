@@ -2,14 +2,14 @@
 
 Softmax runs over the last axis of any rank: the C sees rows of the last dimension's size.
 The Prepare-time values (input multiplier, left shift, diff_min) come from
-mcugen.reference.softmax (the same in both modes).
+mcugen.opparams (the same in both modes).
 """
 
 from __future__ import annotations
 
 from ..errors import UnsupportedError
 from ..ir import DType, Op, OpKind
-from ..reference.softmax import MAX_ROW_SIZE, softmax_params
+from ..opparams import MAX_ROW_SIZE, softmax_params
 from .emit import EmitContext, KernelCall, emitter
 
 _FUNCTIONS = {DType.INT8: "mcugen_softmax_s8", DType.INT16: "mcugen_softmax_s8_s16"}

@@ -22,80 +22,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import UnsupportedError
-from ..ir import (
-    Activation,
-    Conv2DOptions,
-    DepthwiseConv2DOptions,
-    DType,
-    Op,
-    OpKind,
-    Padding,
-    Tensor,
-)
-from ..quantization import Rounding, activation_range, per_channel_multipliers
+from ..ir import Conv2DOptions, DepthwiseConv2DOptions, Op, OpKind, Tensor
+from ..opparams import check_int8_operands, conv_multipliers, conv_padding, output_clamp
+from ..quantization import Rounding
 from . import reference
-from .fixedpoint import clamp, multiply_by_quantized_multiplier
-
-_CLAMP_ACTIVATIONS = (Activation.NONE, Activation.RELU, Activation.RELU6, Activation.RELU_N1_TO_1)
-
-
-def conv_padding(
-    padding: Padding, in_size: int, filter_size: int, stride: int, dilation: int, out_size: int
-) -> int:
-    """TFLite's ComputePaddingHeightWidth: the top/left padding (VALID always gives 0)."""
-    effective = (filter_size - 1) * dilation + 1
-    total = max((out_size - 1) * stride + effective - in_size, 0)
-    return total // 2 if padding is Padding.SAME else 0
-
-
-def conv_multipliers(op: Op) -> tuple[np.ndarray, np.ndarray]:
-    """(multipliers, shifts), one per output channel.
-
-    PopulateConvolutionQuantizationParams: a per-tensor filter scale is broadcast to every
-    output channel; the product input_scale * filter_scale is formed in double.
-    """
-    x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]
-    assert x is not None and w is not None and x.quant and w.quant and y.quant
-    out_channels = y.shape[-1]
-    scales = w.quant.scale if w.quant.per_channel else w.quant.scale * out_channels
-    return per_channel_multipliers(x.quant.single_scale, scales, y.quant.single_scale)
-
-
-def check_int8_operands(op: Op) -> None:
-    """These kernels take int8 activations and weights and an int32 bias, nothing else."""
-    expected = [DType.INT8, DType.INT8, DType.INT32]
-    for tensor, dtype in zip(op.inputs, expected, strict=False):
-        if tensor is not None and tensor.dtype is not dtype:
-            raise UnsupportedError(
-                f"{op.where()}: tensor '{tensor.name}' is {tensor.dtype.short}, the int8 kernel "
-                f"needs {dtype.short}"
-            )
-    if op.outputs[0].dtype is not DType.INT8:
-        raise UnsupportedError(f"{op.where()}: output is {op.outputs[0].dtype.short}, not int8")
-
-
-def clamp_activation(op: Op) -> Activation:
-    """The op's fused activation, which must be one that a clamp expresses."""
-    activation = op.options.activation  # type: ignore[union-attr]
-    if activation not in _CLAMP_ACTIVATIONS:
-        raise UnsupportedError(
-            f"{op.where()}: fused activation {activation.name} is not supported "
-            f"(supported: {', '.join(a.name for a in _CLAMP_ACTIVATIONS)})"
-        )
-    return activation
-
-
-def output_clamp(op: Op) -> tuple[int, int]:
-    """CalculateActivationRangeQuantized for the op's output: (low, high)."""
-    y = op.outputs[0]
-    assert y.quant is not None
-    return activation_range(clamp_activation(op), y.quant, y.dtype)
-
-
-def wrap_int32(x: np.ndarray) -> np.ndarray:
-    """Two's complement wrap of int64 values into int32 range (TFLite's int32 accumulator)."""
-    return ((x + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
+from .fixedpoint import clamp, multiply_by_quantized_multiplier, wrap_int32
 
 
 def add_bias(acc: np.ndarray, bias: np.ndarray | None) -> np.ndarray:

@@ -18,77 +18,13 @@ is what TFLite's BroadcastAdd6DSlow computes after extending both shapes on the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from ..errors import UnsupportedError
-from ..ir import AddOptions, Op, OpKind
-from ..quantization import Rounding, activation_range, quantize_multiplier
+from ..ir import Op, OpKind
+from ..opparams import AddQuantParams, add_quant_params
+from ..quantization import Rounding
 from . import reference
 from .fixedpoint import clamp, multiply_by_quantized_multiplier
-
-# int8 inputs: 255 << 20 stays far from int32 overflow (int16 would use 15).
-ADD_LEFT_SHIFT_INT8 = 20
-
-
-@dataclass(frozen=True)
-class AddQuantParams:
-    """Build-time requantization of an int8 ADD; shifts are <= 0 (right shifts)."""
-
-    input1_offset: int
-    input1_multiplier: int
-    input1_shift: int
-    input2_offset: int
-    input2_multiplier: int
-    input2_shift: int
-    output_offset: int
-    output_multiplier: int
-    output_shift: int
-    left_shift: int
-    activation_min: int
-    activation_max: int
-
-
-def _smaller_than_one(real: float, what: str, op: Op) -> tuple[int, int]:
-    """QuantizeMultiplierSmallerThanOneExp: TFLite CHECK-fails outside (0, 1)."""
-    if not 0.0 < real < 1.0:
-        raise UnsupportedError(f"{op.where()}: {what} rescale {real:g} is outside (0, 1)")
-    return quantize_multiplier(real)
-
-
-def add_quant_params(op: Op) -> AddQuantParams:
-    a, b, y = op.inputs[0], op.inputs[1], op.outputs[0]
-    assert a is not None and b is not None and a.quant and b.quant and y.quant
-    options = op.options
-    assert isinstance(options, AddOptions)
-    scale_a, scale_b, scale_y = a.quant.single_scale, b.quant.single_scale, y.quant.single_scale
-    # The scales are float32 values; TFLite forms these ratios in double.
-    twice_max_input_scale = 2.0 * max(scale_a, scale_b)
-    left_shift = ADD_LEFT_SHIFT_INT8
-    m1, s1 = _smaller_than_one(scale_a / twice_max_input_scale, "input 1", op)
-    m2, s2 = _smaller_than_one(scale_b / twice_max_input_scale, "input 2", op)
-    mo, so = _smaller_than_one(twice_max_input_scale / ((1 << left_shift) * scale_y), "output", op)
-    try:
-        low, high = activation_range(options.activation, y.quant, y.dtype)
-    except ValueError:
-        raise UnsupportedError(
-            f"{op.where()}: fused activation {options.activation.name} is not supported"
-        ) from None
-    return AddQuantParams(
-        input1_offset=-a.quant.single_zero_point,
-        input1_multiplier=m1,
-        input1_shift=s1,
-        input2_offset=-b.quant.single_zero_point,
-        input2_multiplier=m2,
-        input2_shift=s2,
-        output_offset=y.quant.single_zero_point,
-        output_multiplier=mo,
-        output_shift=so,
-        left_shift=left_shift,
-        activation_min=low,
-        activation_max=high,
-    )
 
 
 def add_int8(a: np.ndarray, b: np.ndarray, q: AddQuantParams) -> np.ndarray:

@@ -19,41 +19,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import Op, OpKind, Tensor
-from ..quantization import Rounding, per_channel_multipliers, quantize_multiplier
+from ..ir import Op, OpKind
+from ..opparams import check_int8_operands, fc_multipliers, fc_real_scales, filter_offset
+from ..quantization import Rounding
 from . import reference
-from .conv import add_bias, check_int8_operands, finish_output
+from .conv import add_bias, finish_output
 from .fixedpoint import INT32_MIN, multiply_by_quantized_multiplier
-
-
-def fc_multipliers(op: Op) -> tuple[np.ndarray, np.ndarray]:
-    """TFLM's (multiplier, shift) per output unit (per-tensor: one pair, broadcast by numpy)."""
-    x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]
-    assert x is not None and w is not None and x.quant and w.quant and y.quant
-    if w.quant.per_channel:
-        return per_channel_multipliers(x.quant.single_scale, w.quant.scale, y.quant.single_scale)
-    # GetQuantizedConvolutionMultipler: static_cast<double>(input_scale * filter_scale), a
-    # float32 product, unlike the double product of the per-channel path.
-    product = float(np.float32(x.quant.single_scale) * np.float32(w.quant.single_scale))
-    multiplier, shift = quantize_multiplier(product / float(np.float32(y.quant.single_scale)))
-    return np.array([multiplier], dtype=np.int32), np.array([shift], dtype=np.int32)
-
-
-def fc_real_scales(op: Op) -> np.ndarray:
-    """LiteRT's reference requantization factors, double, one per weight scale."""
-    x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]
-    assert x is not None and w is not None and x.quant and w.quant and y.quant
-    x_scale = float(np.float32(x.quant.single_scale))
-    y_scale = float(np.float32(y.quant.single_scale))
-    return np.array(
-        [x_scale * float(np.float32(s)) / y_scale for s in w.quant.scale], dtype=np.float64
-    )
-
-
-def filter_offset(weights: Tensor) -> int:
-    """-zero point of per-tensor weights; per-channel weights are symmetric by spec (offset 0)."""
-    assert weights.quant is not None
-    return 0 if weights.quant.per_channel else -weights.quant.single_zero_point
 
 
 def round_half_away(x: np.ndarray) -> np.ndarray:

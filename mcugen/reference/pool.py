@@ -13,65 +13,18 @@ Vectorised: one strided slice per filter tap over every output pixel at once.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ModelError, UnsupportedError
-from ..ir import Op, OpKind, Padding, Pool2DOptions
-from ..quantization import Rounding, activation_range
+from ..errors import ModelError
+from ..ir import Op, OpKind
+from ..opparams import PoolGeometry, pool_geometry
+from ..quantization import Rounding
 from . import reference
 from .fixedpoint import clamp
 
 INT8_MIN = -128
-PoolFunction = Callable[[np.ndarray, "PoolGeometry", int, int], np.ndarray]
-
-
-@dataclass(frozen=True)
-class PoolGeometry:
-    """Build-time facts of one pooling op, shared by the reference and the C emitter."""
-
-    stride_h: int
-    stride_w: int
-    filter_h: int
-    filter_w: int
-    pad_top: int
-    pad_left: int
-    activation_min: int
-    activation_max: int
-
-
-def _padding_before(padding: Padding, in_size: int, filter_size: int, stride: int, out_size: int) -> int:
-    """TFLite's ComputePaddingWithOffset (pooling has no dilation); VALID always yields 0."""
-    if padding is Padding.VALID:
-        return 0
-    total = max((out_size - 1) * stride + filter_size - in_size, 0)
-    return total // 2
-
-
-def pool_geometry(op: Op) -> PoolGeometry:
-    options = op.options
-    assert isinstance(options, Pool2DOptions)
-    x, y = op.inputs[0], op.outputs[0]
-    assert x is not None and y.quant is not None
-    if len(x.shape) != 4 or len(y.shape) != 4:
-        raise UnsupportedError(f"{op.where()}: pooling needs 4-D NHWC tensors, got {list(x.shape)}")
-    try:
-        low, high = activation_range(options.activation, y.quant, y.dtype)
-    except ValueError:
-        raise UnsupportedError(
-            f"{op.where()}: fused activation {options.activation.name} is not supported"
-        ) from None
-    return PoolGeometry(
-        stride_h=options.stride_h,
-        stride_w=options.stride_w,
-        filter_h=options.filter_h,
-        filter_w=options.filter_w,
-        pad_top=_padding_before(options.padding, x.shape[1], options.filter_h, options.stride_h, y.shape[1]),
-        pad_left=_padding_before(options.padding, x.shape[2], options.filter_w, options.stride_w, y.shape[2]),
-        activation_min=low,
-        activation_max=high,
-    )
+PoolFunction = Callable[[np.ndarray, PoolGeometry, int, int], np.ndarray]
 
 
 def _windows(padded: np.ndarray, g: PoolGeometry, out_h: int, out_w: int) -> Iterator[np.ndarray]:

@@ -21,27 +21,27 @@ MultiplyByQuantizedMultiplierGreaterThanOne rounds twice in both.
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
-
 import numpy as np
 
 from ..errors import UnsupportedError
-from ..ir import DType, Op, OpKind, SoftmaxOptions
-from ..quantization import Rounding, quantize_multiplier
+from ..ir import Op, OpKind
+from ..opparams import (
+    ACCUMULATION_INTEGER_BITS,
+    MAX_ROW_SIZE,
+    SCALED_DIFF_INTEGER_BITS,
+    SoftmaxParams,
+    softmax_params,
+)
+from ..quantization import Rounding
 from . import reference
 from .fixedpoint import (
     INT32_MAX,
     INT32_MIN,
+    as_int64,
     multiply_by_quantized_multiplier,
     rounding_divide_by_pot,
 )
 from .fixedpoint import saturating_rounding_doubling_high_mul as srdhm
-
-SCALED_DIFF_INTEGER_BITS = 5  # the exp input is Q5.26
-ACCUMULATION_INTEGER_BITS = 12  # the sum of exps is Q12.19
-# The int32 sum of at most this many Q12.19 values below 1.0 cannot overflow.
-MAX_ROW_SIZE = (1 << 31) // (1 << (31 - ACCUMULATION_INTEGER_BITS)) - 1
 
 # gemmlowp's Q0.31 constants: exp(-1/8), 1/3, and exp(-2^k) for the barrel shifter.
 _EXP_MINUS_ONE_EIGHTH = 1895147668
@@ -54,60 +54,26 @@ _NEG_32_OVER_17 = -1010580540
 _ONE_Q2_29 = 1 << 29
 
 
-@dataclass(frozen=True)
-class SoftmaxParams:
-    input_multiplier: int
-    input_left_shift: int
-    diff_min: int
-    output_bits: int  # 8 or 16: outputs are offset by -2^(bits-1)
-
-
-def softmax_params(op: Op) -> SoftmaxParams:
-    """SoftmaxPrepare: PreprocessSoftmaxScaling and CalculateInputRadius."""
-    x, y = op.inputs[0], op.outputs[0]
-    assert x is not None and x.quant is not None
-    options = op.options
-    assert isinstance(options, SoftmaxOptions)
-    if x.dtype is not DType.INT8 or y.dtype not in (DType.INT8, DType.INT16):
-        raise UnsupportedError(f"{op.where()}: softmax supports int8 -> int8/int16, got "
-                               f"{x.dtype.short} -> {y.dtype.short}")
-    max_real_multiplier = float((1 << 31) - 1)
-    real = min(options.beta * x.quant.single_scale * float(1 << (31 - SCALED_DIFF_INTEGER_BITS)),
-               max_real_multiplier)
-    if not real > 1.0:  # QuantizeMultiplierGreaterThanOne CHECK-fails
-        raise UnsupportedError(f"{op.where()}: beta * input scale {real / 2**26:g} is too small")
-    multiplier, left_shift = quantize_multiplier(real)
-    radius = math.floor(
-        ((1 << SCALED_DIFF_INTEGER_BITS) - 1) * float(1 << (31 - SCALED_DIFF_INTEGER_BITS))
-        / float(1 << left_shift)
-    )
-    return SoftmaxParams(multiplier, left_shift, -radius, 8 * y.dtype.itemsize)
-
-
 # --- gemmlowp fixed point, vectorised ---------------------------------------------------
-
-
-def _i64(x: np.ndarray | int) -> np.ndarray:
-    return np.asarray(x, dtype=np.int64)
 
 
 def saturating_shift_left(x: np.ndarray, exponent: int) -> np.ndarray:
     """SaturatingRoundingMultiplyByPOT<exponent> for exponent > 0: a saturating left shift."""
-    x = _i64(x)
+    x = as_int64(x)
     threshold = (1 << (31 - exponent)) - 1
     return np.where(x > threshold, INT32_MAX, np.where(x < -threshold, INT32_MIN, x << exponent))
 
 
 def rounding_half_sum(a: np.ndarray, b: np.ndarray | int) -> np.ndarray:
     """gemmlowp RoundingHalfSum for int32: (a + b + sign) / 2, truncating."""
-    total = _i64(a) + _i64(b)
+    total = as_int64(a) + as_int64(b)
     biased = total + np.where(total >= 0, 1, -1)
     return np.where(biased >= 0, biased // 2, -((-biased) // 2))
 
 
 def exp_on_interval_between_negative_one_quarter_and_0_excl(a: np.ndarray) -> np.ndarray:
     """exp(a) for a in [-1/4, 0), Q0.31 in and out: Taylor series around -1/8."""
-    x = _i64(a) + (1 << 28)
+    x = as_int64(a) + (1 << 28)
     x2 = srdhm(x, x)
     x3 = srdhm(x2, x)
     x4 = srdhm(x2, x2)
@@ -118,7 +84,7 @@ def exp_on_interval_between_negative_one_quarter_and_0_excl(a: np.ndarray) -> np
 
 def exp_on_negative_values(a: np.ndarray, integer_bits: int = SCALED_DIFF_INTEGER_BITS) -> np.ndarray:
     """exp(a) for a <= 0 given in Q(integer_bits).(31 - integer_bits); result in Q0.31."""
-    a = _i64(a)
+    a = as_int64(a)
     fractional_bits = 31 - integer_bits
     one_quarter = 1 << (fractional_bits - 2)
     mod_quarter_minus_quarter = (a & (one_quarter - 1)) - one_quarter
@@ -148,7 +114,7 @@ def one_over_one_plus_x_for_x_in_0_1(a: np.ndarray) -> np.ndarray:
 
 def reciprocal(total: np.ndarray, integer_bits: int) -> tuple[np.ndarray, np.ndarray]:
     """GetReciprocal for positive int32 `total` in Q(integer_bits): (Q0.31 scale, num_bits_over_unit)."""
-    total = _i64(total)
+    total = as_int64(total)
     bit_length = np.frexp(total.astype(np.float64))[1].astype(np.int64)  # exact below 2^53
     headroom_plus_one = 32 - bit_length
     shifted_minus_one = (total << headroom_plus_one) - (1 << 31)
@@ -160,7 +126,7 @@ def reciprocal(total: np.ndarray, integer_bits: int) -> tuple[np.ndarray, np.nda
 
 def softmax_rows(x: np.ndarray, p: SoftmaxParams) -> np.ndarray:
     """Softmax over the last axis of int8 `x`; int64 result in the output type's range."""
-    x = _i64(x)
+    x = as_int64(x)
     diff = x - x.max(axis=-1, keepdims=True)
     used = diff >= p.diff_min
     rescaled = multiply_by_quantized_multiplier(

@@ -1,0 +1,334 @@
+"""Build-time per-op parameters: TFLite's Prepare step, shared by the code generator and the
+numpy reference.
+
+Multipliers and shifts, activation clamps, padding, loop geometry and the operand checks that
+go with them are facts of the model, not of either implementation: the C emitters
+(mcugen.codegen.ops_*) and the reference kernels (mcugen.reference.*) both take them from
+here, so the two paths differ only in the per-element arithmetic. That arithmetic is not
+here: it lives, independently, in the generated C and in mcugen.reference.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import UnsupportedError
+from .ir import (
+    Activation,
+    AddOptions,
+    DType,
+    Op,
+    Padding,
+    Pool2DOptions,
+    Quant,
+    SoftmaxOptions,
+    Tensor,
+)
+from .quantization import activation_range, per_channel_multipliers, quantize_multiplier
+from .support import CLAMP_ACTIVATIONS
+
+# --- shared -----------------------------------------------------------------------------
+
+
+def conv_padding(
+    padding: Padding, in_size: int, filter_size: int, stride: int, dilation: int, out_size: int
+) -> int:
+    """TFLite's ComputePaddingHeightWidth: the top/left padding (VALID always gives 0).
+
+    Pooling uses the same formula with dilation 1 (ComputePaddingWithOffset).
+    """
+    effective = (filter_size - 1) * dilation + 1
+    total = max((out_size - 1) * stride + effective - in_size, 0)
+    return total // 2 if padding is Padding.SAME else 0
+
+
+def _activation_limits(
+    op: Op, activation: Activation, quant: Quant, dtype: DType
+) -> tuple[int, int]:
+    """CalculateActivationRangeQuantized, reporting an unsupported fused activation."""
+    try:
+        return activation_range(activation, quant, dtype)
+    except ValueError:
+        raise UnsupportedError(
+            f"{op.where()}: fused activation {activation.name} is not supported"
+        ) from None
+
+
+# --- CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED -----------------------------------------
+
+
+def conv_multipliers(op: Op) -> tuple[np.ndarray, np.ndarray]:
+    """(multipliers, shifts), one per output channel.
+
+    PopulateConvolutionQuantizationParams: a per-tensor filter scale is broadcast to every
+    output channel; the product input_scale * filter_scale is formed in double.
+    """
+    x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]
+    assert x is not None and w is not None and x.quant and w.quant and y.quant
+    out_channels = y.shape[-1]
+    scales = w.quant.scale if w.quant.per_channel else w.quant.scale * out_channels
+    return per_channel_multipliers(x.quant.single_scale, scales, y.quant.single_scale)
+
+
+def check_int8_operands(op: Op) -> None:
+    """These kernels take int8 activations and weights and an int32 bias, nothing else."""
+    expected = [DType.INT8, DType.INT8, DType.INT32]
+    for tensor, dtype in zip(op.inputs, expected, strict=False):
+        if tensor is not None and tensor.dtype is not dtype:
+            raise UnsupportedError(
+                f"{op.where()}: tensor '{tensor.name}' is {tensor.dtype.short}, the int8 kernel "
+                f"needs {dtype.short}"
+            )
+    if op.outputs[0].dtype is not DType.INT8:
+        raise UnsupportedError(f"{op.where()}: output is {op.outputs[0].dtype.short}, not int8")
+
+
+def clamp_activation(op: Op) -> Activation:
+    """The op's fused activation, which must be one that a clamp expresses."""
+    activation = op.options.activation  # type: ignore[union-attr]
+    if activation not in CLAMP_ACTIVATIONS:
+        raise UnsupportedError(
+            f"{op.where()}: fused activation {activation.name} is not supported "
+            f"(supported: {', '.join(a.name for a in CLAMP_ACTIVATIONS)})"
+        )
+    return activation
+
+
+def output_clamp(op: Op) -> tuple[int, int]:
+    """CalculateActivationRangeQuantized for the op's output: (low, high)."""
+    y = op.outputs[0]
+    assert y.quant is not None
+    return activation_range(clamp_activation(op), y.quant, y.dtype)
+
+
+def fc_multipliers(op: Op) -> tuple[np.ndarray, np.ndarray]:
+    """TFLM's (multiplier, shift) per output unit (per-tensor: one pair, broadcast by numpy)."""
+    x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]
+    assert x is not None and w is not None and x.quant and w.quant and y.quant
+    if w.quant.per_channel:
+        return per_channel_multipliers(x.quant.single_scale, w.quant.scale, y.quant.single_scale)
+    # GetQuantizedConvolutionMultipler: static_cast<double>(input_scale * filter_scale), a
+    # float32 product, unlike the double product of the per-channel path.
+    product = float(np.float32(x.quant.single_scale) * np.float32(w.quant.single_scale))
+    multiplier, shift = quantize_multiplier(product / float(np.float32(y.quant.single_scale)))
+    return np.array([multiplier], dtype=np.int32), np.array([shift], dtype=np.int32)
+
+
+def fc_real_scales(op: Op) -> np.ndarray:
+    """LiteRT's reference requantization factors, double, one per weight scale."""
+    x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]
+    assert x is not None and w is not None and x.quant and w.quant and y.quant
+    x_scale = float(np.float32(x.quant.single_scale))
+    y_scale = float(np.float32(y.quant.single_scale))
+    return np.array(
+        [x_scale * float(np.float32(s)) / y_scale for s in w.quant.scale], dtype=np.float64
+    )
+
+
+def filter_offset(weights: Tensor) -> int:
+    """-zero point of per-tensor weights; per-channel weights are symmetric by spec (offset 0)."""
+    assert weights.quant is not None
+    return 0 if weights.quant.per_channel else -weights.quant.single_zero_point
+
+
+# --- ADD ---------------------------------------------------------------------------------
+
+# int8 inputs: 255 << 20 stays far from int32 overflow (int16 would use 15).
+ADD_LEFT_SHIFT_INT8 = 20
+
+
+@dataclass(frozen=True)
+class AddQuantParams:
+    """Build-time requantization of an int8 ADD; shifts are <= 0 (right shifts)."""
+
+    input1_offset: int
+    input1_multiplier: int
+    input1_shift: int
+    input2_offset: int
+    input2_multiplier: int
+    input2_shift: int
+    output_offset: int
+    output_multiplier: int
+    output_shift: int
+    left_shift: int
+    activation_min: int
+    activation_max: int
+
+
+def _smaller_than_one(real: float, what: str, op: Op) -> tuple[int, int]:
+    """QuantizeMultiplierSmallerThanOneExp: TFLite CHECK-fails outside (0, 1)."""
+    if not 0.0 < real < 1.0:
+        raise UnsupportedError(f"{op.where()}: {what} rescale {real:g} is outside (0, 1)")
+    return quantize_multiplier(real)
+
+
+def add_quant_params(op: Op) -> AddQuantParams:
+    a, b, y = op.inputs[0], op.inputs[1], op.outputs[0]
+    assert a is not None and b is not None and a.quant and b.quant and y.quant
+    options = op.options
+    assert isinstance(options, AddOptions)
+    scale_a, scale_b, scale_y = a.quant.single_scale, b.quant.single_scale, y.quant.single_scale
+    # The scales are float32 values; TFLite forms these ratios in double.
+    twice_max_input_scale = 2.0 * max(scale_a, scale_b)
+    left_shift = ADD_LEFT_SHIFT_INT8
+    m1, s1 = _smaller_than_one(scale_a / twice_max_input_scale, "input 1", op)
+    m2, s2 = _smaller_than_one(scale_b / twice_max_input_scale, "input 2", op)
+    mo, so = _smaller_than_one(twice_max_input_scale / ((1 << left_shift) * scale_y), "output", op)
+    low, high = _activation_limits(op, options.activation, y.quant, y.dtype)
+    return AddQuantParams(
+        input1_offset=-a.quant.single_zero_point,
+        input1_multiplier=m1,
+        input1_shift=s1,
+        input2_offset=-b.quant.single_zero_point,
+        input2_multiplier=m2,
+        input2_shift=s2,
+        output_offset=y.quant.single_zero_point,
+        output_multiplier=mo,
+        output_shift=so,
+        left_shift=left_shift,
+        activation_min=low,
+        activation_max=high,
+    )
+
+
+# --- AVERAGE_POOL_2D, MAX_POOL_2D --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PoolGeometry:
+    """Build-time facts of one pooling op, shared by the reference and the C emitter."""
+
+    stride_h: int
+    stride_w: int
+    filter_h: int
+    filter_w: int
+    pad_top: int
+    pad_left: int
+    activation_min: int
+    activation_max: int
+
+
+def pool_geometry(op: Op) -> PoolGeometry:
+    o = op.options
+    assert isinstance(o, Pool2DOptions)
+    x, y = op.inputs[0], op.outputs[0]
+    assert x is not None and y.quant is not None
+    if len(x.shape) != 4 or len(y.shape) != 4:
+        raise UnsupportedError(f"{op.where()}: pooling needs 4-D NHWC tensors, got {list(x.shape)}")
+    low, high = _activation_limits(op, o.activation, y.quant, y.dtype)
+    # Pooling has no dilation (1).
+    return PoolGeometry(
+        stride_h=o.stride_h,
+        stride_w=o.stride_w,
+        filter_h=o.filter_h,
+        filter_w=o.filter_w,
+        pad_top=conv_padding(o.padding, x.shape[1], o.filter_h, o.stride_h, 1, y.shape[1]),
+        pad_left=conv_padding(o.padding, x.shape[2], o.filter_w, o.stride_w, 1, y.shape[2]),
+        activation_min=low,
+        activation_max=high,
+    )
+
+
+# --- MEAN --------------------------------------------------------------------------------
+
+# The int32 sum and the centred sum - input_zero_point * count (|.| <= 255 * count) must stay
+# inside int32, as TFLite's accumulator assumes.
+MAX_REDUCED_ELEMENTS = (1 << 31) // 256 - 1
+
+
+@dataclass(frozen=True)
+class MeanParams:
+    """Build-time facts of one int8 MEAN; multiplier and shift already include 1/count."""
+
+    axes: tuple[int, ...]  # resolved (non-negative), unique, sorted
+    count: int  # elements averaged into each output
+    input_zero_point: int
+    output_zero_point: int
+    multiplier: int
+    shift: int
+
+
+def resolve_axes(op: Op) -> tuple[int, ...]:
+    """TFLite's ResolveAxis: negative axes count from the end, duplicates are dropped."""
+    x, axis = op.inputs[0], op.inputs[1]
+    assert x is not None
+    if axis is None or axis.data is None:
+        raise UnsupportedError(f"{op.where()}: the axes input must be a constant tensor")
+    rank = len(x.shape)
+    resolved = set()
+    for value in np.asarray(axis.data).reshape(-1).tolist():
+        current = value + rank if value < 0 else value
+        if not 0 <= current < rank:
+            raise UnsupportedError(f"{op.where()}: axis {value} is out of range for rank {rank}")
+        resolved.add(int(current))
+    return tuple(sorted(resolved))
+
+
+def fold_count(multiplier: int, shift: int, count: int) -> tuple[int, int]:
+    """QuantizedMeanOrSum's rescale of (multiplier, shift) by 1/count, integer-exact."""
+    s = min(count.bit_length() - 1, 32, 31 + shift)
+    return (multiplier << s) // count, shift - s
+
+
+def mean_params(op: Op) -> MeanParams:
+    x, y = op.inputs[0], op.outputs[0]
+    assert x is not None and x.quant and y.quant
+    axes = resolve_axes(op)
+    count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64)) if axes else 1
+    if count == 0:
+        raise UnsupportedError(f"{op.where()}: the reduced axes {list(axes)} are empty")
+    if count > MAX_REDUCED_ELEMENTS:
+        raise UnsupportedError(
+            f"{op.where()}: {count} elements per mean overflow the int32 sum (at most {MAX_REDUCED_ELEMENTS})"
+        )
+    multiplier, shift = quantize_multiplier(x.quant.single_scale / y.quant.single_scale)
+    multiplier, shift = fold_count(multiplier, shift, count)
+    return MeanParams(
+        axes=axes,
+        count=count,
+        input_zero_point=x.quant.single_zero_point,
+        output_zero_point=y.quant.single_zero_point,
+        multiplier=multiplier,
+        shift=shift,
+    )
+
+
+# --- SOFTMAX -----------------------------------------------------------------------------
+
+SCALED_DIFF_INTEGER_BITS = 5  # the exp input is Q5.26
+ACCUMULATION_INTEGER_BITS = 12  # the sum of exps is Q12.19
+# The int32 sum of at most this many Q12.19 values below 1.0 cannot overflow.
+MAX_ROW_SIZE = (1 << 31) // (1 << (31 - ACCUMULATION_INTEGER_BITS)) - 1
+
+
+@dataclass(frozen=True)
+class SoftmaxParams:
+    input_multiplier: int
+    input_left_shift: int
+    diff_min: int
+    output_bits: int  # 8 or 16: outputs are offset by -2^(bits-1)
+
+
+def softmax_params(op: Op) -> SoftmaxParams:
+    """SoftmaxPrepare: PreprocessSoftmaxScaling and CalculateInputRadius."""
+    x, y = op.inputs[0], op.outputs[0]
+    assert x is not None and x.quant is not None
+    options = op.options
+    assert isinstance(options, SoftmaxOptions)
+    if x.dtype is not DType.INT8 or y.dtype not in (DType.INT8, DType.INT16):
+        raise UnsupportedError(f"{op.where()}: softmax supports int8 -> int8/int16, got "
+                               f"{x.dtype.short} -> {y.dtype.short}")
+    max_real_multiplier = float((1 << 31) - 1)
+    real = min(options.beta * x.quant.single_scale * float(1 << (31 - SCALED_DIFF_INTEGER_BITS)),
+               max_real_multiplier)
+    if not real > 1.0:  # QuantizeMultiplierGreaterThanOne CHECK-fails
+        raise UnsupportedError(f"{op.where()}: beta * input scale {real / 2**26:g} is too small")
+    multiplier, left_shift = quantize_multiplier(real)
+    radius = math.floor(
+        ((1 << SCALED_DIFF_INTEGER_BITS) - 1) * float(1 << (31 - SCALED_DIFF_INTEGER_BITS))
+        / float(1 << left_shift)
+    )
+    return SoftmaxParams(multiplier, left_shift, -radius, 8 * y.dtype.itemsize)
