@@ -219,9 +219,10 @@ EVIL_NAMES = ["x */ evil(); /*", "line1\nline2 */ #define int float", "??/\n\\",
 
 @pytest.mark.parametrize("name", EVIL_NAMES)
 def test_names_cannot_inject_c(tmp_path: Path, name: str) -> None:
+    from oracles import run_tflm
+
     from mcugen.harness import run_tflite_bytes
     from mcugen.quantization import Rounding
-    from oracles import run_tflm
 
     model = small_conv_model(tensor_name=name)
     path = tmp_path / "named.tflite"

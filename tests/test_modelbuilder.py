@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import tflite
+from modelbuilder import ModelBuilder
+from oracles import litert_all_tensors, run_litert, run_oracle, run_tflm
 
 from mcugen.errors import UnsupportedError
 from mcugen.frontend.tflite import parse_model
@@ -26,8 +28,6 @@ from mcugen.ir import (
     SoftmaxOptions,
 )
 from mcugen.quantization import Rounding
-from modelbuilder import ModelBuilder
-from oracles import litert_all_tensors, run_litert, run_oracle, run_tflm
 
 MODELS = Path(__file__).resolve().parents[1].parent / "shared" / "models"
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from mcugen.driver import load_graph
 from mcugen.errors import PlanningError
-from mcugen.ir import AddOptions, Activation, DType, Graph, NoOptions, Op, OpKind, Quant, Tensor
+from mcugen.ir import Activation, AddOptions, DType, Graph, NoOptions, Op, OpKind, Quant, Tensor
 from mcugen.planner import ALIGNMENT, Buffer, Plan, plan_memory, verify_plan
 
 

@@ -10,11 +10,10 @@ import numpy as np
 import pytest
 from conftest import PUBLIC_NAMES, public_model
 
-from mcugen.driver import BuildOptions
+from mcugen.driver import BuildOptions, load_graph
 from mcugen.harness import build_program, run_program
 from mcugen.quantization import Rounding
 from mcugen.reference import run_outputs
-from mcugen.driver import load_graph
 
 ORACLE_KEY = {Rounding.TFLM: "tflm_output", Rounding.LITERT: "output"}
 

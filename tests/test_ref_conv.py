@@ -16,8 +16,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pytest
 from modelbuilder import ModelBuilder
-from oracles import assert_exact, oracle_output, run_oracle
-from oracles import single_rounding_requantize
+from oracles import assert_exact, oracle_output, run_oracle, single_rounding_requantize
 
 from mcugen.frontend.tflite import parse_model
 from mcugen.quantization import Rounding

@@ -15,8 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 from modelbuilder import ModelBuilder
-from oracles import assert_exact, oracle_output
-from oracles import single_rounding_requantize
+from oracles import assert_exact, oracle_output, single_rounding_requantize
 
 from mcugen.codegen.ops_elementwise import broadcast_loop
 from mcugen.frontend.tflite import parse_model

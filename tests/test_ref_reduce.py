@@ -15,14 +15,12 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 from modelbuilder import ModelBuilder
-from oracles import assert_exact, oracle_output
-from oracles import single_rounding_requantize
+from oracles import assert_exact, oracle_output, single_rounding_requantize
 
 from mcugen.codegen.ops_reduce import loop_nest
 from mcugen.frontend.tflite import parse_model
 from mcugen.quantization import Rounding
 from mcugen.reference import run_outputs
-
 
 # (input shape, axes) pairs, each tried with keep_dims true and false.
 GEOMETRIES = [
