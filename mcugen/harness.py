@@ -26,7 +26,8 @@ from .errors import BuildError, ModelError
 from .quantization import Rounding
 
 PACKAGE = Path(__file__).resolve().parent
-WARNING_FLAGS = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"]
+# -ffp-contract=off as in mcugen.mk: float islands must not fuse multiply-adds.
+WARNING_FLAGS = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-ffp-contract=off"]
 RELEASE_FLAGS = ["-O2"]
 SANITIZE_FLAGS = ["-O1", "-g", "-fno-omit-frame-pointer", "-fsanitize=address,undefined",
                   "-fno-sanitize-recover=all"]

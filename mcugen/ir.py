@@ -119,8 +119,12 @@ class Pool2DOptions:
 
 
 @dataclass(frozen=True)
-class AddOptions:
+class ArithmeticOptions:
+    """ADD, SUB, MUL: a fused activation; pot_scale_int16 selects TFLite's legacy int16 path
+    for power-of-two scales (ADD and SUB only)."""
+
     activation: Activation
+    pot_scale_int16: bool = False
 
 
 @dataclass(frozen=True)
@@ -138,15 +142,111 @@ class NoOptions:
     pass
 
 
+@dataclass(frozen=True)
+class TransposeConvOptions:
+    padding: Padding
+    stride_h: int
+    stride_w: int
+    activation: Activation
+
+
+@dataclass(frozen=True)
+class BatchMatMulOptions:
+    adj_x: bool
+    adj_y: bool
+
+
+@dataclass(frozen=True)
+class LeakyReluOptions:
+    alpha: float
+
+
+@dataclass(frozen=True)
+class SqueezeOptions:
+    squeeze_dims: tuple[int, ...]  # empty: every dimension of extent 1
+
+
+@dataclass(frozen=True)
+class ConcatenationOptions:
+    axis: int
+    activation: Activation
+
+
+@dataclass(frozen=True)
+class PackOptions:
+    values_count: int
+    axis: int
+
+
+@dataclass(frozen=True)
+class UnpackOptions:
+    num: int
+    axis: int
+
+
+@dataclass(frozen=True)
+class SplitOptions:
+    """SPLIT and SPLIT_V."""
+
+    num_splits: int
+
+
+@dataclass(frozen=True)
+class StridedSliceOptions:
+    begin_mask: int
+    end_mask: int
+    ellipsis_mask: int
+    new_axis_mask: int
+    shrink_axis_mask: int
+    offset: bool
+
+
+@dataclass(frozen=True)
+class ShapeOptions:
+    out_type: "DType"
+
+
+@dataclass(frozen=True)
+class GatherOptions:
+    axis: int
+    batch_dims: int
+
+
+@dataclass(frozen=True)
+class ArgMaxOptions:
+    output_type: "DType"
+
+
+@dataclass(frozen=True)
+class ResizeOptions:
+    """RESIZE_NEAREST_NEIGHBOR and RESIZE_BILINEAR."""
+
+    align_corners: bool
+    half_pixel_centers: bool
+
+
 OpOptions = Union[
     Conv2DOptions,
     DepthwiseConv2DOptions,
     FullyConnectedOptions,
     Pool2DOptions,
-    AddOptions,
+    ArithmeticOptions,
     ReducerOptions,
     SoftmaxOptions,
     NoOptions,
+    TransposeConvOptions,
+    BatchMatMulOptions,
+    LeakyReluOptions,
+    SqueezeOptions,
+    ConcatenationOptions,
+    PackOptions,
+    UnpackOptions,
+    SplitOptions,
+    StridedSliceOptions,
+    ShapeOptions,
+    GatherOptions,
+    ArgMaxOptions,
+    ResizeOptions,
 ]
 
 
@@ -159,13 +259,51 @@ class OpKind(enum.Enum):
 
     CONV_2D = ("CONV_2D", "conv", Conv2DOptions)
     DEPTHWISE_CONV_2D = ("DEPTHWISE_CONV_2D", "conv", DepthwiseConv2DOptions)
+    TRANSPOSE_CONV = ("TRANSPOSE_CONV", "conv", TransposeConvOptions)
     FULLY_CONNECTED = ("FULLY_CONNECTED", "matmul", FullyConnectedOptions)
+    BATCH_MATMUL = ("BATCH_MATMUL", "matmul", BatchMatMulOptions)
     AVERAGE_POOL_2D = ("AVERAGE_POOL_2D", "pool", Pool2DOptions)
     MAX_POOL_2D = ("MAX_POOL_2D", "pool", Pool2DOptions)
-    ADD = ("ADD", "elementwise", AddOptions)
+    ADD = ("ADD", "elementwise", ArithmeticOptions)
+    SUB = ("SUB", "elementwise", ArithmeticOptions)
+    MUL = ("MUL", "elementwise", ArithmeticOptions)
+    SQUARED_DIFFERENCE = ("SQUARED_DIFFERENCE", "elementwise", NoOptions)
+    MAXIMUM = ("MAXIMUM", "elementwise", NoOptions)
+    MINIMUM = ("MINIMUM", "elementwise", NoOptions)
     MEAN = ("MEAN", "reduce", ReducerOptions)
+    SUM = ("SUM", "reduce", ReducerOptions)
+    REDUCE_MAX = ("REDUCE_MAX", "reduce", ReducerOptions)
     SOFTMAX = ("SOFTMAX", "activation", SoftmaxOptions)
+    LOGISTIC = ("LOGISTIC", "activation", NoOptions)
+    TANH = ("TANH", "activation", NoOptions)
+    HARD_SWISH = ("HARD_SWISH", "activation", NoOptions)
+    RELU = ("RELU", "activation", NoOptions)
+    RELU6 = ("RELU6", "activation", NoOptions)
+    LEAKY_RELU = ("LEAKY_RELU", "activation", LeakyReluOptions)
+    PRELU = ("PRELU", "activation", NoOptions)
+    RSQRT = ("RSQRT", "unary", NoOptions)
+    NEG = ("NEG", "unary", NoOptions)
+    ABS = ("ABS", "unary", NoOptions)
+    QUANTIZE = ("QUANTIZE", "quantize", NoOptions)
+    DEQUANTIZE = ("DEQUANTIZE", "quantize", NoOptions)
     RESHAPE = ("RESHAPE", "shape", NoOptions)
+    SQUEEZE = ("SQUEEZE", "shape", SqueezeOptions)
+    EXPAND_DIMS = ("EXPAND_DIMS", "shape", NoOptions)
+    SHAPE = ("SHAPE", "shape", ShapeOptions)
+    CONCATENATION = ("CONCATENATION", "movement", ConcatenationOptions)
+    PACK = ("PACK", "movement", PackOptions)
+    UNPACK = ("UNPACK", "movement", UnpackOptions)
+    SPLIT = ("SPLIT", "movement", SplitOptions)
+    SPLIT_V = ("SPLIT_V", "movement", SplitOptions)
+    STRIDED_SLICE = ("STRIDED_SLICE", "movement", StridedSliceOptions)
+    SLICE = ("SLICE", "movement", NoOptions)
+    PAD = ("PAD", "movement", NoOptions)
+    PADV2 = ("PADV2", "movement", NoOptions)
+    TRANSPOSE = ("TRANSPOSE", "movement", NoOptions)
+    GATHER = ("GATHER", "movement", GatherOptions)
+    RESIZE_NEAREST_NEIGHBOR = ("RESIZE_NEAREST_NEIGHBOR", "resize", ResizeOptions)
+    RESIZE_BILINEAR = ("RESIZE_BILINEAR", "resize", ResizeOptions)
+    ARG_MAX = ("ARG_MAX", "reduce", ArgMaxOptions)
 
     @property
     def family(self) -> str:

@@ -3,9 +3,9 @@ one arena, fixed at build time.
 
 Algorithm
 ---------
-1. Buffers. Each non-constant tensor is a buffer; a RESHAPE output shares its input's buffer
-   (an alias: the same bytes under another shape, no copy). Each op that needs scratch gets
-   a scratch buffer of its own.
+1. Buffers. Each non-constant tensor is a buffer; a RESHAPE, SQUEEZE or EXPAND_DIMS output
+   shares its input's buffer (an alias: the same bytes under another shape, no copy). Each op
+   that needs scratch gets a scratch buffer of its own.
 2. Lifetimes, in steps of the execution order: a buffer lives from the step that produces it
    (graph inputs: step 0) to the last step that reads it (graph outputs: one past the last
    step, so they survive `invoke`). Aliased tensors merge their lifetimes. A scratch buffer
@@ -30,6 +30,9 @@ from .errors import PlanningError
 from .ir import Graph, Op, OpKind, Tensor
 
 ALIGNMENT = 16
+
+# Ops whose output is the input's bytes under another shape: planned as one buffer, no code.
+ALIAS_KINDS = frozenset({OpKind.RESHAPE, OpKind.SQUEEZE, OpKind.EXPAND_DIMS})
 
 
 def align_up(value: int, alignment: int = ALIGNMENT) -> int:
@@ -89,7 +92,7 @@ def collect_buffers(graph: Graph, order: list[Op], scratch_bytes: Callable[[Op],
     alias_of: dict[int, Tensor] = {}
     for op in order:
         source = op.inputs[0] if op.inputs else None
-        if op.kind is OpKind.RESHAPE and source is not None and not source.is_constant:
+        if op.kind in ALIAS_KINDS and source is not None and not source.is_constant:
             alias_of[id(op.outputs[0])] = source
 
     end = len(order)

@@ -46,6 +46,25 @@ def int8_activations(op: Op) -> Optional[str]:
     return ", ".join(bad) or None
 
 
+def activation_dtypes(*allowed: DType) -> Constraint:
+    """Rule factory: every activation input and output has one of the allowed dtypes."""
+
+    def check(op: Op) -> Optional[str]:
+        bad = [f"'{t.name}' is {t.dtype.short}" for t in _activations(op) if t.dtype not in allowed]
+        return ", ".join(bad) or None
+
+    names = [d.short for d in allowed]
+    listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+    check.__doc__ = f"Activation inputs and outputs are {listed}."
+    return check
+
+
+def same_input_output_dtype(op: Op) -> Optional[str]:
+    """The output has the dtype of the first input."""
+    src, dst = _input(op), op.outputs[0]
+    return None if src.dtype is dst.dtype else f"{src.dtype.short} -> {dst.dtype.short}"
+
+
 def per_tensor_activation_quant(op: Op) -> Optional[str]:
     """Activations carry per-tensor quantization (one scale and zero point)."""
     bad = [
@@ -231,6 +250,45 @@ RULES: dict[OpKind, list[Constraint]] = {
     OpKind.MEAN: [input_arity(2), *_QUANTIZED, rank_at_most_4, constant_int32_axis],
     OpKind.SOFTMAX: [input_arity(1), *_QUANTIZED, softmax_output],
     OpKind.RESHAPE: [input_arity(1), same_element_count],
+    # Rules below are the first cut for the operator-coverage work; each family refines its own.
+    OpKind.TRANSPOSE_CONV: [input_arity(3)],
+    OpKind.BATCH_MATMUL: [input_arity(2)],
+    OpKind.SUB: [input_arity(2)],
+    OpKind.MUL: [input_arity(2)],
+    OpKind.SQUARED_DIFFERENCE: [input_arity(2)],
+    OpKind.MAXIMUM: [input_arity(2)],
+    OpKind.MINIMUM: [input_arity(2)],
+    OpKind.SUM: [input_arity(2), constant_int32_axis],
+    OpKind.REDUCE_MAX: [input_arity(2), constant_int32_axis],
+    OpKind.LOGISTIC: [input_arity(1)],
+    OpKind.TANH: [input_arity(1)],
+    OpKind.HARD_SWISH: [input_arity(1)],
+    OpKind.RELU: [input_arity(1)],
+    OpKind.RELU6: [input_arity(1)],
+    OpKind.LEAKY_RELU: [input_arity(1)],
+    OpKind.PRELU: [input_arity(2)],
+    OpKind.RSQRT: [input_arity(1)],
+    OpKind.NEG: [input_arity(1)],
+    OpKind.ABS: [input_arity(1)],
+    OpKind.QUANTIZE: [input_arity(1)],
+    OpKind.DEQUANTIZE: [input_arity(1)],
+    OpKind.SQUEEZE: [input_arity(1), same_element_count],
+    OpKind.EXPAND_DIMS: [input_arity(2), same_element_count],
+    OpKind.SHAPE: [input_arity(1)],
+    OpKind.CONCATENATION: [input_arity(1)],
+    OpKind.PACK: [input_arity(1)],
+    OpKind.UNPACK: [input_arity(1)],
+    OpKind.SPLIT: [input_arity(2)],
+    OpKind.SPLIT_V: [input_arity(3)],
+    OpKind.STRIDED_SLICE: [input_arity(4)],
+    OpKind.SLICE: [input_arity(3)],
+    OpKind.PAD: [input_arity(2)],
+    OpKind.PADV2: [input_arity(3)],
+    OpKind.TRANSPOSE: [input_arity(2)],
+    OpKind.GATHER: [input_arity(2)],
+    OpKind.RESIZE_NEAREST_NEIGHBOR: [input_arity(2)],
+    OpKind.RESIZE_BILINEAR: [input_arity(2)],
+    OpKind.ARG_MAX: [input_arity(2)],
 }
 
 

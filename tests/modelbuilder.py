@@ -69,6 +69,21 @@ _OPTIONS: dict[str, tuple[str, dict[str, Any]]] = {
     "REDUCE_MIN": ("ReducerOptions", {"keep_dims": False}),
     "SOFTMAX": ("SoftmaxOptions", {"beta": 1.0}),
     "RESHAPE": ("ReshapeOptions", {}),
+    "TRANSPOSE_CONV": ("TransposeConvOptions", {"padding": "VALID", "stride_w": 1, "stride_h": 1,
+                                                **_ACT_DEFAULTS}),
+    "BATCH_MATMUL": ("BatchMatMulOptions", {"adj_x": False, "adj_y": False}),
+    "LEAKY_RELU": ("LeakyReluOptions", {"alpha": 0.2}),
+    "SQUEEZE": ("SqueezeOptions", {}),
+    "PACK": ("PackOptions", {"values_count": 1, "axis": 0}),
+    "UNPACK": ("UnpackOptions", {"num": 1, "axis": 0}),
+    "SPLIT": ("SplitOptions", {"num_splits": 1}),
+    "SPLIT_V": ("SplitVOptions", {"num_splits": 1}),
+    "STRIDED_SLICE": ("StridedSliceOptions", {}),
+    "SHAPE": ("ShapeOptions", {"out_type": "INT32"}),
+    "GATHER": ("GatherOptions", {"axis": 0}),
+    "ARG_MAX": ("ArgMaxOptions", {"output_type": "INT32"}),
+    "RESIZE_NEAREST_NEIGHBOR": ("ResizeNearestNeighborOptions", {}),
+    "RESIZE_BILINEAR": ("ResizeBilinearOptions", {}),
 }
 
 # Option fields whose values are schema enums, given by name.
@@ -76,6 +91,8 @@ _ENUM_FIELDS: dict[str, Any] = {
     "padding": tflite.Padding,
     "fused_activation_function": tflite.ActivationFunctionType,
     "weights_format": tflite.FullyConnectedOptionsWeightsFormat,
+    "out_type": tflite.TensorType,
+    "output_type": tflite.TensorType,
 }
 
 

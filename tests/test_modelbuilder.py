@@ -15,7 +15,7 @@ from mcugen.errors import UnsupportedError
 from mcugen.frontend.tflite import parse_model
 from mcugen.ir import (
     Activation,
-    AddOptions,
+    ArithmeticOptions,
     Conv2DOptions,
     DepthwiseConv2DOptions,
     DType,
@@ -146,7 +146,7 @@ def options_model(builtin: str, options: dict | None) -> bytes:
          Pool2DOptions(Padding.VALID, 1, 2, 2, 3, Activation.NONE)),
         ("MAX_POOL_2D", {"padding": "SAME", "fused_activation_function": "RELU"},
          Pool2DOptions(Padding.SAME, 1, 1, 1, 1, Activation.RELU)),
-        ("ADD", {"fused_activation_function": "RELU6"}, AddOptions(Activation.RELU6)),
+        ("ADD", {"fused_activation_function": "RELU6"}, ArithmeticOptions(Activation.RELU6, pot_scale_int16=True)),  # the schema default
         ("MEAN", {"keep_dims": True}, ReducerOptions(True)),
         ("MEAN", None, ReducerOptions(False)),
         ("SOFTMAX", None, SoftmaxOptions(1.0)),
@@ -195,14 +195,14 @@ def test_reshape_softmax_runs_in_both_oracles() -> None:
 
 def test_unsupported_builtin_is_writable_and_named() -> None:
     b = ModelBuilder()
-    x = b.add_tensor("x", [1, 8], "int8", scale=1 / 16)
-    y = b.add_tensor("tanh_out", [1, 8], "int8", scale=1 / 128)
-    b.add_op("TANH", [x], [y])
+    x = b.add_tensor("x", [1, 8], "float32")
+    y = b.add_tensor("sqrt_out", [1, 8], "float32")
+    b.add_op("SQRT", [x], [y])
     b.set_io([x], [y])
     model = b.build()
-    (out,) = run_litert(model, [np.arange(-64, 64, 16, dtype=np.int8).reshape(1, 8)])
+    (out,) = run_litert(model, [np.arange(8, dtype=np.float32).reshape(1, 8)])
     assert out.shape == (1, 8)
-    with pytest.raises(UnsupportedError, match=r"op 0 TANH \('tanh_out'\)"):
+    with pytest.raises(UnsupportedError, match=r"op 0 SQRT \('sqrt_out'\)"):
         parse_model(model, "x.tflite")
 
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from mcugen.driver import load_graph
 from mcugen.errors import PlanningError
-from mcugen.ir import Activation, AddOptions, DType, Graph, NoOptions, Op, OpKind, Quant, Tensor
+from mcugen.ir import Activation, ArithmeticOptions, DType, Graph, NoOptions, Op, OpKind, Quant, Tensor
 from mcugen.planner import ALIGNMENT, Buffer, Plan, plan_memory, verify_plan
 
 
@@ -28,7 +28,7 @@ def random_graph(sizes: list[int], edges: list[tuple[int, int]], reshape_every: 
             tensors[i].shape = tensors[i - 1].shape
             op = Op(kind, [tensors[i - 1]], [tensors[i]], NoOptions(), i - 1)
         else:
-            op = Op(kind, [tensors[i - 1], *skips], [tensors[i]], AddOptions(Activation.NONE), i - 1)
+            op = Op(kind, [tensors[i - 1], *skips], [tensors[i]], ArithmeticOptions(Activation.NONE), i - 1)
         ops.append(op)
     graph = Graph("random", tensors, ops, [tensors[0]], [tensors[-1]])
     graph.link()

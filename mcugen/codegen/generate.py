@@ -15,8 +15,8 @@ import numpy as np
 
 from .. import __version__
 from ..errors import BuildError
-from ..ir import Graph, Op, OpKind, Tensor
-from ..planner import Plan
+from ..ir import Graph, Op, Tensor
+from ..planner import ALIAS_KINDS, Plan
 from ..quantization import Rounding
 from . import emit
 from .cnames import c_array_body, c_float, comment, identifier
@@ -129,7 +129,7 @@ def generate(graph: Graph, order: list[Op], plan: Plan, prefix: str, rounding: R
     steps: list[Step] = []
     runtime: set[str] = set()
     for op in order:
-        if op.kind is OpKind.RESHAPE and plan.buffer_of(op.outputs[0]) is plan.buffer_of(op.inputs[0]):  # type: ignore[arg-type]
+        if op.kind in ALIAS_KINDS and plan.buffer_of(op.outputs[0]) is plan.buffer_of(op.inputs[0]):  # type: ignore[arg-type]
             steps.append(Step(op, _step_title(op) + " (alias of its input, no code)", [], []))
             continue
         call = emit.emit(op, ctx)

@@ -19,22 +19,35 @@ import tflite
 from ..errors import ModelError, UnsupportedError
 from ..ir import (
     Activation,
-    AddOptions,
+    ArgMaxOptions,
+    ArithmeticOptions,
+    BatchMatMulOptions,
+    ConcatenationOptions,
     Conv2DOptions,
     DepthwiseConv2DOptions,
     DType,
     FullyConnectedOptions,
+    GatherOptions,
     Graph,
+    LeakyReluOptions,
     NoOptions,
     Op,
     OpKind,
     OpOptions,
+    PackOptions,
     Padding,
     Pool2DOptions,
     Quant,
     ReducerOptions,
+    ResizeOptions,
+    ShapeOptions,
     SoftmaxOptions,
+    SplitOptions,
+    SqueezeOptions,
+    StridedSliceOptions,
     Tensor,
+    TransposeConvOptions,
+    UnpackOptions,
 )
 
 SUPPORTED_SCHEMA_VERSION = 3
@@ -128,9 +141,99 @@ def _pool(op: Any, where: str) -> Pool2DOptions:
     )
 
 
-def _add(op: Any, where: str) -> AddOptions:
-    o = _options_table(op, tflite.AddOptions)
-    return AddOptions(_enum(_ACTIVATIONS, o.FusedActivationFunction(), "activation", where))
+def _arithmetic(options_class: Any) -> Callable[[Any, str], ArithmeticOptions]:
+    """ADD, SUB, MUL options; MulOptions has no pot_scale_int16 (it reads as False)."""
+
+    def read(op: Any, where: str) -> ArithmeticOptions:
+        o = _options_table(op, options_class)
+        pot = bool(o.PotScaleInt16()) if hasattr(o, "PotScaleInt16") else False
+        return ArithmeticOptions(_enum(_ACTIVATIONS, o.FusedActivationFunction(), "activation", where), pot)
+
+    return read
+
+
+def _transpose_conv(op: Any, where: str) -> TransposeConvOptions:
+    o = _options_table(op, tflite.TransposeConvOptions)
+    return TransposeConvOptions(
+        padding=_enum(_PADDINGS, o.Padding(), "padding", where),
+        stride_h=o.StrideH(),
+        stride_w=o.StrideW(),
+        activation=_enum(_ACTIVATIONS, o.FusedActivationFunction(), "activation", where),
+    )
+
+
+def _batch_matmul(op: Any, where: str) -> BatchMatMulOptions:
+    o = _options_table(op, tflite.BatchMatMulOptions)
+    return BatchMatMulOptions(adj_x=bool(o.AdjX()), adj_y=bool(o.AdjY()))
+
+
+def _leaky_relu(op: Any, where: str) -> LeakyReluOptions:
+    return LeakyReluOptions(alpha=float(_options_table(op, tflite.LeakyReluOptions).Alpha()))
+
+
+def _squeeze(op: Any, where: str) -> SqueezeOptions:
+    o = _options_table(op, tflite.SqueezeOptions)
+    dims = () if o.SqueezeDimsIsNone() else tuple(int(d) for d in o.SqueezeDimsAsNumpy())
+    return SqueezeOptions(squeeze_dims=dims)
+
+
+def _concatenation(op: Any, where: str) -> ConcatenationOptions:
+    o = _options_table(op, tflite.ConcatenationOptions)
+    return ConcatenationOptions(
+        axis=o.Axis(), activation=_enum(_ACTIVATIONS, o.FusedActivationFunction(), "activation", where)
+    )
+
+
+def _pack(op: Any, where: str) -> PackOptions:
+    o = _options_table(op, tflite.PackOptions)
+    return PackOptions(values_count=o.ValuesCount(), axis=o.Axis())
+
+
+def _unpack(op: Any, where: str) -> UnpackOptions:
+    o = _options_table(op, tflite.UnpackOptions)
+    return UnpackOptions(num=o.Num(), axis=o.Axis())
+
+
+def _split(options_class: Any) -> Callable[[Any, str], SplitOptions]:
+    def read(op: Any, where: str) -> SplitOptions:
+        return SplitOptions(num_splits=_options_table(op, options_class).NumSplits())
+
+    return read
+
+
+def _strided_slice(op: Any, where: str) -> StridedSliceOptions:
+    o = _options_table(op, tflite.StridedSliceOptions)
+    return StridedSliceOptions(
+        begin_mask=o.BeginMask(),
+        end_mask=o.EndMask(),
+        ellipsis_mask=o.EllipsisMask(),
+        new_axis_mask=o.NewAxisMask(),
+        shrink_axis_mask=o.ShrinkAxisMask(),
+        offset=bool(o.Offset()),
+    )
+
+
+def _shape(op: Any, where: str) -> ShapeOptions:
+    o = _options_table(op, tflite.ShapeOptions)
+    return ShapeOptions(out_type=_enum(_DTYPES, o.OutType(), "output type", where))
+
+
+def _gather(op: Any, where: str) -> GatherOptions:
+    o = _options_table(op, tflite.GatherOptions)
+    return GatherOptions(axis=o.Axis(), batch_dims=o.BatchDims())
+
+
+def _arg_max(op: Any, where: str) -> ArgMaxOptions:
+    o = _options_table(op, tflite.ArgMaxOptions)
+    return ArgMaxOptions(output_type=_enum(_DTYPES, o.OutputType(), "output type", where))
+
+
+def _resize(options_class: Any) -> Callable[[Any, str], ResizeOptions]:
+    def read(op: Any, where: str) -> ResizeOptions:
+        o = _options_table(op, options_class)
+        return ResizeOptions(align_corners=bool(o.AlignCorners()), half_pixel_centers=bool(o.HalfPixelCenters()))
+
+    return read
 
 
 def _reducer(op: Any, where: str) -> ReducerOptions:
@@ -149,13 +252,51 @@ def _none(op: Any, where: str) -> NoOptions:
 _OPS: dict[int, tuple[OpKind, Callable[[Any, str], OpOptions]]] = {
     tflite.BuiltinOperator.CONV_2D: (OpKind.CONV_2D, _conv),
     tflite.BuiltinOperator.DEPTHWISE_CONV_2D: (OpKind.DEPTHWISE_CONV_2D, _depthwise),
+    tflite.BuiltinOperator.TRANSPOSE_CONV: (OpKind.TRANSPOSE_CONV, _transpose_conv),
     tflite.BuiltinOperator.FULLY_CONNECTED: (OpKind.FULLY_CONNECTED, _fully_connected),
+    tflite.BuiltinOperator.BATCH_MATMUL: (OpKind.BATCH_MATMUL, _batch_matmul),
     tflite.BuiltinOperator.AVERAGE_POOL_2D: (OpKind.AVERAGE_POOL_2D, _pool),
     tflite.BuiltinOperator.MAX_POOL_2D: (OpKind.MAX_POOL_2D, _pool),
-    tflite.BuiltinOperator.ADD: (OpKind.ADD, _add),
+    tflite.BuiltinOperator.ADD: (OpKind.ADD, _arithmetic(tflite.AddOptions)),
+    tflite.BuiltinOperator.SUB: (OpKind.SUB, _arithmetic(tflite.SubOptions)),
+    tflite.BuiltinOperator.MUL: (OpKind.MUL, _arithmetic(tflite.MulOptions)),
+    tflite.BuiltinOperator.SQUARED_DIFFERENCE: (OpKind.SQUARED_DIFFERENCE, _none),
+    tflite.BuiltinOperator.MAXIMUM: (OpKind.MAXIMUM, _none),
+    tflite.BuiltinOperator.MINIMUM: (OpKind.MINIMUM, _none),
     tflite.BuiltinOperator.MEAN: (OpKind.MEAN, _reducer),
+    tflite.BuiltinOperator.SUM: (OpKind.SUM, _reducer),
+    tflite.BuiltinOperator.REDUCE_MAX: (OpKind.REDUCE_MAX, _reducer),
     tflite.BuiltinOperator.SOFTMAX: (OpKind.SOFTMAX, _softmax),
+    tflite.BuiltinOperator.LOGISTIC: (OpKind.LOGISTIC, _none),
+    tflite.BuiltinOperator.TANH: (OpKind.TANH, _none),
+    tflite.BuiltinOperator.HARD_SWISH: (OpKind.HARD_SWISH, _none),
+    tflite.BuiltinOperator.RELU: (OpKind.RELU, _none),
+    tflite.BuiltinOperator.RELU6: (OpKind.RELU6, _none),
+    tflite.BuiltinOperator.LEAKY_RELU: (OpKind.LEAKY_RELU, _leaky_relu),
+    tflite.BuiltinOperator.PRELU: (OpKind.PRELU, _none),
+    tflite.BuiltinOperator.RSQRT: (OpKind.RSQRT, _none),
+    tflite.BuiltinOperator.NEG: (OpKind.NEG, _none),
+    tflite.BuiltinOperator.ABS: (OpKind.ABS, _none),
+    tflite.BuiltinOperator.QUANTIZE: (OpKind.QUANTIZE, _none),
+    tflite.BuiltinOperator.DEQUANTIZE: (OpKind.DEQUANTIZE, _none),
     tflite.BuiltinOperator.RESHAPE: (OpKind.RESHAPE, _none),
+    tflite.BuiltinOperator.SQUEEZE: (OpKind.SQUEEZE, _squeeze),
+    tflite.BuiltinOperator.EXPAND_DIMS: (OpKind.EXPAND_DIMS, _none),
+    tflite.BuiltinOperator.SHAPE: (OpKind.SHAPE, _shape),
+    tflite.BuiltinOperator.CONCATENATION: (OpKind.CONCATENATION, _concatenation),
+    tflite.BuiltinOperator.PACK: (OpKind.PACK, _pack),
+    tflite.BuiltinOperator.UNPACK: (OpKind.UNPACK, _unpack),
+    tflite.BuiltinOperator.SPLIT: (OpKind.SPLIT, _split(tflite.SplitOptions)),
+    tflite.BuiltinOperator.SPLIT_V: (OpKind.SPLIT_V, _split(tflite.SplitVOptions)),
+    tflite.BuiltinOperator.STRIDED_SLICE: (OpKind.STRIDED_SLICE, _strided_slice),
+    tflite.BuiltinOperator.SLICE: (OpKind.SLICE, _none),
+    tflite.BuiltinOperator.PAD: (OpKind.PAD, _none),
+    tflite.BuiltinOperator.PADV2: (OpKind.PADV2, _none),
+    tflite.BuiltinOperator.TRANSPOSE: (OpKind.TRANSPOSE, _none),
+    tflite.BuiltinOperator.GATHER: (OpKind.GATHER, _gather),
+    tflite.BuiltinOperator.RESIZE_NEAREST_NEIGHBOR: (OpKind.RESIZE_NEAREST_NEIGHBOR, _resize(tflite.ResizeNearestNeighborOptions)),
+    tflite.BuiltinOperator.RESIZE_BILINEAR: (OpKind.RESIZE_BILINEAR, _resize(tflite.ResizeBilinearOptions)),
+    tflite.BuiltinOperator.ARG_MAX: (OpKind.ARG_MAX, _arg_max),
 }
 
 

@@ -1,11 +1,14 @@
-"""Imports every reference kernel module so that each registers itself."""
+"""Imports every reference kernel module of this package so that each registers itself."""
 
-from . import (  # noqa: F401  # noqa: F401
-    conv,
-    elementwise,
-    fully_connected,
-    pool,
-    reduce,
-    shape,  # noqa: F401
-    softmax,
-)
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+from . import __path__ as _package_path
+
+_HELPERS = {"kernels", "fixedpoint"}  # modules with no kernels of their own
+
+for _module in pkgutil.iter_modules(_package_path):
+    if _module.name not in _HELPERS:
+        importlib.import_module(f"{__package__}.{_module.name}")

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import UnsupportedError
-from .ir import (
+from ..errors import UnsupportedError
+from ..ir import (
     Activation,
-    AddOptions,
+    ArithmeticOptions,
     DType,
     Op,
     Padding,
@@ -27,8 +27,8 @@ from .ir import (
     SoftmaxOptions,
     Tensor,
 )
-from .quantization import activation_range, per_channel_multipliers, quantize_multiplier
-from .support import CLAMP_ACTIVATIONS
+from ..quantization import activation_range, per_channel_multipliers, quantize_multiplier
+from ..support import CLAMP_ACTIVATIONS
 
 # --- shared -----------------------------------------------------------------------------
 
@@ -169,7 +169,7 @@ def add_quant_params(op: Op) -> AddQuantParams:
     a, b, y = op.inputs[0], op.inputs[1], op.outputs[0]
     assert a is not None and b is not None and a.quant and b.quant and y.quant
     options = op.options
-    assert isinstance(options, AddOptions)
+    assert isinstance(options, ArithmeticOptions)
     scale_a, scale_b, scale_y = a.quant.single_scale, b.quant.single_scale, y.quant.single_scale
     # The scales are float32 values; TFLite forms these ratios in double.
     twice_max_input_scale = 2.0 * max(scale_a, scale_b)
