@@ -113,7 +113,7 @@ def build_program(model: bytes, options: BuildOptions, label: str, sanitize: boo
         write_files(compiled, staging)
         (staging / "harness_main.c").write_text(render_harness(compiled.prefix, label, compiled.graph))
         sources = [name for name in sorted(compiled.code.files) if name.endswith(".c")] + ["harness_main.c"]
-        command = [cc, *flags, "-I.", *sources, "-o", "model_test"]
+        command = [cc, *flags, "-I.", *sources, "-o", "model_test", "-lm"]  # float kernels use libm
         result = subprocess.run(command, cwd=staging, capture_output=True, text=True)
         if result.returncode != 0:
             first = (result.stderr.strip().splitlines() or ["(no output)"])[0]

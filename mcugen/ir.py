@@ -88,6 +88,9 @@ class Conv2DOptions:
     dilation_h: int
     dilation_w: int
     activation: Activation
+    # The schema's quantized_bias_type (None: not set). For int16 ops it picks the accumulator
+    # width when there is no bias (TFLM) and how LiteRT reads an int32 bias.
+    quantized_bias_type: Optional["DType"] = None
 
 
 @dataclass(frozen=True)
@@ -106,6 +109,7 @@ class FullyConnectedOptions:
     activation: Activation
     keep_num_dims: bool
     shuffled_weights: bool
+    quantized_bias_type: Optional["DType"] = None  # as in Conv2DOptions
 
 
 @dataclass(frozen=True)
@@ -326,6 +330,10 @@ class Tensor:
     data: Optional[np.ndarray] = None
     producer: Optional["Op"] = field(default=None, repr=False)
     consumers: list["Op"] = field(default_factory=list, repr=False)
+    # Axes the model leaves open (shape_signature -1, e.g. a dynamic batch). MCU code is static:
+    # each is fixed at its stored extent (1 for a converter's dynamic batch), as TFLite does
+    # when nothing resizes the input.
+    dynamic_axes: tuple[int, ...] = ()
 
     @property
     def is_constant(self) -> bool:
@@ -389,7 +397,8 @@ def verify_graph(graph: Graph) -> None:
 
     Every tensor is produced at most once; constants and graph inputs are never produced; every
     op input is a constant, a graph input or produced by an earlier op; every graph output is
-    produced or is an input; element counts of constants match their shapes.
+    produced, is an input or is a constant (folded at build time, copied out by invoke);
+    element counts of constants match their shapes.
     """
     known = {id(t) for t in graph.tensors}
     available = {id(t) for t in graph.inputs}
@@ -416,5 +425,5 @@ def verify_graph(graph: Graph) -> None:
             produced.add(id(tensor))
             available.add(id(tensor))
     for tensor in graph.outputs:
-        if id(tensor) not in available:
+        if id(tensor) not in available and not tensor.is_constant:
             raise ModelError(f"graph output '{tensor.name}' is never produced")

@@ -1,15 +1,18 @@
-"""AVERAGE_POOL_2D and MAX_POOL_2D: the numpy reference and the C kernels against TFLite.
+"""AVERAGE_POOL_2D and MAX_POOL_2D (int8, int16): the numpy reference and the C kernels
+against TFLite.
 
 Seeded random single-op models cycle through filter sizes 1..4 (height and width apart),
 strides 1..3, SAME and VALID padding (windows clipped on every side), every clamp activation,
-batch 1 and 2, odd sizes and zero points across the int8 range, plus a global average pool.
+batch 1 and 2, odd sizes and zero points across the int8 range, plus a global average pool;
+the int16 cases repeat the geometries with zero point 0 and values spread over thousands of
+steps.
 Pooling involves no requantization, so both roundings must give identical results; each case
 still runs against both oracles. Every comparison is exact.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pytest
@@ -44,11 +47,12 @@ class PoolCase:
     activation: str
     zero_point: int
     seed: int
+    dtype: str = "int8"
 
     @property
     def id(self) -> str:
         kind = "avg" if self.kind == "AVERAGE_POOL_2D" else "max"
-        return (f"{kind}{self.seed}-{self.batch}x{self.height}x{self.width}x{self.channels}"
+        return (f"{kind}{self.seed}-{self.dtype}-{self.batch}x{self.height}x{self.width}x{self.channels}"
                 f"-f{self.filter[0]}x{self.filter[1]}-s{self.stride[0]}{self.stride[1]}"
                 f"-{self.padding}-{self.activation}-zp{self.zero_point}")
 
@@ -62,7 +66,8 @@ class PoolCase:
     @property
     def scale(self) -> float:
         # RELU_N1_TO_1 clamps at +-1.0 and RELU6 at 6.0: keep many steps inside the clamp.
-        return {"RELU_N1_TO_1": 0.0125, "RELU6": 0.05}.get(self.activation, 0.1)
+        steps = 1.0 if self.dtype == "int8" else 1.0 / 256
+        return steps * {"RELU_N1_TO_1": 0.0125, "RELU6": 0.05}.get(self.activation, 0.1)
 
 
 def random_cases(kind: str, count: int, first_seed: int) -> list[PoolCase]:
@@ -99,12 +104,21 @@ AVG_CASES = random_cases("AVERAGE_POOL_2D", 24, 300) + [
 MAX_CASES = random_cases("MAX_POOL_2D", 16, 400)
 
 
+def int16_cases(cases: list[PoolCase]) -> list[PoolCase]:
+    """The same geometries in int16, zero point 0 (int16 activations are symmetric)."""
+    return [replace(c, dtype="int16", zero_point=0, seed=c.seed + 1000) for c in cases]
+
+
+AVG16_CASES = int16_cases(AVG_CASES[::2] + AVG_CASES[-2:])
+MAX16_CASES = int16_cases(MAX_CASES[::2])
+
+
 def build_model(case: PoolCase) -> bytes:
     b = ModelBuilder(case.id)
-    x = b.add_tensor("input", (case.batch, case.height, case.width, case.channels), "int8",
+    x = b.add_tensor("input", (case.batch, case.height, case.width, case.channels), case.dtype,
                      scale=case.scale, zero_point=case.zero_point)
     oh, ow = case.output_hw()
-    y = b.add_tensor("output", (case.batch, oh, ow, case.channels), "int8",
+    y = b.add_tensor("output", (case.batch, oh, ow, case.channels), case.dtype,
                      scale=case.scale, zero_point=case.zero_point)
     b.add_op(case.kind, [x], [y], {
         "padding": case.padding,
@@ -122,14 +136,17 @@ def random_input(case: PoolCase) -> np.ndarray:
     """Values spread around the zero point, so that maxima of windows do not all clamp."""
     rng = np.random.default_rng(case.seed + 10_000)
     shape = (case.batch, case.height, case.width, case.channels)
-    values = rng.normal(case.zero_point + 20, 45, size=shape)
-    return np.clip(np.round(values), -128, 127).astype(np.int8)
+    steps = 1 if case.dtype == "int8" else 256
+    info = np.iinfo(case.dtype)
+    values = rng.normal(case.zero_point + 20 * steps, 45 * steps, size=shape)
+    return np.clip(np.round(values), info.min, info.max).astype(case.dtype)
 
 
 
 
 @pytest.mark.parametrize("case, rounding", [pytest.param(c, r, id=f"{c.id}-{r.value}")
-                                            for c in AVG_CASES + MAX_CASES for r in Rounding])
+                                            for c in AVG_CASES + MAX_CASES + AVG16_CASES
+                                            + MAX16_CASES for r in Rounding])
 def test_reference_matches_oracle(case: PoolCase, rounding: Rounding) -> None:
     model, x = build_model(case), random_input(case)
     expected = oracle_output(model, [x], rounding)
@@ -138,12 +155,16 @@ def test_reference_matches_oracle(case: PoolCase, rounding: Rounding) -> None:
 
 
 def c_cases() -> list:
-    """Three models through the generated C, both roundings; the sanitizer build has padding
-    on every side of a strided window."""
-    picked = [(AVG_CASES[1], False), (AVG_CASES[-1], True), (MAX_CASES[2], False)]
+    """Five models through the generated C; the sanitizer builds have padding on every side of
+    a strided window. The int8 ones run in both roundings; pooling involves no rounding-mode
+    dependent arithmetic (the reference tests show both oracles agree), so the int16 ones run
+    in one rounding each."""
+    picked = [(AVG_CASES[1], False, tuple(Rounding)), (AVG_CASES[-1], True, tuple(Rounding)),
+              (MAX_CASES[2], False, tuple(Rounding)), (AVG16_CASES[-1], True, (Rounding.TFLM,)),
+              (MAX16_CASES[1], False, (Rounding.LITERT,))]
     return [
         pytest.param(c, r, s, id=f"{c.id}-{r.value}{'-asan' if s else ''}")
-        for c, s in picked for r in Rounding
+        for c, s, roundings in picked for r in roundings
     ]
 
 

@@ -1,5 +1,5 @@
-"""SOFTMAX (int8 input; int8 and int16 output): the numpy reference and the C kernel against
-TFLite.
+"""SOFTMAX (int8 -> int8, int8 -> int16, int16 -> int16, float32): the numpy reference and the
+C kernel against TFLite.
 
 Seeded random single-op models cover ranks 1 to 4 (softmax over the last axis), betas 1.0,
 0.5 and 2.0, input scales from 0.01 to 0.5 (where the converter puts them) and a few very
@@ -7,7 +7,10 @@ large ones (beta * scale > 16, where TFLM's and LiteRT's Prepare cap the multipl
 differently), zero points across the int8 range, int8 output with TFLite's fixed
 quantization (scale 1/256, zero point -128) and int16 output (1/65536, -32768). The
 fixed-point exp and reciprocal are also checked directly against their real values.
-Every comparison with TFLite is exact, in both roundings.
+int16 input (scales 1e-4 to 3e-3, betas 0.5 to 2) uses TFLite's exp and 1/(1+x) tables, which
+TFLM builds in float and LiteRT in double (they differ in a few entries, and the input
+multiplier differs too: TFLM forms scale * beta in double, LiteRT in float). float32 softmax
+is compared bit for bit. Every comparison with TFLite is exact, in both roundings.
 """
 
 from __future__ import annotations
@@ -132,11 +135,11 @@ def test_one_over_one_plus_x_is_reciprocal() -> None:
 
 
 def c_cases() -> list:
-    """Three int8 models through the generated C, both roundings: a classifier row, rank 3
-    (sanitized), and the capped multiplier. (int16 output is not admitted by mcugen's support
-    rules yet; its C path has the same code as int8 up to the final store.)"""
+    """Four int8-input models through the generated C, both roundings: a classifier row, rank 3
+    (sanitized), the capped multiplier, and int16 output."""
     int8 = [c for c in CASES if c.output_type == "int8"]
-    picked = [(int8[1], False), (int8[2], True), (special_cases()[0], False)]
+    int16 = [c for c in CASES if c.output_type == "int16"]
+    picked = [(int8[1], False), (int8[2], True), (special_cases()[0], False), (int16[0], False)]
     return [pytest.param(c, r, s, id=f"{c.id}-{r.value}{'-asan' if s else ''}")
             for c, s in picked for r in Rounding]
 
@@ -149,3 +152,91 @@ def test_c_kernel_matches_oracle(case: SoftmaxCase, rounding: Rounding, sanitize
     expected = oracle_output(model, [x], rounding, case.min_distinct)
     (actual,) = run_tflite_bytes(model, [x], rounding, sanitize=sanitize)
     assert_exact(actual, expected)
+
+
+# --- int16 and float32 softmax -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WideCase:
+    shape: tuple[int, ...]
+    beta: float
+    dtype: str  # "int16" or "float32"
+    input_scale: float
+    seed: int
+
+    @property
+    def id(self) -> str:
+        return f"softmax-{self.dtype}-{'x'.join(map(str, self.shape))}-beta{self.beta}-s{self.input_scale:.3g}"
+
+
+def wide_cases() -> list[WideCase]:
+    rng = np.random.default_rng(880)
+    cases = []
+    for i in range(8):
+        shape = SHAPES[i % len(SHAPES)]
+        beta = BETAS[i % len(BETAS)]
+        scale = float(np.exp(rng.uniform(np.log(1e-4), np.log(3e-3))))
+        cases += [WideCase(shape, beta, "int16", scale, 880 + i), WideCase(shape, beta, "float32", 1.0, 890 + i)]
+    return cases
+
+
+def wide_model(case: WideCase) -> bytes:
+    b = ModelBuilder(case.id)
+    if case.dtype == "int16":
+        x = b.add_tensor("x", case.shape, "int16", scale=case.input_scale, zero_point=0)
+        y = b.add_tensor("y", case.shape, "int16", scale=1.0 / 32768.0, zero_point=0)
+    else:
+        x = b.add_tensor("x", case.shape, "float32")
+        y = b.add_tensor("y", case.shape, "float32")
+    b.add_op("SOFTMAX", [x], [y], {"beta": case.beta})
+    b.set_io([x], [y])
+    return b.build()
+
+
+def wide_input(case: WideCase) -> np.ndarray:
+    """Logits spread over a few units of beta-scaled input, with ties at the row maxima."""
+    rng = np.random.default_rng(case.seed)
+    spread = (2.0 if case.shape[-1] <= 100 else 5.0) / (case.beta * case.input_scale)
+    values = rng.normal(0.0, spread, size=case.shape)
+    values[..., 1] = values.max(axis=-1)
+    if case.dtype == "float32":
+        return values.astype(np.float32)
+    return np.clip(np.round(values), -32768, 32767).astype(np.int16)
+
+
+@pytest.mark.parametrize("case, rounding",
+                         [pytest.param(c, r, id=f"{c.id}-{r.value}") for c in wide_cases() for r in Rounding])
+def test_wide_reference_matches_oracle(case: WideCase, rounding: Rounding) -> None:
+    model, x = wide_model(case), wide_input(case)
+    expected = oracle_output(model, [x], rounding, min(5, case.shape[-1] - 1))
+    (actual,) = run_outputs(parse_model(model, f"{case.id}.tflite"), [x], rounding)
+    assert actual.dtype == expected.dtype and actual.shape == expected.shape
+    assert np.array_equal(actual.view(np.int32) if actual.dtype == np.float32 else actual,
+                          expected.view(np.int32) if expected.dtype == np.float32 else expected)
+
+
+def test_int16_tables_differ_between_runtimes() -> None:
+    """TFLM's float-built 1/(1+x) table and LiteRT's double-built one are not the same table:
+    each mode must use its own."""
+    from mcugen.opparams.activation import softmax_int16_params
+
+    op = parse_model(wide_model(wide_cases()[0]), "t.tflite").ops[0]
+    tflm = softmax_int16_params(op, Rounding.TFLM)
+    litert = softmax_int16_params(op, Rounding.LITERT)
+    assert not np.array_equal(tflm.one_over_one_plus_x_lut, litert.one_over_one_plus_x_lut)
+
+
+@pytest.mark.parametrize("case, rounding, sanitize",
+                         [pytest.param(wide_cases()[2], Rounding.TFLM, True, id="int16-tflm-asan"),
+                          pytest.param(wide_cases()[2], Rounding.LITERT, False, id="int16-litert"),
+                          pytest.param(wide_cases()[5], Rounding.TFLM, False, id="float32")])
+def test_wide_c_kernel_matches_oracle(case: WideCase, rounding: Rounding, sanitize: bool) -> None:
+    from mcugen.harness import run_tflite_bytes
+
+    model, x = wide_model(case), wide_input(case)
+    expected = oracle_output(model, [x], rounding)
+    (actual,) = run_tflite_bytes(model, [x], rounding, sanitize=sanitize)
+    assert actual.dtype == expected.dtype
+    assert np.array_equal(actual.view(np.int32) if actual.dtype == np.float32 else actual,
+                          expected.view(np.int32) if expected.dtype == np.float32 else expected)

@@ -158,7 +158,7 @@ $(BUILD)/$(1)/obj/%.o: $(BUILD)/$(1)/gen/%.c $(BUILD)/$(1)/cflags
 $(BUILD)/$(1)/obj/main.o: $(CASE_H)
 
 $$(EXE_$(1)): $$(OBJS_$(1)) $$(LDSCRIPT_$(1)) $$(if $$(LDSCRIPT_$(1)),$(COMMON_DIR)/sections.ld)
-	$$(CC_$(1)) $$(OBJS_$(1)) $$(LDFLAGS_$(1)) -o $$@
+	$$(CC_$(1)) $$(OBJS_$(1)) $$(LDFLAGS_$(1)) $$(MCUGEN_LDLIBS) -o $$@
 
 -include $$(OBJS_$(1):.o=.d)
 endef

@@ -11,6 +11,8 @@ import re
 
 import numpy as np
 
+from ..errors import BuildError
+
 _NOT_IDENTIFIER = re.compile(r"[^A-Za-z0-9_]+")
 _COMMENT_UNSAFE = re.compile(r"[^A-Za-z0-9 _\-.:;,()\[\]+=<>@#%&!^~|']")
 C_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -50,7 +52,14 @@ def c_float(value: float) -> str:
 
 
 def c_array_body(values: np.ndarray, per_line: int = 24) -> str:
-    """Comma-separated integers, `per_line` a line, indented for an array initialiser."""
-    flat = [str(int(v)) for v in np.asarray(values).ravel()]
+    """Comma-separated literals, `per_line` a line, indented for an array initialiser: integers
+    (bools as 0 and 1), float32 values as literals that read back to the same bits."""
+    array = np.asarray(values)
+    if array.dtype.kind == "f":
+        if not np.all(np.isfinite(array)):
+            raise BuildError("a float constant holds inf or NaN, which C99 has no literal for")
+        flat = [c_float(v) for v in array.ravel()]
+    else:
+        flat = [str(int(v)) for v in array.ravel()]
     lines = [", ".join(flat[i : i + per_line]) for i in range(0, len(flat), per_line)]
     return ",\n".join("    " + line for line in lines)

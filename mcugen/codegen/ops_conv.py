@@ -1,10 +1,12 @@
 """Emitters for CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED (runtime: mcugen_conv,
-mcugen_fully_connected).
+mcugen_fully_connected, mcugen_rescale), int8 and int16x8.
 
 Every build-time value is computed here, with the same functions the numpy reference uses
 (mcugen.opparams), so that the two paths differ only in the
 per-element arithmetic: multipliers and shifts per output channel, the activation clamp, the
 top/left padding, and for LiteRT's FULLY_CONNECTED the double-precision rescale factors.
+The int16x8 kernels take an mcugen_rescale_params (see mcugen.opparams.conv for the three
+rescales) and an int64 bias; an int32 bias is widened to int64 here, at build time.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UnsupportedError
-from ..ir import Conv2DOptions, DepthwiseConv2DOptions, Op, OpKind, Tensor
+from ..ir import Conv2DOptions, DepthwiseConv2DOptions, DType, Op, OpKind, Tensor
 from ..opparams import (
     check_int8_operands,
     conv_multipliers,
@@ -22,15 +24,61 @@ from ..opparams import (
     filter_offset,
     output_clamp,
 )
+from ..opparams.conv import Rescale, check_weighted_operands, conv_rescale, fc_rescale
 from ..quantization import Rounding
 from .emit import EmitContext, KernelCall, c_dims, emitter
 
 SHIFT_RANGE = (-31, 30)  # TFLite's QuantizeMultiplier range, which the C kernels check
 
 
+RUNTIME_CONV = {"mcugen_conv", "mcugen_rescale"}
+RUNTIME_FC = {"mcugen_fully_connected", "mcugen_rescale"}
+
+
+def is_int16(op: Op) -> bool:
+    """int16x8 (checked: int8 weights, int32/int64 bias, zero points 0) or int8."""
+    return check_weighted_operands(op) is DType.INT16
+
+
+def rescale_decls(ctx: EmitContext, op: Op, name: str, rescale: Rescale) -> list[str]:
+    """A static const mcugen_rescale_params `name`: fixed-point arrays in flash, or the
+    double scales (exact hexadecimal literals) in a block-scope array."""
+    hint = f"op{op.index} {op.kind.name.lower()}"
+    fields = [
+        f".kind = {rescale.kind.value}",
+        f".accumulator_bits = {rescale.accumulator_bits}",
+        f".per_channel = {int(rescale.per_channel)}",
+    ]
+    if rescale.multipliers.size:
+        mult = ctx.constant(f"{hint} multipliers", rescale.multipliers.astype(np.int32), "int32_t")
+        shift = ctx.constant(f"{hint} shifts", rescale.shifts.astype(np.int32), "int32_t")
+        fields += [f".multiplier = {mult}", f".shift = {shift}", ".scale = NULL"]
+    else:
+        scales = _c_doubles(rescale.scales)
+        declaration = const_decl("double", f"{name}_scale[{rescale.scales.size}]", f"{{ {scales} }}")
+        fields += [".multiplier = NULL", ".shift = NULL", f".scale = {name}_scale"]
+        return [declaration, const_decl("mcugen_rescale_params", name, f"{{ {', '.join(fields)} }}")]
+    return [const_decl("mcugen_rescale_params", name, f"{{ {', '.join(fields)} }}")]
+
+
+def bias64_args(ctx: EmitContext, op: Op, bias: Tensor | None, name: str) -> tuple[list[str], str]:
+    """Like bias32_args for the int16x8 kernels, whose bias is int64: an int32 bias becomes an
+    int64 constant (the kernel's rescale says to wrap the sum to int32)."""
+    if bias is None:
+        return [], "NULL, NULL"
+    dims = [const_decl("mcugen_dims", name, c_dims(bias.shape))]
+    if bias.dtype is DType.INT64:
+        return dims, f"&{name}, {ctx.ptr(bias)}"
+    assert bias.data is not None
+    wide = ctx.constant(f"op{op.index} bias int64", bias.data.astype(np.int64).reshape(-1),
+                        "int64_t")
+    return dims, f"&{name}, {wide}"
+
+
 def _operands(op: Op) -> tuple[Tensor, Tensor, Tensor | None, Tensor]:
     """(input, weights, bias or None, output), with the quantization the kernels need."""
-    check_int8_operands(op)
+    if not is_int16(op):
+        check_int8_operands(op)
     x, w = op.inputs[0], op.inputs[1]
     bias = op.inputs[2] if len(op.inputs) > 2 else None
     y = op.outputs[0]
@@ -40,7 +88,7 @@ def _operands(op: Op) -> tuple[Tensor, Tensor, Tensor | None, Tensor]:
             raise UnsupportedError(f"{op.where()}: tensor '{tensor.name}' is not quantized")
     for tensor in (x, y):
         zero_point = tensor.quant.single_zero_point  # type: ignore[union-attr]
-        if not -128 <= zero_point <= 127:
+        if tensor.dtype is DType.INT8 and not -128 <= zero_point <= 127:
             raise UnsupportedError(
                 f"{op.where()}: int8 tensor '{tensor.name}' has zero point {zero_point}, "
                 "outside [-128, 127]"
@@ -57,7 +105,7 @@ def _check_shifts(op: Op, shifts: np.ndarray) -> None:
         )
 
 
-def _const(ctype: str, name: str, initialiser: str) -> str:
+def const_decl(ctype: str, name: str, initialiser: str) -> str:
     """One block-scope constant: `static const <ctype> <name> = <initialiser>;`."""
     return f"static const {ctype} {name} = {initialiser};"
 
@@ -66,16 +114,16 @@ def _flat_dims(n: int, c: int) -> str:
     return f"{{ .n = {n}, .h = 1, .w = 1, .c = {c} }}"
 
 
-def _context(op: Op, ctx: EmitContext, name: str) -> str:
+def context_decl(op: Op, ctx: EmitContext, name: str) -> str:
     scratch, scratch_bytes = ctx.scratch(op)
     return f"const mcugen_context {name} = {{ .buf = {scratch}, .size = {scratch_bytes} }};"
 
 
-def _bias_args(ctx: EmitContext, bias: Tensor | None, name: str) -> tuple[list[str], str]:
+def bias32_args(ctx: EmitContext, bias: Tensor | None, name: str) -> tuple[list[str], str]:
     """(declarations, 'dims pointer, data pointer' call arguments) for an optional bias."""
     if bias is None:
         return [], "NULL, NULL"
-    return [_const("mcugen_dims", name, c_dims(bias.shape))], f"&{name}, {ctx.ptr(bias)}"
+    return [const_decl("mcugen_dims", name, c_dims(bias.shape))], f"&{name}, {ctx.ptr(bias)}"
 
 
 def _quant_decl(
@@ -87,7 +135,7 @@ def _quant_decl(
     mult = ctx.constant(f"{hint} multipliers", multipliers.astype(np.int32), "int32_t")
     shift = ctx.constant(f"{hint} shifts", shifts.astype(np.int32), "int32_t")
     fields = f"{{ .multiplier = {mult}, .shift = {shift} }}"
-    return _const("mcugen_per_channel_quant_params", name, fields)
+    return const_decl("mcugen_per_channel_quant_params", name, fields)
 
 
 def _window_fields(op: Op, x: Tensor, w_hw: tuple[int, int], y: Tensor, ctx: EmitContext) -> str:
@@ -120,31 +168,38 @@ def _convolution(op: Op, ctx: EmitContext, depthwise: bool) -> KernelCall:
                 f"{x.shape[3]} input channels"
             )
         multiplier = w.shape[3] // x.shape[3]
-        params = _const(
+        params = const_decl(
             "mcugen_dw_conv_params",
             f"{stem}_params_{i}",
             f"{{ {fields}, .ch_mult = {multiplier} }}",
         )
     else:
-        params = _const("mcugen_conv_params", f"{stem}_params_{i}", f"{{ {fields} }}")
-    multipliers, shifts = conv_multipliers(op)
-    bias_decls, bias_args = _bias_args(ctx, bias, f"{stem}_bias_dims_{i}")
+        params = const_decl("mcugen_conv_params", f"{stem}_params_{i}", f"{{ {fields} }}")
+    wide = is_int16(op)
+    if wide:
+        quant = rescale_decls(ctx, op, f"{stem}_quant_{i}", conv_rescale(op, ctx.rounding))
+        bias_decls, bias_args = bias64_args(ctx, op, bias, f"{stem}_bias_dims_{i}")
+    else:
+        multipliers, shifts = conv_multipliers(op)
+        quant = [_quant_decl(ctx, op, f"{stem}_quant_{i}", multipliers, shifts)]
+        bias_decls, bias_args = bias32_args(ctx, bias, f"{stem}_bias_dims_{i}")
     declarations = [
         params,
-        _quant_decl(ctx, op, f"{stem}_quant_{i}", multipliers, shifts),
-        _const("mcugen_dims", f"{stem}_input_dims_{i}", c_dims(x.shape)),
-        _const("mcugen_dims", f"{stem}_filter_dims_{i}", c_dims(w.shape)),
+        *quant,
+        const_decl("mcugen_dims", f"{stem}_input_dims_{i}", c_dims(x.shape)),
+        const_decl("mcugen_dims", f"{stem}_filter_dims_{i}", c_dims(w.shape)),
         *bias_decls,
-        _const("mcugen_dims", f"{stem}_output_dims_{i}", c_dims(y.shape)),
-        _context(op, ctx, f"{stem}_ctx_{i}"),
+        const_decl("mcugen_dims", f"{stem}_output_dims_{i}", c_dims(y.shape)),
+        context_decl(op, ctx, f"{stem}_ctx_{i}"),
     ]
-    function = "mcugen_depthwise_conv_s8" if depthwise else "mcugen_convolve_s8"
+    function = "mcugen_depthwise_conv_s" if depthwise else "mcugen_convolve_s"
+    function += "16" if wide else "8"
     call = (
         f"{function}(&{stem}_ctx_{i}, &{stem}_params_{i}, &{stem}_quant_{i}, "
         f"&{stem}_input_dims_{i}, {ctx.ptr(x)}, &{stem}_filter_dims_{i}, {ctx.ptr(w)}, "
         f"{bias_args}, &{stem}_output_dims_{i}, {ctx.ptr(y)})"
     )
-    return KernelCall(declarations=declarations, calls=[call], runtime={"mcugen_conv"})
+    return KernelCall(declarations=declarations, calls=[call], runtime=set(RUNTIME_CONV))
 
 
 @emitter(OpKind.CONV_2D)
@@ -183,11 +238,15 @@ def emit_fully_connected(op: Op, ctx: EmitContext) -> KernelCall:
     assert y.quant is not None and x.quant is not None and w.quant is not None
     low, high = output_clamp(op)
     declarations: list[str] = []
-    if ctx.rounding is Rounding.LITERT:
+    wide = is_int16(op)
+    if wide:
+        declarations += rescale_decls(ctx, op, f"fc_quant_{i}", fc_rescale(op, ctx.rounding))
+        real_scale, quant_arg = "NULL", f"&fc_quant_{i}"
+    elif ctx.rounding is Rounding.LITERT:
         # LiteRT's reference FC rescales in double (see fc_real_scales in mcugen.opparams).
         scales = fc_real_scales(op)
         declarations.append(
-            _const("double", f"fc_scale_{i}[{scales.size}]", f"{{ {_c_doubles(scales)} }}")
+            const_decl("double", f"fc_scale_{i}[{scales.size}]", f"{{ {_c_doubles(scales)} }}")
         )
         real_scale, quant_arg = f"fc_scale_{i}", "NULL"
     else:
@@ -201,19 +260,22 @@ def emit_fully_connected(op: Op, ctx: EmitContext) -> KernelCall:
         f".activation = {{ .min = {low}, .max = {high} }}, "
         f".per_channel = {int(w.quant.per_channel)}, .real_scale = {real_scale} }};"
     )
-    bias_decls, bias_args = _bias_args(ctx, bias, f"fc_bias_dims_{i}")
+    if wide:
+        bias_decls, bias_args = bias64_args(ctx, op, bias, f"fc_bias_dims_{i}")
+    else:
+        bias_decls, bias_args = bias32_args(ctx, bias, f"fc_bias_dims_{i}")
     declarations += [
         params,
-        _const("mcugen_dims", f"fc_input_dims_{i}", _flat_dims(batch, depth)),
+        const_decl("mcugen_dims", f"fc_input_dims_{i}", _flat_dims(batch, depth)),
         # CMSIS-NN's convention: filter dims n = accumulation depth, c = output units.
-        _const("mcugen_dims", f"fc_filter_dims_{i}", _flat_dims(depth, units)),
+        const_decl("mcugen_dims", f"fc_filter_dims_{i}", _flat_dims(depth, units)),
         *bias_decls,
-        _const("mcugen_dims", f"fc_output_dims_{i}", _flat_dims(batch, units)),
-        _context(op, ctx, f"fc_ctx_{i}"),
+        const_decl("mcugen_dims", f"fc_output_dims_{i}", _flat_dims(batch, units)),
+        context_decl(op, ctx, f"fc_ctx_{i}"),
     ]
     call = (
-        f"mcugen_fully_connected_s8(&fc_ctx_{i}, &fc_params_{i}, {quant_arg}, "
+        f"mcugen_fully_connected_s{16 if wide else 8}(&fc_ctx_{i}, &fc_params_{i}, {quant_arg}, "
         f"&fc_input_dims_{i}, {ctx.ptr(x)}, &fc_filter_dims_{i}, {ctx.ptr(w)}, {bias_args}, "
         f"&fc_output_dims_{i}, {ctx.ptr(y)})"
     )
-    return KernelCall(declarations=declarations, calls=[call], runtime={"mcugen_fully_connected"})
+    return KernelCall(declarations=declarations, calls=[call], runtime=set(RUNTIME_FC))

@@ -1,4 +1,5 @@
-"""AVERAGE_POOL_2D and MAX_POOL_2D -> mcugen_avgpool_s8 / mcugen_maxpool_s8 (mcugen_pool.c).
+"""AVERAGE_POOL_2D and MAX_POOL_2D -> mcugen_avgpool_{s8,s16} / mcugen_maxpool_{s8,s16}
+(mcugen_pool.c).
 
 The geometry (padding, clamp) comes from mcugen.opparams, so the C and the numpy
 reference share every build-time value.
@@ -6,7 +7,7 @@ reference share every build-time value.
 
 from __future__ import annotations
 
-from ..ir import Op, OpKind
+from ..ir import DType, Op, OpKind
 from ..opparams import PoolGeometry, pool_geometry
 from .emit import EmitContext, KernelCall, c_dims, emitter
 
@@ -20,9 +21,13 @@ def _params_initialiser(g: PoolGeometry) -> str:
     )
 
 
-def _emit_pool(op: Op, ctx: EmitContext, function: str) -> KernelCall:
+_SUFFIX = {DType.INT8: "s8", DType.INT16: "s16"}
+
+
+def _emit_pool(op: Op, ctx: EmitContext, kernel: str) -> KernelCall:
     x, y = op.inputs[0], op.outputs[0]
     assert x is not None
+    function = f"{kernel}_{_SUFFIX[x.dtype]}"
     i = op.index
     params, in_dims, out_dims = f"pool_params_{i}", f"pool_input_dims_{i}", f"pool_output_dims_{i}"
     return KernelCall(
@@ -38,9 +43,9 @@ def _emit_pool(op: Op, ctx: EmitContext, function: str) -> KernelCall:
 
 @emitter(OpKind.MAX_POOL_2D)
 def emit_max_pool_2d(op: Op, ctx: EmitContext) -> KernelCall:
-    return _emit_pool(op, ctx, "mcugen_maxpool_s8")
+    return _emit_pool(op, ctx, "mcugen_maxpool")
 
 
 @emitter(OpKind.AVERAGE_POOL_2D)
 def emit_average_pool_2d(op: Op, ctx: EmitContext) -> KernelCall:
-    return _emit_pool(op, ctx, "mcugen_avgpool_s8")
+    return _emit_pool(op, ctx, "mcugen_avgpool")

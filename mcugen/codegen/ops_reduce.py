@@ -1,74 +1,101 @@
-"""MEAN -> mcugen_mean_s8 (mcugen_reduce.c).
+"""MEAN, SUM, REDUCE_MAX and ARG_MAX -> the kernels of mcugen_reduce.c.
 
-The axes are resolved here into two loop nests over the input: the kept dimensions (in
-output order, so outputs are written in sequence) and the reduced ones. Dimensions of extent 1
-are dropped and neighbours that are contiguous in the input merge, so the usual NHWC mean over
-H and W becomes one outer loop over channels and one inner loop of H * W taps. Each output's
-sum stays in a register: the kernel needs no scratch buffer (no @scratch_size).
+The axes are resolved at build time (mcugen.opparams.reduce) into two loop nests over the
+input: the kept dimensions (in output order, so outputs are written in sequence) and the
+reduced ones. The usual NHWC mean over H and W becomes one outer loop over channels and one
+inner loop of H * W taps. Each output's accumulator stays in a register: the kernels need no
+scratch buffer (no @scratch_size). Which kernel, and the two mode-dependent details (LiteRT's
+first-element seed for all-axes SUM/MAX, LiteRT's NaN-aware ARG_MAX), follow
+mcugen.reference.reduce, whose docstring records why.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..errors import UnsupportedError
-from ..ir import Op, OpKind
-from ..opparams import mean_params
+from ..ir import DType, Op, OpKind
+from ..opparams.reduce import (
+    MAX_LOOPS,
+    ReduceGeometry,
+    arg_max_geometry,
+    arg_max_skips_nan,
+    loop_nest,
+    quant_reduce_params,
+    reduce_geometry,
+    refuse_litert_quantized_sum,
+    seeds_with_first,
+)
 from .emit import EmitContext, KernelCall, emitter
 
-MAX_LOOPS = 4  # MCUGEN_REDUCE_MAX_LOOPS in mcugen_reduce.h
+__all__ = ["loop_nest"]
+
+_SUFFIX = {DType.INT8: "s8", DType.INT16: "s16", DType.FLOAT32: "f32"}
 
 
-def _contiguous_strides(shape: Sequence[int]) -> list[int]:
-    strides, step = [0] * len(shape), 1
-    for axis in reversed(range(len(shape))):
-        strides[axis] = step
-        step *= shape[axis]
-    return strides
-
-
-def loop_nest(shape: Sequence[int], axes: Sequence[int]) -> list[tuple[int, int]]:
-    """(extent, input stride) levels, outermost first, over the given axes of `shape`."""
-    strides = _contiguous_strides(shape)
-    levels: list[tuple[int, int]] = []
-    for axis in axes:
-        extent, stride = shape[axis], strides[axis]
-        if extent == 1:
-            continue
-        if levels and levels[-1][1] == stride * extent:
-            levels[-1] = (levels[-1][0] * extent, stride)  # contiguous with the level above
-        else:
-            levels.append((extent, stride))
-    return levels
-
-
-def _nest_initialiser(levels: list[tuple[int, int]], what: str, op: Op) -> str:
+def _nest_initialiser(levels: Sequence[tuple[int, int]]) -> str:
     """An mcugen_loop_nest initialiser, padded with unit levels on the outside."""
-    if len(levels) > MAX_LOOPS:
-        raise UnsupportedError(f"{op.where()}: the {what} dimensions need {len(levels)} loop "
-                               f"levels (at most {MAX_LOOPS})")
-    padded = [(1, 0)] * (MAX_LOOPS - len(levels)) + levels
+    padded = [(1, 0)] * (MAX_LOOPS - len(levels)) + list(levels)
     extents = ", ".join(str(n) for n, _ in padded)
     strides = ", ".join(str(s) for _, s in padded)
     return f"{{ .extent = {{ {extents} }}, .stride = {{ {strides} }} }}"
 
 
+def _params(op: Op, g: ReduceGeometry, seed_with_first: bool) -> tuple[str, str]:
+    name = f"reduce_params_{op.index}"
+    return name, (f"static const mcugen_reduce_params {name} = {{ .outer = "
+                  f"{_nest_initialiser(g.outer)}, .inner = {_nest_initialiser(g.inner)}, "
+                  f".seed_with_first = {int(seed_with_first)} }};")
+
+
 @emitter(OpKind.MEAN)
-def emit_mean(op: Op, ctx: EmitContext) -> KernelCall:
+@emitter(OpKind.SUM)
+def emit_sum_or_mean(op: Op, ctx: EmitContext) -> KernelCall:
     x, y = op.inputs[0], op.outputs[0]
     assert x is not None
-    p = mean_params(op)
-    kept = [axis for axis in range(len(x.shape)) if axis not in p.axes]
-    outer = _nest_initialiser(loop_nest(x.shape, kept), "kept", op)
-    inner = _nest_initialiser(loop_nest(x.shape, p.axes), "reduced", op)
-    quant = (f"{{ .sum_offset = {-p.input_zero_point * p.count}, .multiplier = {p.multiplier}, "
-             f".shift = {p.shift}, .output_offset = {p.output_zero_point} }}")
-    params_name, quant_name = f"mean_params_{op.index}", f"mean_quant_{op.index}"
+    refuse_litert_quantized_sum(op, ctx.rounding)
+    if x.dtype is DType.FLOAT32:
+        name, declaration = _params(op, reduce_geometry(op), seeds_with_first(op, ctx.rounding))
+        mean = int(op.kind is OpKind.MEAN)
+        call = f"mcugen_reduce_sum_f32(&{name}, {mean}, {ctx.ptr(x)}, {ctx.ptr(y)})"
+        return KernelCall(declarations=[declaration], calls=[call], runtime={"mcugen_reduce"})
+    p = quant_reduce_params(op)
+    name, declaration = _params(op, p.geometry, False)
+    quant_name = f"reduce_quant_{op.index}"
+    quant = (f"{{ .sum_offset = {-p.input_zero_point * p.geometry.count}, "
+             f".multiplier = {p.multiplier}, .shift = {p.shift}, "
+             f".output_offset = {p.output_zero_point}, .output_min = {p.output_min}, "
+             f".output_max = {p.output_max} }}")
+    function = f"mcugen_reduce_sum_requant_{_SUFFIX[x.dtype]}"
     return KernelCall(
-        declarations=[
-            f"static const mcugen_mean_params {params_name} = {{ .outer = {outer}, .inner = {inner} }};",
-            f"static const mcugen_mean_quant_params {quant_name} = {quant};",
-        ],
-        calls=[f"mcugen_mean_s8(&{params_name}, &{quant_name}, {ctx.ptr(x)}, {ctx.ptr(y)})"],
+        declarations=[declaration,
+                      f"static const mcugen_reduce_quant_params {quant_name} = {quant};"],
+        calls=[f"{function}(&{name}, &{quant_name}, {ctx.ptr(x)}, {ctx.ptr(y)})"],
+        runtime={"mcugen_reduce"},
+    )
+
+
+@emitter(OpKind.REDUCE_MAX)
+def emit_reduce_max(op: Op, ctx: EmitContext) -> KernelCall:
+    x, y = op.inputs[0], op.outputs[0]
+    assert x is not None
+    name, declaration = _params(op, reduce_geometry(op), seeds_with_first(op, ctx.rounding))
+    function = f"mcugen_reduce_max_{_SUFFIX[x.dtype]}"
+    return KernelCall(declarations=[declaration],
+                      calls=[f"{function}(&{name}, {ctx.ptr(x)}, {ctx.ptr(y)})"],
+                      runtime={"mcugen_reduce"})
+
+
+@emitter(OpKind.ARG_MAX)
+def emit_arg_max(op: Op, ctx: EmitContext) -> KernelCall:
+    x, y = op.inputs[0], op.outputs[0]
+    assert x is not None
+    g = arg_max_geometry(op)
+    nan_aware = int(arg_max_skips_nan(op, ctx.rounding))
+    name = f"arg_max_params_{op.index}"
+    declaration = (f"static const mcugen_arg_max_params {name} = {{ .outer = {g.outer}, "
+                   f".axis_size = {g.axis_size}, .inner = {g.inner}, .nan_aware = {nan_aware} }};")
+    return KernelCall(
+        declarations=[declaration],
+        calls=[f"mcugen_arg_max_{_SUFFIX[x.dtype]}(&{name}, {ctx.ptr(x)}, {ctx.ptr(y)})"],
         runtime={"mcugen_reduce"},
     )

@@ -1,17 +1,38 @@
-"""Shape-only ops. A RESHAPE is normally an alias (the planner gives its output the input's
-bytes and no code is emitted); only a reshaped constant that is a graph output needs a copy."""
+"""Shape-only ops: RESHAPE, SQUEEZE, EXPAND_DIMS and SHAPE -> mcugen_copy (mcugen_copy.c).
+
+RESHAPE, SQUEEZE and EXPAND_DIMS are normally aliases (the planner gives the output the input's
+bytes and no code is emitted); when the planner cannot alias (a constant input, say) the output
+gets a byte copy of the input. SHAPE's output is known at build time: it is written from a
+constant in flash (the constant folder usually removes the op before it gets here).
+"""
 
 from __future__ import annotations
 
 from ..ir import Op, OpKind
+from ..reference.shape import shape_values
 from .emit import EmitContext, KernelCall, emitter
+from .ops_movement import byte_source
 
 
 @emitter(OpKind.RESHAPE)
+@emitter(OpKind.SQUEEZE)
+@emitter(OpKind.EXPAND_DIMS)
 def emit_reshape(op: Op, ctx: EmitContext) -> KernelCall:
     source, target = op.inputs[0], op.outputs[0]
     assert source is not None
     return KernelCall(
-        calls=[f"mcugen_copy({ctx.ptr(target)}, {ctx.ptr(source)}, {target.nbytes})"],
+        calls=[f"mcugen_copy({ctx.ptr(target)}, {byte_source(source, ctx)}, {target.nbytes})"],
         runtime={"mcugen_copy"},
     )
+
+
+@emitter(OpKind.SHAPE)
+def emit_shape(op: Op, ctx: EmitContext) -> KernelCall:
+    target = op.outputs[0]
+    values = shape_values(op)
+    constant = ctx.constant(f"shape_{op.index}", values, target.dtype.ctype)
+    return KernelCall(
+        calls=[f"mcugen_copy({ctx.ptr(target)}, {constant}, {target.nbytes})"],
+        runtime={"mcugen_copy"},
+    )
+

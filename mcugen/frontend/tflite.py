@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+import flatbuffers
 import numpy as np
 import tflite
 
@@ -81,11 +82,24 @@ _TYPE_NAMES: dict[int, str] = {
 }
 
 
+def _empty_table() -> tuple[bytearray, int]:
+    """A flatbuffer holding one table with no fields: every accessor reads its default."""
+    builder = flatbuffers.Builder(16)
+    builder.StartObject(0)
+    builder.Finish(builder.EndObject())
+    data = builder.Output()
+    return bytearray(data), flatbuffers.encode.Get(flatbuffers.packer.uoffset, data, 0)
+
+
 def _options_table(op: Any, options_class: Any) -> Any:
+    """The op's options table; an op written without one (the converter omits tables whose
+    fields all have their defaults, SQUEEZE with no squeeze_dims say) reads the defaults."""
     table = op.BuiltinOptions()
     options = options_class()
     if table is not None:
         options.Init(table.Bytes, table.Pos)
+    else:
+        options.Init(*_empty_table())
     return options
 
 
@@ -104,7 +118,14 @@ def _conv(op: Any, where: str) -> Conv2DOptions:
         dilation_h=o.DilationHFactor(),
         dilation_w=o.DilationWFactor(),
         activation=_enum(_ACTIVATIONS, o.FusedActivationFunction(), "activation", where),
+        quantized_bias_type=_quantized_bias_type(o),
     )
+
+
+def _quantized_bias_type(options: Any) -> Optional[DType]:
+    """The options' quantized_bias_type; the schema default (FLOAT32) means not set."""
+    value = options.QuantizedBiasType()
+    return None if value == tflite.TensorType.FLOAT32 else _DTYPES.get(value)
 
 
 def _depthwise(op: Any, where: str) -> DepthwiseConv2DOptions:
@@ -126,6 +147,7 @@ def _fully_connected(op: Any, where: str) -> FullyConnectedOptions:
         activation=_enum(_ACTIVATIONS, o.FusedActivationFunction(), "activation", where),
         keep_num_dims=bool(o.KeepNumDims()),
         shuffled_weights=o.WeightsFormat() != tflite.FullyConnectedOptionsWeightsFormat.DEFAULT,
+        quantized_bias_type=_quantized_bias_type(o),
     )
 
 
@@ -415,9 +437,13 @@ class _Reader:
         shape = tuple(self._ints(t.ShapeAsNumpy()))
         if any(d < 0 for d in shape):
             raise ModelError(f"{where}: negative dimension in shape {list(shape)}")
-        if t.ShapeSignatureLength() and any(d < 0 for d in self._ints(t.ShapeSignatureAsNumpy())):
-            # A dynamic dimension (batch -1) is fixed at its stored size: MCU code is static.
-            pass
+        dynamic_axes: tuple[int, ...] = ()
+        if t.ShapeSignatureLength():
+            # A dynamic dimension (batch -1) is fixed at its stored size (the converter stores 1),
+            # as TFLite runs it when nothing resizes the input: MCU code is static.
+            signature = self._ints(t.ShapeSignatureAsNumpy())
+            if len(signature) == len(shape):
+                dynamic_axes = tuple(axis for axis, d in enumerate(signature) if d < 0)
         raw = self._buffer_bytes(t.Buffer(), where)
         data = None
         if raw is not None:
@@ -428,7 +454,8 @@ class _Reader:
                     f"{dtype.short} needs {count * dtype.itemsize}"
                 )
             data = np.frombuffer(raw, dtype=dtype.numpy.newbyteorder("<")).astype(dtype.numpy).reshape(shape)
-        return Tensor(index=index, name=name, shape=shape, dtype=dtype, quant=self._quant(t, shape, where), data=data)
+        return Tensor(index=index, name=name, shape=shape, dtype=dtype, quant=self._quant(t, shape, where), data=data,
+                      dynamic_axes=dynamic_axes)
 
     def _quant(self, t: Any, shape: tuple[int, ...], where: str) -> Optional[Quant]:
         q = t.Quantization()

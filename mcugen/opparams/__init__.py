@@ -18,7 +18,6 @@ import numpy as np
 from ..errors import UnsupportedError
 from ..ir import (
     Activation,
-    ArithmeticOptions,
     DType,
     Op,
     Padding,
@@ -132,66 +131,6 @@ def filter_offset(weights: Tensor) -> int:
     """-zero point of per-tensor weights; per-channel weights are symmetric by spec (offset 0)."""
     assert weights.quant is not None
     return 0 if weights.quant.per_channel else -weights.quant.single_zero_point
-
-
-# --- ADD ---------------------------------------------------------------------------------
-
-# int8 inputs: 255 << 20 stays far from int32 overflow (int16 would use 15).
-ADD_LEFT_SHIFT_INT8 = 20
-
-
-@dataclass(frozen=True)
-class AddQuantParams:
-    """Build-time requantization of an int8 ADD; shifts are <= 0 (right shifts)."""
-
-    input1_offset: int
-    input1_multiplier: int
-    input1_shift: int
-    input2_offset: int
-    input2_multiplier: int
-    input2_shift: int
-    output_offset: int
-    output_multiplier: int
-    output_shift: int
-    left_shift: int
-    activation_min: int
-    activation_max: int
-
-
-def _smaller_than_one(real: float, what: str, op: Op) -> tuple[int, int]:
-    """QuantizeMultiplierSmallerThanOneExp: TFLite CHECK-fails outside (0, 1)."""
-    if not 0.0 < real < 1.0:
-        raise UnsupportedError(f"{op.where()}: {what} rescale {real:g} is outside (0, 1)")
-    return quantize_multiplier(real)
-
-
-def add_quant_params(op: Op) -> AddQuantParams:
-    a, b, y = op.inputs[0], op.inputs[1], op.outputs[0]
-    assert a is not None and b is not None and a.quant and b.quant and y.quant
-    options = op.options
-    assert isinstance(options, ArithmeticOptions)
-    scale_a, scale_b, scale_y = a.quant.single_scale, b.quant.single_scale, y.quant.single_scale
-    # The scales are float32 values; TFLite forms these ratios in double.
-    twice_max_input_scale = 2.0 * max(scale_a, scale_b)
-    left_shift = ADD_LEFT_SHIFT_INT8
-    m1, s1 = _smaller_than_one(scale_a / twice_max_input_scale, "input 1", op)
-    m2, s2 = _smaller_than_one(scale_b / twice_max_input_scale, "input 2", op)
-    mo, so = _smaller_than_one(twice_max_input_scale / ((1 << left_shift) * scale_y), "output", op)
-    low, high = _activation_limits(op, options.activation, y.quant, y.dtype)
-    return AddQuantParams(
-        input1_offset=-a.quant.single_zero_point,
-        input1_multiplier=m1,
-        input1_shift=s1,
-        input2_offset=-b.quant.single_zero_point,
-        input2_multiplier=m2,
-        input2_shift=s2,
-        output_offset=y.quant.single_zero_point,
-        output_multiplier=mo,
-        output_shift=so,
-        left_shift=left_shift,
-        activation_min=low,
-        activation_max=high,
-    )
 
 
 # --- AVERAGE_POOL_2D, MAX_POOL_2D --------------------------------------------------------

@@ -1,15 +1,20 @@
-"""CONV_2D and DEPTHWISE_CONV_2D, int8, bit-exact with TFLite's reference integer kernels.
+"""CONV_2D and DEPTHWISE_CONV_2D, int8 and int16x8, bit-exact with TFLite's reference kernels.
 
 TFLite (reference_integer_ops::ConvPerChannel / DepthwiseConvPerChannel, identical in TFLM and
-LiteRT) accumulates filter * (input + input_offset) in int32 over the taps that fall inside
-the image (padding taps are skipped, which is the same as a zero-valued offset input), adds the
-bias, requantizes per output channel with MultiplyByQuantizedMultiplier, adds the output zero
-point and clamps to the fused activation.
+LiteRT) accumulates filter * (input + input_offset) over the taps that fall inside the image
+(padding taps are skipped, which is the same as a zero-valued offset input), adds the bias,
+requantizes per output channel, adds the output zero point and clamps to the fused activation.
 
-Both runtimes round twice here: the LiteRT 2.3.0 wheel's reference conv kernels match TFLM's
-double-rounding MultiplyByQuantizedMultiplier exactly (measured on the public models'
-intermediates and on power-of-two scales, whose exact ties a single rounding would send up and
-double rounding sends away from zero), so the arithmetic does not depend on the Rounding mode.
+int8 accumulates in int32 and rescales with MultiplyByQuantizedMultiplier, which rounds twice
+in both runtimes: the LiteRT 2.3.0 wheel's reference conv kernels match TFLM's double-rounding
+MultiplyByQuantizedMultiplier exactly (measured on the public models' intermediates and on
+power-of-two scales, whose exact ties a single rounding would send up and double rounding
+sends away from zero), so the arithmetic does not depend on the Rounding mode.
+
+int16x8 (int16 activations with zero point 0, int8 weights) accumulates in int64 when the bias
+is int64 or absent and rescales with the int64 MultiplyByQuantizedMultiplier (a 16-bit reduced
+multiplier, one rounding); an int32 bias selects the int32 accumulator and the int8 rescale.
+See mcugen.opparams.conv.
 
 Vectorised: one int64 tensordot (conv) or broadcast multiply (depthwise) per filter tap, over
 all output pixels at once.
@@ -23,30 +28,51 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..ir import Conv2DOptions, DepthwiseConv2DOptions, Op, OpKind, Tensor
-from ..opparams import check_int8_operands, conv_multipliers, conv_padding, output_clamp
+from ..opparams import conv_padding, output_clamp
+from ..opparams.conv import Rescale, RescaleKind, conv_rescale
 from ..quantization import Rounding
 from . import reference
 from .fixedpoint import clamp, multiply_by_quantized_multiplier, wrap_int32
 
 
 def add_bias(acc: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
-    """int32 accumulator (channels last) + optional bias, wrapping like int32."""
-    acc = wrap_int32(acc)
-    return acc if bias is None else wrap_int32(acc + bias.astype(np.int64).reshape(-1))
+    """Exact int64 accumulator (channels last) + optional bias. Wrapping to int32 happens in
+    apply_rescale for the int32-accumulator paths (the same result modulo 2^32)."""
+    return acc if bias is None else acc + bias.astype(np.int64).reshape(-1)
+
+
+def multiply_by_quantized_multiplier_wide(
+    acc: np.ndarray, reduced: np.ndarray, total_shift: np.ndarray
+) -> np.ndarray:
+    """TFLite's MultiplyByQuantizedMultiplier(int64_t x, ...): x * reduced multiplier, plus
+    half, arithmetic shift right by total_shift (int64 arithmetic), truncated to int32."""
+    acc = np.asarray(acc, dtype=np.int64)
+    total = np.asarray(total_shift, dtype=np.int64)
+    with np.errstate(over="ignore"):
+        product = acc * np.asarray(reduced, dtype=np.int64) + (np.int64(1) << (total - 1))
+    return wrap_int32(product >> total)
+
+
+def apply_rescale(acc: np.ndarray, rescale: Rescale) -> np.ndarray:
+    """Fixed-point rescale of an exact accumulator (channels last), as int64 values."""
+    if rescale.kind is RescaleKind.Q15_WIDE:
+        return multiply_by_quantized_multiplier_wide(acc, rescale.multipliers, rescale.shifts)
+    assert rescale.kind is RescaleKind.Q31, rescale.kind
+    return multiply_by_quantized_multiplier(wrap_int32(acc), rescale.multipliers, rescale.shifts)
 
 
 def finish_output(op: Op, scaled: np.ndarray) -> np.ndarray:
-    """Rescaled accumulator -> int8: + output zero point, clamp to the activation."""
+    """Rescaled accumulator -> output dtype: + output zero point, clamp to the activation."""
     y = op.outputs[0]
     assert y.quant is not None
     low, high = output_clamp(op)
-    return clamp(wrap_int32(scaled + y.quant.single_zero_point), low, high).astype(np.int8)
+    return clamp(wrap_int32(scaled + y.quant.single_zero_point), low, high).astype(y.dtype.numpy)
 
 
-def _requantize(op: Op, acc: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
-    multipliers, shifts = conv_multipliers(op)
-    scaled = multiply_by_quantized_multiplier(add_bias(acc, bias), multipliers, shifts)
-    return finish_output(op, scaled)
+def _requantize(
+    op: Op, acc: np.ndarray, bias: np.ndarray | None, rounding: Rounding
+) -> np.ndarray:
+    return finish_output(op, apply_rescale(add_bias(acc, bias), conv_rescale(op, rounding)))
 
 
 def _padded_input(
@@ -111,7 +137,6 @@ def _bias(inputs: list[np.ndarray | None]) -> np.ndarray | None:
 
 @reference(OpKind.CONV_2D)
 def conv_2d(op: Op, inputs: list[np.ndarray | None], rounding: Rounding) -> list[np.ndarray]:
-    check_int8_operands(op)
     x_t, y_t = op.inputs[0], op.outputs[0]
     x, w = inputs[0], inputs[1]
     assert x_t is not None and x_t.quant and y_t.quant and x is not None and w is not None
@@ -125,14 +150,13 @@ def conv_2d(op: Op, inputs: list[np.ndarray | None], rounding: Rounding) -> list
             channels = slice(g * per_group, (g + 1) * per_group)
             piece = window[..., g * group_depth : (g + 1) * group_depth]
             acc[..., channels] += np.tensordot(piece, w64[channels, ky, kx, :], axes=([3], [1]))
-    return [_requantize(op, acc, _bias(inputs))]
+    return [_requantize(op, acc, _bias(inputs), rounding)]
 
 
 @reference(OpKind.DEPTHWISE_CONV_2D)
 def depthwise_conv_2d(
     op: Op, inputs: list[np.ndarray | None], rounding: Rounding
 ) -> list[np.ndarray]:
-    check_int8_operands(op)
     x_t, y_t = op.inputs[0], op.outputs[0]
     x, w = inputs[0], inputs[1]
     assert x_t is not None and x_t.quant and y_t.quant and x is not None and w is not None
@@ -144,4 +168,4 @@ def depthwise_conv_2d(
     acc = np.zeros((*y_t.shape[:3], out_c), dtype=np.int64)
     for ky, kx, window in _taps(x, x_t.quant.single_zero_point, _geometry(op, x_t, (kh, kw))):
         acc += np.repeat(window, multiplier, axis=3) * w64[0, ky, kx, :]
-    return [_requantize(op, acc, _bias(inputs))]
+    return [_requantize(op, acc, _bias(inputs), rounding)]

@@ -1,4 +1,4 @@
-"""FULLY_CONNECTED, int8, bit-exact with TFLM and with LiteRT's reference kernel.
+"""FULLY_CONNECTED, int8 and int16x8, bit-exact with TFLM and with LiteRT's reference kernel.
 
 Both accumulate (filter + filter_offset) * (input + input_offset) in int32 over the last
 weight dimension (the input is flattened to [elements / accum_depth, accum_depth]) and add the
@@ -13,6 +13,12 @@ accumulator becomes int8:
   FullyConnectedPerChannelInt8 with kReference): the overloads that take the float scales,
   round(double(acc) * (double(input_scale) * double(filter_scale) / double(output_scale))),
   round half away from zero, no integer multiplier at all.
+
+int16x8 (int16 input and output with zero point 0, int8 weights) is the same with an int64
+accumulator when the bias is int64 or absent (an int32 bias keeps the int32 accumulator):
+TFLM then rescales with the int64 MultiplyByQuantizedMultiplier (16-bit reduced multiplier,
+one rounding; see mcugen.opparams.conv), and LiteRT's int16 FC, in every kernel flavour, uses
+the same double-precision rescale as its int8 reference FC, applied to the int64 accumulator.
 """
 
 from __future__ import annotations
@@ -20,11 +26,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import Op, OpKind
-from ..opparams import check_int8_operands, fc_multipliers, fc_real_scales, filter_offset
+from ..opparams import filter_offset
+from ..opparams.conv import RescaleKind, fc_rescale
 from ..quantization import Rounding
 from . import reference
-from .conv import add_bias, finish_output
-from .fixedpoint import INT32_MIN, multiply_by_quantized_multiplier
+from .conv import add_bias, apply_rescale, finish_output
+from .fixedpoint import INT32_MIN, wrap_int32
 
 
 def round_half_away(x: np.ndarray) -> np.ndarray:
@@ -49,7 +56,7 @@ def requantize_real(acc: np.ndarray, scales: np.ndarray) -> np.ndarray:
 def fully_connected(
     op: Op, inputs: list[np.ndarray | None], rounding: Rounding
 ) -> list[np.ndarray]:
-    check_int8_operands(op)
+    rescale = fc_rescale(op, rounding)
     x_t, w_t, y_t = op.inputs[0], op.inputs[1], op.outputs[0]
     x, w = inputs[0], inputs[1]
     assert x_t is not None and w_t is not None and x_t.quant is not None
@@ -59,9 +66,9 @@ def fully_connected(
     acc = add_bias(
         rows @ (w.astype(np.int64) + filter_offset(w_t)).T, inputs[2] if len(inputs) > 2 else None
     )
-    if rounding is Rounding.LITERT:
-        scaled = requantize_real(acc, fc_real_scales(op))
+    if rescale.kind is RescaleKind.DOUBLE:
+        acc = wrap_int32(acc) if rescale.accumulator_bits == 32 else acc
+        scaled = requantize_real(acc, rescale.scales)
     else:
-        multipliers, shifts = fc_multipliers(op)
-        scaled = multiply_by_quantized_multiplier(acc, multipliers, shifts)
+        scaled = apply_rescale(acc, rescale)
     return [finish_output(op, scaled).reshape(y_t.shape)]

@@ -1,10 +1,12 @@
-"""AVERAGE_POOL_2D and MAX_POOL_2D, int8, bit-exact with TFLite's reference integer kernels.
+"""AVERAGE_POOL_2D and MAX_POOL_2D, int8 and int16, bit-exact with TFLite's reference kernels.
 
 reference_integer_ops::AveragePool / MaxPool (integer_ops/pooling.h) are the same code in TFLM
 and LiteRT, and neither involves a requantization, so the two roundings give the same result.
 Only the taps inside the image take part: the average divides the int32 sum by the number of
 in-bounds taps, rounding half away from zero ((acc +- count/2) / count with C's truncating
-division); the maximum starts from -128. Both then clamp to the fused activation range.
+division); the maximum starts from the dtype's minimum (-128 or -32768). int16 runs the same
+arithmetic in both runtimes (tests/test_ref_pool.py). Both then clamp to the fused activation
+range.
 TFLite requires the output quantization to equal the input's, so no rescale happens.
 
 Vectorised: one strided slice per filter tap over every output pixel at once.
@@ -23,7 +25,6 @@ from ..quantization import Rounding
 from . import reference
 from .fixedpoint import clamp
 
-INT8_MIN = -128
 PoolFunction = Callable[[np.ndarray, PoolGeometry, int, int], np.ndarray]
 
 
@@ -59,8 +60,8 @@ def average_pool(x: np.ndarray, g: PoolGeometry, out_h: int, out_w: int) -> np.n
 
 
 def max_pool(x: np.ndarray, g: PoolGeometry, out_h: int, out_w: int) -> np.ndarray:
-    # TFLite starts each window's maximum at the int8 minimum, so padding with it is neutral.
-    values = _pad(x.astype(np.int64), g, out_h, out_w, INT8_MIN)
+    # TFLite starts each window's maximum at the dtype's minimum, so padding with it is neutral.
+    values = _pad(x.astype(np.int64), g, out_h, out_w, int(np.iinfo(x.dtype).min))
     result = np.maximum.reduce(list(_windows(values, g, out_h, out_w)))
     return clamp(result, g.activation_min, g.activation_max)
 
@@ -70,7 +71,7 @@ def _run(op: Op, inputs: list[np.ndarray | None], pool: PoolFunction) -> list[np
     assert x is not None
     out_shape = op.outputs[0].shape
     result = pool(x, pool_geometry(op), out_shape[1], out_shape[2])
-    return [result.astype(np.int8)]
+    return [result.astype(op.outputs[0].dtype.numpy)]
 
 
 @reference(OpKind.MAX_POOL_2D)

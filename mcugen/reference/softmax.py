@@ -1,4 +1,6 @@
-"""SOFTMAX, int8 input, int8 or int16 output, bit-exact with TFLite's reference kernel.
+"""SOFTMAX, bit-exact with TFLite's reference kernels: int8 -> int8 or int16 (below),
+int16 -> int16 (reference_ops::SoftmaxInt16, table lookups; softmax_int16_rows) and float32
+(reference_ops::Softmax<float> with the C library's expf; softmax_float_rows).
 
 reference_ops::Softmax<int8_t, OutputT> (reference/softmax.h, the same in TFLM and LiteRT),
 over the last axis, one row at a time:
@@ -24,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UnsupportedError
-from ..ir import Op, OpKind
+from ..ir import DType, Op, OpKind, SoftmaxOptions
 from ..opparams import (
     ACCUMULATION_INTEGER_BITS,
     MAX_ROW_SIZE,
@@ -32,6 +34,7 @@ from ..opparams import (
     SoftmaxParams,
     softmax_params,
 )
+from ..opparams.activation import SoftmaxInt16Params, expf, softmax_int16_params
 from ..quantization import Rounding
 from . import reference
 from .fixedpoint import (
@@ -150,10 +153,63 @@ def softmax_rows(x: np.ndarray, p: SoftmaxParams) -> np.ndarray:
     return np.where(used, result, out_min)
 
 
+def lut_lookup_int16(value: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """LUTLookup for int16: 512 segments of 128 steps, linear interpolation, rounded."""
+    value = as_int64(value)
+    index = 256 + (value >> 7)
+    offset = value & 0x7F
+    base = table.astype(np.int64)[index]
+    slope = table.astype(np.int64)[index + 1] - base
+    return wrap_int16(base + ((slope * offset + 64) >> 7))
+
+
+def wrap_int16(x: np.ndarray) -> np.ndarray:
+    return ((as_int64(x) + (1 << 15)) & 0xFFFF) - (1 << 15)
+
+
+def softmax_int16_rows(x: np.ndarray, p: SoftmaxInt16Params) -> np.ndarray:
+    """reference_ops::SoftmaxInt16 over the last axis: exp and 1/(1+x) by table lookup."""
+    x = as_int64(x)
+    diff = x - x.max(axis=-1, keepdims=True)
+    scaled = multiply_by_quantized_multiplier(diff, p.input_multiplier, p.input_shift)
+    exps = lut_lookup_int16(np.clip(scaled + 32767, -32768, 32767), p.exp_lut)
+    total = exps.sum(axis=-1, keepdims=True)
+    headroom_plus_one = 32 - np.frexp(total.astype(np.float64))[1].astype(np.int64)
+    shifted = ((total << (headroom_plus_one - 1)) + (1 << 13)) >> 14
+    symmetric = np.clip(shifted - ((1 << 15) + (1 << 16)), -32768, 32767)
+    reciprocal = lut_lookup_int16(symmetric, p.one_over_one_plus_x_lut)
+    right_shift = 31 - headroom_plus_one
+    result = (exps * reciprocal + (np.int64(1) << (right_shift - 1))) >> right_shift
+    return np.clip(result, 0, 32767)
+
+
+def softmax_float_rows(x: np.ndarray, beta: float) -> np.ndarray:
+    """reference_ops::Softmax<float>: expf((x - max) * beta) in float, then / sum."""
+    x = x.astype(np.float32)
+    out = np.empty_like(x)
+    rows, flat_out = x.reshape(-1, x.shape[-1] if x.shape else 1), out.reshape(-1, x.shape[-1] if x.shape else 1)
+    beta32 = np.float32(beta)
+    for row, result in zip(rows, flat_out):
+        largest = row.max()
+        total = np.float32(0.0)
+        for c, value in enumerate(row):
+            result[c] = expf((value - largest) * beta32)
+            total = np.float32(total + result[c])
+        result[:] = result / total
+    return out
+
+
 @reference(OpKind.SOFTMAX)
 def softmax(op: Op, inputs: list[np.ndarray | None], rounding: Rounding) -> list[np.ndarray]:
     x = inputs[0]
     assert x is not None
+    y = op.outputs[0]
+    if y.dtype is DType.FLOAT32:
+        options = op.options
+        assert isinstance(options, SoftmaxOptions)
+        return [softmax_float_rows(x, options.beta)]
+    if op.inputs[0] is not None and op.inputs[0].dtype is DType.INT16:
+        return [softmax_int16_rows(x, softmax_int16_params(op, rounding)).astype(np.int16)]
     if x.shape and x.shape[-1] > MAX_ROW_SIZE:
         raise UnsupportedError(f"{op.where()}: rows of {x.shape[-1]} elements overflow the int32 sum")
     result = softmax_rows(x, softmax_params(op))

@@ -231,3 +231,153 @@ mcugen_status mcugen_depthwise_conv_s8(const mcugen_context *ctx,
     }
     return MCUGEN_OK;
 }
+
+/* --- int16x8 ---------------------------------------------------------------------------- */
+
+/* Geometry and clamp checks of the s16 kernels: offsets 0, clamp within int16. */
+static int s16_args_ok(const mcugen_tile *stride, const mcugen_tile *padding,
+                       const mcugen_tile *dilation, int32_t input_offset, int32_t output_offset,
+                       mcugen_activation activation, const mcugen_rescale_params *rescale,
+                       int32_t channels)
+{
+    return stride->w >= 1 && stride->h >= 1 && dilation->w >= 1 && dilation->h >= 1 &&
+           padding->w >= 0 && padding->h >= 0 && input_offset == 0 && output_offset == 0 &&
+           activation.min >= INT16_MIN && activation.max <= INT16_MAX &&
+           activation.min <= activation.max && mcugen_rescale_ok(rescale, channels);
+}
+
+static int bias64_ok(const mcugen_dims *bias_dims, const int64_t *bias, int32_t channels)
+{
+    return bias == NULL || (bias_dims != NULL && dims_positive(bias_dims) &&
+                            dims_count(bias_dims) == channels);
+}
+
+/* Exact sum (wrapping in 64 bits, which TFLite's ranges never reach) -> int16. */
+static inline int16_t finish_s16(uint64_t acc, const int64_t *bias, int32_t channel,
+                                 const mcugen_rescale_params *rescale,
+                                 mcugen_activation activation)
+{
+    if (bias != NULL) {
+        acc += (uint64_t)bias[channel];
+    }
+    const int64_t sum = acc <= (uint64_t)INT64_MAX ? (int64_t)acc : -(int64_t)(~acc) - 1;
+    return (int16_t)mcugen_clamp(mcugen_rescale(rescale, sum, channel), activation.min,
+                                 activation.max);
+}
+
+mcugen_status mcugen_convolve_s16(const mcugen_context *ctx, const mcugen_conv_params *params,
+                                  const mcugen_rescale_params *rescale,
+                                  const mcugen_dims *input_dims, const int16_t *input,
+                                  const mcugen_dims *filter_dims, const int8_t *filter,
+                                  const mcugen_dims *bias_dims, const int64_t *bias,
+                                  const mcugen_dims *output_dims, int16_t *output)
+{
+    (void)ctx; /* no scratch needed */
+    if (params == NULL || input == NULL || filter == NULL || output == NULL ||
+        !dims_positive(input_dims) || !dims_positive(filter_dims) || !dims_positive(output_dims)) {
+        return MCUGEN_ARG_ERROR;
+    }
+    const int32_t in_h = input_dims->h, in_w = input_dims->w, in_c = input_dims->c;
+    const int32_t out_h = output_dims->h, out_w = output_dims->w, out_c = output_dims->c;
+    const int32_t kh = filter_dims->h, kw = filter_dims->w, depth = filter_dims->c;
+    if (input_dims->n != output_dims->n || filter_dims->n != out_c || in_c % depth != 0) {
+        return MCUGEN_ARG_ERROR;
+    }
+    const int32_t groups = in_c / depth;
+    if (out_c % groups != 0 || !bias64_ok(bias_dims, bias, out_c) ||
+        !s16_args_ok(&params->stride, &params->padding, &params->dilation, params->input_offset,
+                     params->output_offset, params->activation, rescale, out_c)) {
+        return MCUGEN_ARG_ERROR;
+    }
+    const int32_t per_group = out_c / groups;
+    const int32_t dil_h = params->dilation.h, dil_w = params->dilation.w;
+
+    for (int32_t b = 0; b < input_dims->n; ++b) {
+        const int16_t *image = input + b * in_h * in_w * in_c;
+        for (int32_t oy = 0; oy < out_h; ++oy) {
+            const int32_t y0 = oy * params->stride.h - params->padding.h;
+            const int32_t ky_begin = first_tap(y0, dil_h);
+            const int32_t ky_end = end_tap(y0, dil_h, in_h, kh);
+            for (int32_t ox = 0; ox < out_w; ++ox) {
+                const int32_t x0 = ox * params->stride.w - params->padding.w;
+                const int32_t kx_begin = first_tap(x0, dil_w);
+                const int32_t kx_end = end_tap(x0, dil_w, in_w, kw);
+                int16_t *out = output + ((b * out_h + oy) * out_w + ox) * out_c;
+                for (int32_t oc = 0; oc < out_c; ++oc) {
+                    const int8_t *kernel = filter + oc * kh * kw * depth;
+                    const int32_t channel0 = (oc / per_group) * depth;
+                    uint64_t acc = 0;
+                    for (int32_t ky = ky_begin; ky < ky_end; ++ky) {
+                        const int16_t *row = image + (y0 + ky * dil_h) * in_w * in_c;
+                        for (int32_t kx = kx_begin; kx < kx_end; ++kx) {
+                            const int16_t *pixel = row + (x0 + kx * dil_w) * in_c + channel0;
+                            const int8_t *taps = kernel + (ky * kw + kx) * depth;
+                            for (int32_t i = 0; i < depth; ++i) {
+                                /* |product| <= 128 * 32768: exact in int32 */
+                                acc += (uint64_t)(int64_t)((int32_t)taps[i] * (int32_t)pixel[i]);
+                            }
+                        }
+                    }
+                    out[oc] = finish_s16(acc, bias, oc, rescale, params->activation);
+                }
+            }
+        }
+    }
+    return MCUGEN_OK;
+}
+
+mcugen_status mcugen_depthwise_conv_s16(const mcugen_context *ctx,
+                                        const mcugen_dw_conv_params *params,
+                                        const mcugen_rescale_params *rescale,
+                                        const mcugen_dims *input_dims, const int16_t *input,
+                                        const mcugen_dims *filter_dims, const int8_t *filter,
+                                        const mcugen_dims *bias_dims, const int64_t *bias,
+                                        const mcugen_dims *output_dims, int16_t *output)
+{
+    (void)ctx; /* no scratch needed */
+    if (params == NULL || input == NULL || filter == NULL || output == NULL ||
+        !dims_positive(input_dims) || !dims_positive(filter_dims) || !dims_positive(output_dims)) {
+        return MCUGEN_ARG_ERROR;
+    }
+    const int32_t in_h = input_dims->h, in_w = input_dims->w, in_c = input_dims->c;
+    const int32_t out_h = output_dims->h, out_w = output_dims->w, out_c = output_dims->c;
+    const int32_t kh = filter_dims->h, kw = filter_dims->w;
+    const int32_t mult = params->ch_mult;
+    if (input_dims->n != output_dims->n || filter_dims->n != 1 || filter_dims->c != out_c ||
+        mult < 1 || out_c != in_c * mult || !bias64_ok(bias_dims, bias, out_c) ||
+        !s16_args_ok(&params->stride, &params->padding, &params->dilation, params->input_offset,
+                     params->output_offset, params->activation, rescale, out_c)) {
+        return MCUGEN_ARG_ERROR;
+    }
+    const int32_t dil_h = params->dilation.h, dil_w = params->dilation.w;
+
+    for (int32_t b = 0; b < input_dims->n; ++b) {
+        const int16_t *image = input + b * in_h * in_w * in_c;
+        for (int32_t oy = 0; oy < out_h; ++oy) {
+            const int32_t y0 = oy * params->stride.h - params->padding.h;
+            const int32_t ky_begin = first_tap(y0, dil_h);
+            const int32_t ky_end = end_tap(y0, dil_h, in_h, kh);
+            for (int32_t ox = 0; ox < out_w; ++ox) {
+                const int32_t x0 = ox * params->stride.w - params->padding.w;
+                const int32_t kx_begin = first_tap(x0, dil_w);
+                const int32_t kx_end = end_tap(x0, dil_w, in_w, kw);
+                int16_t *out = output + ((b * out_h + oy) * out_w + ox) * out_c;
+                for (int32_t oc = 0; oc < out_c; ++oc) {
+                    const int32_t ic = oc / mult;
+                    uint64_t acc = 0;
+                    for (int32_t ky = ky_begin; ky < ky_end; ++ky) {
+                        const int16_t *row = image + (y0 + ky * dil_h) * in_w * in_c;
+                        const int8_t *taps = filter + ky * kw * out_c + oc;
+                        for (int32_t kx = kx_begin; kx < kx_end; ++kx) {
+                            const int32_t x = row[(x0 + kx * dil_w) * in_c + ic];
+                            const int32_t w = taps[kx * out_c];
+                            acc += (uint64_t)(int64_t)(w * x);
+                        }
+                    }
+                    out[oc] = finish_s16(acc, bias, oc, rescale, params->activation);
+                }
+            }
+        }
+    }
+    return MCUGEN_OK;
+}

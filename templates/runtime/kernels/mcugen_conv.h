@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "mcugen_nn_types.h"
+#include "mcugen_rescale.h"
 
 typedef struct {
     int32_t input_offset;         /* -input zero point, in [-127, 128] */
@@ -66,5 +67,25 @@ mcugen_status mcugen_depthwise_conv_s8(const mcugen_context *ctx,
 /* Scratch bytes mcugen_depthwise_conv_s8 needs in ctx->buf (currently none). */
 int32_t mcugen_depthwise_conv_s8_get_buffer_size(const mcugen_dims *input_dims,
                                                  const mcugen_dims *filter_dims);
+
+/* int16x8: int16 input and output (zero point 0, so input_offset and output_offset must be 0),
+ * int8 filter, int64 bias (an int32 bias is widened by mcugen at build time; the rescale's
+ * accumulator_bits then says 32). The sum is exact in 64 bits, then + bias, then rescale
+ * (mcugen_rescale.h), then clamp to the activation range (within int16). Same layouts and
+ * grouped-convolution rule as the int8 kernel. */
+mcugen_status mcugen_convolve_s16(const mcugen_context *ctx, const mcugen_conv_params *params,
+                                  const mcugen_rescale_params *rescale,
+                                  const mcugen_dims *input_dims, const int16_t *input,
+                                  const mcugen_dims *filter_dims, const int8_t *filter,
+                                  const mcugen_dims *bias_dims, const int64_t *bias,
+                                  const mcugen_dims *output_dims, int16_t *output);
+
+mcugen_status mcugen_depthwise_conv_s16(const mcugen_context *ctx,
+                                        const mcugen_dw_conv_params *params,
+                                        const mcugen_rescale_params *rescale,
+                                        const mcugen_dims *input_dims, const int16_t *input,
+                                        const mcugen_dims *filter_dims, const int8_t *filter,
+                                        const mcugen_dims *bias_dims, const int64_t *bias,
+                                        const mcugen_dims *output_dims, int16_t *output);
 
 #endif /* MCUGEN_CONV_H */

@@ -1,7 +1,9 @@
-/* mcugen runtime: byte copy between buffers (a materialised reshape). */
+/* mcugen runtime: byte copy between buffers (a materialised RESHAPE, SQUEEZE or EXPAND_DIMS,
+ * a SHAPE written from its build-time constant, a constant graph output). */
 #ifndef MCUGEN_COPY_H
 #define MCUGEN_COPY_H
 
+#include <stdbool.h> /* bool tensors are passed as bool pointers */
 #include <stdint.h>
 
 #include "mcugen_nn_types.h"

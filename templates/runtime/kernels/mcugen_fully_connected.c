@@ -6,6 +6,7 @@
 
 #include "mcugen_fixedpoint.h"
 #include "mcugen_nn_types.h"
+#include "mcugen_rescale.h"
 
 /* int32 addition that wraps like TFLite's accumulator, without signed-overflow UB. */
 static inline int32_t wrap_add(int32_t a, int32_t b)
@@ -29,24 +30,6 @@ static inline int32_t dot_s8(const int8_t *x, const int8_t *w, int32_t n, int32_
         }
     }
     return (int32_t)acc;
-}
-
-/* LiteRT's reference rescale: static_cast<int32_t>(round(double(acc) * scale)). round() is
- * done by hand (no libm): the fraction x - trunc(x) of a double is exact. */
-static int32_t requantize_real(int32_t acc, double scale)
-{
-    const double product = (double)acc * scale;
-    if (!(product > -2147483649.0 && product < 2147483648.0)) {
-        return INT32_MIN; /* out of int32 whatever the rounding (x86-64 cvttsd2si answer) */
-    }
-    int64_t whole = (int64_t)product; /* in range: truncation toward zero is defined */
-    const double fraction = product - (double)whole;
-    if (fraction >= 0.5) {
-        whole += 1;
-    } else if (fraction <= -0.5) {
-        whole -= 1;
-    }
-    return (whole > INT32_MAX || whole < INT32_MIN) ? INT32_MIN : (int32_t)whole;
 }
 
 static int dims_flat(const mcugen_dims *d)
@@ -120,10 +103,55 @@ mcugen_status mcugen_fully_connected_s8(const mcugen_context *ctx, const mcugen_
             }
             const int32_t scaled =
                 params->real_scale != NULL
-                    ? requantize_real(acc, params->real_scale[q])
+                    ? mcugen_requantize_double(acc, params->real_scale[q])
                     : mcugen_requantize(acc, quant->multiplier[q], quant->shift[q]);
             const int32_t y = wrap_add(scaled, params->output_offset);
             out[u] = (int8_t)mcugen_clamp(y, params->activation.min, params->activation.max);
+        }
+    }
+    return MCUGEN_OK;
+}
+
+mcugen_status mcugen_fully_connected_s16(const mcugen_context *ctx, const mcugen_fc_params *params,
+                                         const mcugen_rescale_params *rescale,
+                                         const mcugen_dims *input_dims, const int16_t *input,
+                                         const mcugen_dims *filter_dims, const int8_t *filter,
+                                         const mcugen_dims *bias_dims, const int64_t *bias,
+                                         const mcugen_dims *output_dims, int16_t *output)
+{
+    (void)ctx; /* no scratch needed */
+    if (params == NULL || input == NULL || filter == NULL || output == NULL ||
+        !dims_flat(input_dims) || !dims_flat(filter_dims) || !dims_flat(output_dims)) {
+        return MCUGEN_ARG_ERROR;
+    }
+    const int32_t batch = input_dims->n, depth = input_dims->c, units = output_dims->c;
+    const mcugen_activation act = params->activation;
+    if (filter_dims->n != depth || filter_dims->c != units || output_dims->n != batch ||
+        params->input_offset != 0 || params->output_offset != 0 ||
+        params->filter_offset < -127 || params->filter_offset > 128 || act.min < INT16_MIN ||
+        act.max > INT16_MAX || act.min > act.max || !mcugen_rescale_ok(rescale, units)) {
+        return MCUGEN_ARG_ERROR;
+    }
+    if (bias != NULL && (bias_dims == NULL || bias_dims->n * bias_dims->h * bias_dims->w *
+                                                      bias_dims->c != units)) {
+        return MCUGEN_ARG_ERROR;
+    }
+
+    for (int32_t b = 0; b < batch; ++b) {
+        const int16_t *row = input + b * depth;
+        int16_t *out = output + b * units;
+        for (int32_t u = 0; u < units; ++u) {
+            const int8_t *weights = filter + u * depth;
+            uint64_t acc = 0; /* exact: TFLite's ranges never reach 2^63 */
+            for (int32_t d = 0; d < depth; ++d) {
+                const int32_t w = (int32_t)weights[d] + params->filter_offset;
+                acc += (uint64_t)(int64_t)(w * (int32_t)row[d]); /* |.| <= 255 * 32768 */
+            }
+            if (bias != NULL) {
+                acc += (uint64_t)bias[u];
+            }
+            const int64_t sum = acc <= (uint64_t)INT64_MAX ? (int64_t)acc : -(int64_t)(~acc) - 1;
+            out[u] = (int16_t)mcugen_clamp(mcugen_rescale(rescale, sum, u), act.min, act.max);
         }
     }
     return MCUGEN_OK;

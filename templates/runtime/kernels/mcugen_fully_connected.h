@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "mcugen_nn_types.h"
+#include "mcugen_rescale.h"
 
 typedef struct {
     int32_t input_offset;         /* -input zero point, in [-127, 128] */
@@ -48,5 +49,17 @@ mcugen_status mcugen_fully_connected_s8(const mcugen_context *ctx, const mcugen_
 
 /* Scratch bytes mcugen_fully_connected_s8 needs in ctx->buf (currently none). */
 int32_t mcugen_fully_connected_s8_get_buffer_size(const mcugen_dims *filter_dims);
+
+/* int16x8: int16 input and output (zero point 0: input_offset and output_offset must be 0),
+ * int8 filter (filter_offset as for int8), int64 bias (an int32 bias is widened by mcugen at
+ * build time). The sum is exact in 64 bits, then + bias, then rescale (mcugen_rescale.h: TFLM's
+ * fixed point or LiteRT's double), then clamp within int16. params->per_channel and
+ * params->real_scale are unused (the rescale carries them). Same dims as the int8 kernel. */
+mcugen_status mcugen_fully_connected_s16(const mcugen_context *ctx, const mcugen_fc_params *params,
+                                         const mcugen_rescale_params *rescale,
+                                         const mcugen_dims *input_dims, const int16_t *input,
+                                         const mcugen_dims *filter_dims, const int8_t *filter,
+                                         const mcugen_dims *bias_dims, const int64_t *bias,
+                                         const mcugen_dims *output_dims, int16_t *output);
 
 #endif /* MCUGEN_FULLY_CONNECTED_H */

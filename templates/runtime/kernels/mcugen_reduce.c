@@ -1,8 +1,16 @@
 #include "mcugen_reduce.h"
 
+#include <float.h>
+#include <math.h>
 #include <stddef.h>
 
 #include "mcugen_fixedpoint.h"
+
+/* An odometer over a loop nest: `offset` is the input offset of the current position. */
+typedef struct {
+    int32_t index[MCUGEN_REDUCE_MAX_LOOPS];
+    size_t offset;
+} nest_cursor;
 
 static int nest_is_valid(const mcugen_loop_nest *nest)
 {
@@ -14,57 +22,247 @@ static int nest_is_valid(const mcugen_loop_nest *nest)
     return 1;
 }
 
-/* The int32 sum of the reduced elements that start at `base`. The build bounds the count so
- * that |sum| < 2^31. */
-static int32_t sum_reduced(const int8_t *base, const mcugen_loop_nest *inner)
+static int params_are_valid(const mcugen_reduce_params *params, const void *input,
+                            const void *output)
 {
-    const int32_t *n = inner->extent;
-    const int32_t *s = inner->stride;
-    int32_t sum = 0;
-    for (int32_t i0 = 0; i0 < n[0]; ++i0) {
-        const size_t o0 = (size_t)i0 * (size_t)s[0];
-        for (int32_t i1 = 0; i1 < n[1]; ++i1) {
-            const size_t o1 = o0 + (size_t)i1 * (size_t)s[1];
-            for (int32_t i2 = 0; i2 < n[2]; ++i2) {
-                const size_t o2 = o1 + (size_t)i2 * (size_t)s[2];
-                for (int32_t i3 = 0; i3 < n[3]; ++i3) {
-                    sum += base[o2 + (size_t)i3 * (size_t)s[3]];
-                }
-            }
-        }
+    return params != NULL && input != NULL && output != NULL && nest_is_valid(&params->outer) &&
+           nest_is_valid(&params->inner);
+}
+
+static int32_t nest_count(const mcugen_loop_nest *nest)
+{
+    int32_t count = 1;
+    for (int32_t level = 0; level < MCUGEN_REDUCE_MAX_LOOPS; ++level) {
+        count *= nest->extent[level];
     }
-    return sum;
+    return count;
 }
 
-static int8_t requantize_mean(int32_t sum, const mcugen_mean_quant_params *q)
+static void cursor_reset(nest_cursor *cursor)
 {
-    const int32_t centred = sum + q->sum_offset;
-    const int32_t scaled = mcugen_requantize(centred, q->multiplier, q->shift);
-    return (int8_t)mcugen_clamp(scaled + q->output_offset, INT8_MIN, INT8_MAX);
+    for (int32_t level = 0; level < MCUGEN_REDUCE_MAX_LOOPS; ++level) {
+        cursor->index[level] = 0;
+    }
+    cursor->offset = 0;
 }
 
-mcugen_status mcugen_mean_s8(const mcugen_mean_params *params,
-                             const mcugen_mean_quant_params *quant,
-                             const int8_t *input, int8_t *output)
+/* Advance to the next position, innermost level first (row-major order). */
+static void cursor_step(nest_cursor *cursor, const mcugen_loop_nest *nest)
 {
-    if (params == NULL || quant == NULL || input == NULL || output == NULL ||
-        !nest_is_valid(&params->outer) || !nest_is_valid(&params->inner) ||
-        quant->shift < -31 || quant->shift > 30) {
+    for (int32_t level = MCUGEN_REDUCE_MAX_LOOPS - 1; level >= 0; --level) {
+        cursor->offset += (size_t)nest->stride[level];
+        if (++cursor->index[level] < nest->extent[level]) {
+            return;
+        }
+        cursor->offset -= (size_t)nest->extent[level] * (size_t)nest->stride[level];
+        cursor->index[level] = 0;
+    }
+}
+
+/* The quantized sum, requantized and clamped; the build bounds the count so |sum| < 2^31. */
+static int32_t requantize_sum(int32_t sum, const mcugen_reduce_quant_params *q)
+{
+    const int32_t scaled = mcugen_requantize(sum + q->sum_offset, q->multiplier, q->shift);
+    return mcugen_clamp(scaled + q->output_offset, q->output_min, q->output_max);
+}
+
+static int quant_is_valid(const mcugen_reduce_quant_params *quant)
+{
+    return quant != NULL && quant->shift >= -31 && quant->shift <= 30 &&
+           quant->output_min <= quant->output_max;
+}
+
+mcugen_status mcugen_reduce_sum_requant_s8(const mcugen_reduce_params *params,
+                                           const mcugen_reduce_quant_params *quant,
+                                           const int8_t *input, int8_t *output)
+{
+    if (!params_are_valid(params, input, output) || !quant_is_valid(quant)) {
         return MCUGEN_ARG_ERROR;
     }
-    const int32_t *n = params->outer.extent;
-    const int32_t *s = params->outer.stride;
-    for (int32_t i0 = 0; i0 < n[0]; ++i0) {
-        const size_t o0 = (size_t)i0 * (size_t)s[0];
-        for (int32_t i1 = 0; i1 < n[1]; ++i1) {
-            const size_t o1 = o0 + (size_t)i1 * (size_t)s[1];
-            for (int32_t i2 = 0; i2 < n[2]; ++i2) {
-                const size_t o2 = o1 + (size_t)i2 * (size_t)s[2];
-                for (int32_t i3 = 0; i3 < n[3]; ++i3) {
-                    const int8_t *base = input + o2 + (size_t)i3 * (size_t)s[3];
-                    *output++ = requantize_mean(sum_reduced(base, &params->inner), quant);
+    const int32_t outputs = nest_count(&params->outer);
+    const int32_t count = nest_count(&params->inner);
+    nest_cursor out, in;
+    cursor_reset(&out);
+    for (int32_t o = 0; o < outputs; ++o) {
+        const int8_t *base = input + out.offset;
+        int32_t sum = 0;
+        cursor_reset(&in);
+        for (int32_t i = 0; i < count; ++i) {
+            sum += base[in.offset];
+            cursor_step(&in, &params->inner);
+        }
+        output[o] = (int8_t)requantize_sum(sum, quant);
+        cursor_step(&out, &params->outer);
+    }
+    return MCUGEN_OK;
+}
+
+mcugen_status mcugen_reduce_sum_requant_s16(const mcugen_reduce_params *params,
+                                            const mcugen_reduce_quant_params *quant,
+                                            const int16_t *input, int16_t *output)
+{
+    if (!params_are_valid(params, input, output) || !quant_is_valid(quant)) {
+        return MCUGEN_ARG_ERROR;
+    }
+    const int32_t outputs = nest_count(&params->outer);
+    const int32_t count = nest_count(&params->inner);
+    nest_cursor out, in;
+    cursor_reset(&out);
+    for (int32_t o = 0; o < outputs; ++o) {
+        const int16_t *base = input + out.offset;
+        int32_t sum = 0;
+        cursor_reset(&in);
+        for (int32_t i = 0; i < count; ++i) {
+            sum += base[in.offset];
+            cursor_step(&in, &params->inner);
+        }
+        output[o] = (int16_t)requantize_sum(sum, quant);
+        cursor_step(&out, &params->outer);
+    }
+    return MCUGEN_OK;
+}
+
+mcugen_status mcugen_reduce_sum_f32(const mcugen_reduce_params *params, int32_t mean,
+                                    const float *input, float *output)
+{
+    if (!params_are_valid(params, input, output)) {
+        return MCUGEN_ARG_ERROR;
+    }
+    const int32_t outputs = nest_count(&params->outer);
+    const int32_t count = nest_count(&params->inner);
+    nest_cursor out, in;
+    cursor_reset(&out);
+    for (int32_t o = 0; o < outputs; ++o) {
+        const float *base = input + out.offset;
+        float sum = 0.0f;
+        int32_t i = 0;
+        cursor_reset(&in);
+        if (params->seed_with_first) {
+            sum = base[0];
+            cursor_step(&in, &params->inner);
+            i = 1;
+        }
+        for (; i < count; ++i) {
+            sum = sum + base[in.offset];
+            cursor_step(&in, &params->inner);
+        }
+        output[o] = mean ? sum / (float)count : sum;
+        cursor_step(&out, &params->outer);
+    }
+    return MCUGEN_OK;
+}
+
+mcugen_status mcugen_reduce_max_s8(const mcugen_reduce_params *params, const int8_t *input,
+                                   int8_t *output)
+{
+    if (!params_are_valid(params, input, output)) {
+        return MCUGEN_ARG_ERROR;
+    }
+    const int32_t outputs = nest_count(&params->outer);
+    const int32_t count = nest_count(&params->inner);
+    nest_cursor out, in;
+    cursor_reset(&out);
+    for (int32_t o = 0; o < outputs; ++o) {
+        const int8_t *base = input + out.offset;
+        int8_t max = INT8_MIN; /* the first element when seeding gives the same maximum */
+        cursor_reset(&in);
+        for (int32_t i = 0; i < count; ++i) {
+            const int8_t value = base[in.offset];
+            max = value > max ? value : max;
+            cursor_step(&in, &params->inner);
+        }
+        output[o] = max;
+        cursor_step(&out, &params->outer);
+    }
+    return MCUGEN_OK;
+}
+
+mcugen_status mcugen_reduce_max_f32(const mcugen_reduce_params *params, const float *input,
+                                    float *output)
+{
+    if (!params_are_valid(params, input, output)) {
+        return MCUGEN_ARG_ERROR;
+    }
+    const int32_t outputs = nest_count(&params->outer);
+    const int32_t count = nest_count(&params->inner);
+    nest_cursor out, in;
+    cursor_reset(&out);
+    for (int32_t o = 0; o < outputs; ++o) {
+        const float *base = input + out.offset;
+        float max = -FLT_MAX; /* numeric_limits<float>::lowest() */
+        int32_t i = 0;
+        cursor_reset(&in);
+        if (params->seed_with_first) {
+            max = base[0];
+            cursor_step(&in, &params->inner);
+            i = 1;
+        }
+        for (; i < count; ++i) {
+            const float value = base[in.offset];
+            max = value > max ? value : max;
+            cursor_step(&in, &params->inner);
+        }
+        output[o] = max;
+        cursor_step(&out, &params->outer);
+    }
+    return MCUGEN_OK;
+}
+
+static int arg_max_params_are_valid(const mcugen_arg_max_params *params, const void *input,
+                                    const void *output)
+{
+    return params != NULL && input != NULL && output != NULL && params->outer >= 0 &&
+           params->axis_size >= 1 && params->inner >= 0;
+}
+
+mcugen_status mcugen_arg_max_s8(const mcugen_arg_max_params *params, const int8_t *input,
+                                int32_t *output)
+{
+    if (!arg_max_params_are_valid(params, input, output)) {
+        return MCUGEN_ARG_ERROR;
+    }
+    const size_t inner = (size_t)params->inner;
+    for (int32_t o = 0; o < params->outer; ++o) {
+        const int8_t *row = input + (size_t)o * (size_t)params->axis_size * inner;
+        for (size_t k = 0; k < inner; ++k) {
+            int8_t best = row[k];
+            int32_t best_index = 0;
+            for (int32_t i = 1; i < params->axis_size; ++i) {
+                const int8_t value = row[(size_t)i * inner + k];
+                if (value > best) { /* strictly greater: ties keep the first index */
+                    best = value;
+                    best_index = i;
                 }
             }
+            *output++ = best_index;
+        }
+    }
+    return MCUGEN_OK;
+}
+
+mcugen_status mcugen_arg_max_f32(const mcugen_arg_max_params *params, const float *input,
+                                 int32_t *output)
+{
+    if (!arg_max_params_are_valid(params, input, output)) {
+        return MCUGEN_ARG_ERROR;
+    }
+    const size_t inner = (size_t)params->inner;
+    for (int32_t o = 0; o < params->outer; ++o) {
+        const float *row = input + (size_t)o * (size_t)params->axis_size * inner;
+        for (size_t k = 0; k < inner; ++k) {
+            float best = row[k];
+            int32_t best_index = 0;
+            for (int32_t i = 1; i < params->axis_size; ++i) {
+                const float value = row[(size_t)i * inner + k];
+                const int better = params->nan_aware
+                                       ? !isnan(value) && (isnan(best) || value > best)
+                                       : value > best;
+                if (better) {
+                    best = value;
+                    best_index = i;
+                }
+            }
+            *output++ = best_index;
         }
     }
     return MCUGEN_OK;

@@ -1,5 +1,6 @@
 #include "mcugen_softmax.h"
 
+#include <math.h>
 #include <stddef.h>
 
 #include "mcugen_fixedpoint.h"
@@ -55,25 +56,30 @@ static int32_t exp_on_interval_between_negative_one_quarter_and_0_excl(int32_t a
     return add_wrap(exp_minus_one_eighth, mcugen_srdhm(exp_minus_one_eighth, add_wrap(x, poly)));
 }
 
-int32_t mcugen_exp_on_negative_values_q5(int32_t a)
+int32_t mcugen_exp_on_negative_values(int32_t a, int32_t integer_bits)
 {
     /* exp(-2^k) in Q0.31 for k = -2 .. 4, applied per set bit of the multiple of 1/4. */
     static const int32_t exp_of_minus_power_of_two[7] = {
         1672461947, 1302514674, 790015084, 290630308, 39332535, 720401, 242};
-    const int32_t fractional_bits = 31 - SCALED_DIFF_INTEGER_BITS;
+    const int32_t fractional_bits = 31 - integer_bits;
     const int32_t one_quarter = (int32_t)1 << (fractional_bits - 2);
     const int32_t mod_quarter = (int32_t)((uint32_t)a & (uint32_t)(one_quarter - 1));
     const int32_t mod_quarter_minus_quarter = mod_quarter - one_quarter; /* in [-1/4, 0) */
     int32_t result = exp_on_interval_between_negative_one_quarter_and_0_excl(
-        saturating_shift_left(mod_quarter_minus_quarter, SCALED_DIFF_INTEGER_BITS));
+        saturating_shift_left(mod_quarter_minus_quarter, integer_bits));
     const uint32_t remainder = (uint32_t)mod_quarter_minus_quarter - (uint32_t)a;
-    for (int32_t k = 0; k < 7; ++k) {
+    for (int32_t k = 0; k < 7 && k - 2 < integer_bits; ++k) {
         /* Bit fractional_bits + (k - 2) of the remainder stands for 2^(k - 2). */
         if (remainder & ((uint32_t)1 << (fractional_bits + k - 2))) {
             result = mcugen_srdhm(result, exp_of_minus_power_of_two[k]);
         }
     }
     return a == 0 ? INT32_MAX : result;
+}
+
+int32_t mcugen_exp_on_negative_values_q5(int32_t a)
+{
+    return mcugen_exp_on_negative_values(a, SCALED_DIFF_INTEGER_BITS);
 }
 
 int32_t mcugen_one_over_one_plus_x_for_x_in_0_1(int32_t a)
@@ -89,6 +95,21 @@ int32_t mcugen_one_over_one_plus_x_for_x_in_0_1(int32_t a)
         x = add_wrap(x, saturating_shift_left(mcugen_srdhm(x, one_minus_half_denominator_times_x), 2));
     }
     return saturating_shift_left(x, 1);
+}
+
+int32_t mcugen_one_minus_x_over_one_plus_x_for_x_in_0_1(int32_t a)
+{
+    const int32_t constant_48_over_17 = 1515870810;      /* Q2.29 */
+    const int32_t constant_neg_32_over_17 = -1010580540; /* Q2.29 */
+    const int32_t one_q2_29 = (int32_t)1 << 29;
+    const int32_t half_denominator = rounding_half_sum(a, INT32_MAX);
+    int32_t x = add_wrap(constant_48_over_17, mcugen_srdhm(half_denominator, constant_neg_32_over_17));
+    for (int32_t i = 0; i < 3; ++i) { /* Newton-Raphson in Q2.29 */
+        const int32_t one_minus_half_denominator_times_x =
+            sub_wrap(one_q2_29, mcugen_srdhm(half_denominator, x));
+        x = add_wrap(x, saturating_shift_left(mcugen_srdhm(x, one_minus_half_denominator_times_x), 2));
+    }
+    return saturating_shift_left(sub_wrap(x, one_q2_29), 2);
 }
 
 static int32_t count_leading_zeros(uint32_t x)
@@ -200,6 +221,104 @@ mcugen_status mcugen_softmax_s8_s16(const mcugen_softmax_params *params, int32_t
         }
         for (int32_t c = 0; c < row_size; ++c) {
             out[c] = (int16_t)output_value(row[c], &scale, params, INT16_MIN, INT16_MAX);
+        }
+    }
+    return MCUGEN_OK;
+}
+
+/* --- int16 softmax ------------------------------------------------------------------------ */
+
+/* floor(x / 2^shift) without relying on the right shift of negative values. */
+static int32_t floor_shift(int32_t x, int32_t shift)
+{
+    if (x >= 0) {
+        return x >> shift;
+    }
+    return -(int32_t)(((uint32_t)0 - (uint32_t)x + (((uint32_t)1 << shift) - 1u)) >> shift);
+}
+
+/* TFLite's LUTLookup for int16: 512 segments of 128 steps, linear interpolation. */
+int16_t mcugen_lut_lookup_s16(int32_t value, const int16_t *lut)
+{
+    const int32_t biased = value + 32768; /* in [0, 65535] */
+    const int32_t index = biased >> 7;
+    const int32_t offset = biased & 0x7F;
+    const int32_t base = lut[index];
+    const int32_t slope = lut[index + 1] - base;
+    return (int16_t)(uint16_t)(uint32_t)(base + floor_shift(slope * offset + 64, 7));
+}
+
+static int16_t softmax_s16_exp(const mcugen_softmax_s16_params *params, const int16_t *exp_lut,
+                               int32_t diff)
+{
+    const int32_t scaled = mcugen_requantize(diff, params->input_multiplier, params->input_shift);
+    const int32_t symmetric = scaled > INT32_MAX - 32767 ? INT32_MAX : scaled + 32767;
+    return mcugen_lut_lookup_s16(mcugen_clamp(symmetric, INT16_MIN, INT16_MAX), exp_lut);
+}
+
+mcugen_status mcugen_softmax_s16(const mcugen_softmax_s16_params *params, const int16_t *exp_lut,
+                                 const int16_t *one_over_one_plus_x_lut, int32_t num_rows,
+                                 int32_t row_size, const int16_t *input, int16_t *output)
+{
+    if (params == NULL || exp_lut == NULL || one_over_one_plus_x_lut == NULL || input == NULL ||
+        output == NULL || num_rows < 0 || row_size < 1 || row_size > MCUGEN_SOFTMAX_S16_MAX_ROW ||
+        params->input_shift < -31 || params->input_shift > 30) {
+        return MCUGEN_ARG_ERROR;
+    }
+    for (int32_t r = 0; r < num_rows; ++r) {
+        const int16_t *row = input + (size_t)r * (size_t)row_size;
+        int16_t *out = output + (size_t)r * (size_t)row_size;
+        int32_t max = INT16_MIN;
+        for (int32_t c = 0; c < row_size; ++c) {
+            max = row[c] > max ? row[c] : max;
+        }
+        int32_t sum = 0; /* Q16.15 */
+        for (int32_t c = 0; c < row_size; ++c) {
+            sum += softmax_s16_exp(params, exp_lut, row[c] - max);
+        }
+        if (sum <= 0) {
+            return MCUGEN_ARG_ERROR; /* cannot happen: the maximum's exp is near 1 */
+        }
+        const int32_t headroom_plus_one = count_leading_zeros((uint32_t)sum);
+        const int32_t shifted_sum =
+            (int32_t)((((int64_t)sum << (headroom_plus_one - 1)) + (1 << 13)) >> 14);
+        const int32_t symmetric_sum =
+            mcugen_clamp(shifted_sum - ((1 << 15) + (1 << 16)), INT16_MIN, INT16_MAX);
+        const int64_t reciprocal = mcugen_lut_lookup_s16(symmetric_sum, one_over_one_plus_x_lut);
+        const int32_t right_shift = 31 - headroom_plus_one;
+        const int64_t round = (int64_t)1 << (right_shift - 1);
+        for (int32_t c = 0; c < row_size; ++c) {
+            const int64_t e = softmax_s16_exp(params, exp_lut, row[c] - max);
+            const int64_t result = (e * reciprocal + round) >> right_shift;
+            out[c] = (int16_t)(result < 0 ? 0 : (result > INT16_MAX ? INT16_MAX : result));
+        }
+    }
+    return MCUGEN_OK;
+}
+
+/* --- float32 softmax ------------------------------------------------------------------------ */
+
+mcugen_status mcugen_softmax_f32(float beta, int32_t num_rows, int32_t row_size,
+                                 const float *input, float *output)
+{
+    if (input == NULL || output == NULL || num_rows < 0 || row_size < 1) {
+        return MCUGEN_ARG_ERROR;
+    }
+    for (int32_t r = 0; r < num_rows; ++r) {
+        const float *row = input + (size_t)r * (size_t)row_size;
+        float *out = output + (size_t)r * (size_t)row_size;
+        float max = -3.402823466e+38f; /* std::numeric_limits<float>::lowest() */
+        for (int32_t c = 0; c < row_size; ++c) {
+            max = max < row[c] ? row[c] : max; /* std::max(max, x) */
+        }
+        float sum = 0.0f;
+        for (int32_t c = 0; c < row_size; ++c) {
+            const float e = expf((row[c] - max) * beta);
+            out[c] = e;
+            sum += e;
+        }
+        for (int32_t c = 0; c < row_size; ++c) {
+            out[c] = out[c] / sum;
         }
     }
     return MCUGEN_OK;

@@ -1,0 +1,93 @@
+"""RESIZE_NEAREST_NEIGHBOR and RESIZE_BILINEAR -> the kernels of mcugen_resize.c.
+
+The per-row and per-column source indices (and bilinear positions or float weights) come from
+mcugen.opparams.resize, the same tables the numpy reference uses; integer tables go to flash
+through ctx.constant, float weights are written as exact float32 literals.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import DType, Op, OpKind
+from ..opparams.resize import BilinearAxis, bilinear_tables, nearest_tables
+from .cnames import c_float
+from .emit import EmitContext, KernelCall, c_dims, emitter
+
+RUNTIME = "mcugen_resize"
+
+
+def _table(ctx: EmitContext, op: Op, what: str, values: np.ndarray) -> str:
+    return ctx.constant(f"resize_{what}_{op.index}", values.astype(np.int32), "int32_t")
+
+
+def _float_table(op: Op, what: str, values: np.ndarray) -> tuple[str, str]:
+    """(name, declaration) of a static const float array holding exactly these float32 values."""
+    name = f"resize_{what}_{op.index}"
+    body = ", ".join(c_float(float(v)) for v in values)
+    return name, f"static const float {name}[{values.size}] = {{ {body} }};"
+
+
+def _dims(op: Op) -> tuple[list[str], str, str]:
+    x, y = op.inputs[0], op.outputs[0]
+    assert x is not None
+    in_dims, out_dims = f"resize_input_dims_{op.index}", f"resize_output_dims_{op.index}"
+    return ([f"static const mcugen_dims {in_dims} = {c_dims(x.shape)};",
+             f"static const mcugen_dims {out_dims} = {c_dims(y.shape)};"], in_dims, out_dims)
+
+
+@emitter(OpKind.RESIZE_NEAREST_NEIGHBOR)
+def emit_resize_nearest(op: Op, ctx: EmitContext) -> KernelCall:
+    x, y = op.inputs[0], op.outputs[0]
+    assert x is not None
+    t = nearest_tables(op)
+    rows, cols = _table(ctx, op, "rows", t.rows), _table(ctx, op, "cols", t.cols)
+    dims, in_dims, out_dims = _dims(op)
+    name = f"resize_params_{op.index}"
+    params = (f"static const mcugen_resize_nearest_params {name} = {{ .rows = {rows}, "
+              f".cols = {cols}, .element_bytes = {x.dtype.itemsize} }};")
+    call = f"mcugen_resize_nearest(&{name}, &{in_dims}, {ctx.ptr(x)}, &{out_dims}, {ctx.ptr(y)})"
+    return KernelCall(declarations=[*dims, params], calls=[call], runtime={RUNTIME})
+
+
+def _int_axis(ctx: EmitContext, op: Op, axis: str, a: BilinearAxis) -> str:
+    lower = _table(ctx, op, f"{axis}_lower", a.lower)
+    upper = _table(ctx, op, f"{axis}_upper", a.upper)
+    position = _table(ctx, op, f"{axis}_position", a.position)
+    return f".{axis}_lower = {lower}, .{axis}_upper = {upper}, .{axis}_position = {position}"
+
+
+def _float_axis(ctx: EmitContext, op: Op, axis: str, a: BilinearAxis) -> tuple[list[str], str]:
+    lower = _table(ctx, op, f"{axis}_lower", a.lower)
+    upper = _table(ctx, op, f"{axis}_upper", a.upper)
+    low_name, low = _float_table(op, f"{axis}_low_weight", a.low_weight)
+    high_name, high = _float_table(op, f"{axis}_high_weight", a.high_weight)
+    fields = (f".{axis}_lower = {lower}, .{axis}_upper = {upper}, "
+              f".{axis}_low_weight = {low_name}, .{axis}_high_weight = {high_name}")
+    return [low, high], fields
+
+
+@emitter(OpKind.RESIZE_BILINEAR)
+def emit_resize_bilinear(op: Op, ctx: EmitContext) -> KernelCall:
+    x, y = op.inputs[0], op.outputs[0]
+    assert x is not None
+    dims, in_dims, out_dims = _dims(op)
+    name = f"resize_params_{op.index}"
+    if x.dtype is DType.FLOAT32:
+        t = bilinear_tables(op, integer=False)
+        row_arrays, rows = _float_axis(ctx, op, "row", t.rows)
+        col_arrays, cols = _float_axis(ctx, op, "col", t.cols)
+        params = f"static const mcugen_resize_bilinear_f32_params {name} = {{ {rows}, {cols} }};"
+        declarations = [*dims, *row_arrays, *col_arrays, params]
+        function = "mcugen_resize_bilinear_f32"
+    else:
+        t = bilinear_tables(op, integer=True)
+        rows, cols = _int_axis(ctx, op, "row", t.rows), _int_axis(ctx, op, "col", t.cols)
+        params = f"static const mcugen_resize_bilinear_int_params {name} = {{ {rows}, {cols} }};"
+        declarations = [*dims, params]
+        function = "mcugen_resize_bilinear_s8"
+    return KernelCall(
+        declarations=declarations,
+        calls=[f"{function}(&{name}, &{in_dims}, {ctx.ptr(x)}, &{out_dims}, {ctx.ptr(y)})"],
+        runtime={RUNTIME},
+    )

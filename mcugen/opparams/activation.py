@@ -1,0 +1,493 @@
+"""Build-time parameters of the activation, unary, quantize and int16-softmax kernels: TFLite's
+Prepare step for LOGISTIC, TANH, HARD_SWISH, RELU, RELU6, LEAKY_RELU, RSQRT, ABS, NEG,
+QUANTIZE, DEQUANTIZE and SOFTMAX (int16), shared by the C emitters and the numpy reference.
+
+Where TFLite builds a lookup table at Prepare time (LiteRT's int8 LOGISTIC and TANH, both
+runtimes' int16 SOFTMAX), the table is built here, with the same float arithmetic: float32
+steps are numpy float32 operations, and the transcendental functions are the C library's own
+expf/tanhf/exp (called through ctypes), which is what the TFLite runtimes call.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import UnsupportedError
+from ..ir import DType, LeakyReluOptions, Op, OpKind, SoftmaxOptions, Tensor
+from ..quantization import Rounding, dtype_range, quantize_multiplier
+
+f32 = np.float32
+
+# --- the C library's float functions (what TFLite's std::exp(float) etc. call) ------------
+
+_LIBM = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
+for _name in ("expf", "tanhf", "logf"):
+    getattr(_LIBM, _name).restype = ctypes.c_float
+    getattr(_LIBM, _name).argtypes = [ctypes.c_float]
+_LIBM.exp.restype = ctypes.c_double
+_LIBM.exp.argtypes = [ctypes.c_double]
+
+
+def expf(x: float | np.floating) -> np.float32:
+    return f32(_LIBM.expf(float(x)))
+
+
+def tanhf(x: float | np.floating) -> np.float32:
+    return f32(_LIBM.tanhf(float(x)))
+
+
+def logf(x: float | np.floating) -> np.float32:
+    return f32(_LIBM.logf(float(x)))
+
+
+def libm_exp(x: float) -> float:
+    return float(_LIBM.exp(float(x)))
+
+
+def round_half_away(x: float | np.floating) -> float:
+    """TfLiteRound / std::round on a float or double value: halves go away from zero."""
+    value = float(x)
+    return math.copysign(math.floor(abs(value) + 0.5), value)
+
+
+def _scale(t: Tensor) -> float:
+    assert t.quant is not None
+    return t.quant.single_scale
+
+
+def _zero_point(t: Tensor) -> int:
+    assert t.quant is not None
+    return t.quant.single_zero_point
+
+
+def _io(op: Op) -> tuple[Tensor, Tensor]:
+    x = op.inputs[0]
+    assert x is not None
+    return x, op.outputs[0]
+
+
+def _scale_ratio(a: float, b: float, rounding: Rounding) -> float:
+    """input_scale / output_scale as each runtime forms it for RELU, LEAKY_RELU and ABS.
+
+    LiteRT divides the float32 scales in float32 (then widens to double), as its source reads.
+    The TFLM wheel measurably divides in double: with the float32 quotient, int16 RELU, ABS and
+    LEAKY_RELU miss TFLM on elements whose exact product lies within 1e-4 of a half (scales
+    0.00026099 -> 0.00032013: 5 of 9368 int16 ABS outputs), and with the double one LiteRT."""
+    if rounding is Rounding.TFLM:
+        return float(a) / float(b)
+    return float(f32(a) / f32(b))
+
+
+def require_zero_points(op: Op, *tensors: Tensor) -> None:
+    for t in tensors:
+        if _zero_point(t) != 0:
+            raise UnsupportedError(f"{op.where()}: int16 '{t.name}' needs zero point 0, "
+                                   f"got {_zero_point(t)}")
+
+
+# --- lookup tables -----------------------------------------------------------------------
+
+FloatFunction = Callable[[float], float]
+
+
+def lut_int8(transform: FloatFunction, in_scale: float, in_zp: int, out_scale: float,
+             out_zp: int, out_dtype: DType = DType.INT8) -> np.ndarray:
+    """LUTPopulateInt8 (LiteRT): entry i is the output for input i - 128, in float32."""
+    low, high = dtype_range(out_dtype)
+    inverse_scale = f32(1.0) / f32(out_scale)
+    table = np.empty(256, dtype=np.int32)
+    for index, value in enumerate(range(-128, 128)):
+        dequantized = f32(in_scale) * f32(value - in_zp)
+        transformed = f32(transform(float(dequantized)))
+        rescaled = round_half_away(f32(transformed * inverse_scale))
+        quantized = int(f32(rescaled) + f32(out_zp))
+        table[index] = min(max(quantized, low), high)
+    return table
+
+
+def lut_int16(transform: FloatFunction, float_type: type, in_scale: float, in_zp: int,
+              out_scale: float, out_zp: int) -> np.ndarray:
+    """LUTPopulateInt16<FloatT>: 513 int16 samples with TFLite's midpoint bias correction,
+    every step in `float_type` (np.float32 or np.float64)."""
+    t = float_type
+    input_min = t(in_scale) * t(-32768 - in_zp)
+    input_max = t(in_scale) * t(32767 - in_zp)
+    output_min = t(out_scale) * t(-32768 - out_zp)
+    output_max = t(out_scale) * t(32767 - out_zp)
+    step = (input_max - input_min) / t(512)
+    half_step = step / t(2)
+    scaling_inv = t(65536) / (output_max - output_min)
+
+    def f(x: float) -> float:
+        return t(transform(float(t(x))))
+
+    def rnd(x: float) -> float:
+        return t(round_half_away(t(x)))
+
+    table = np.empty(513, dtype=np.int32)
+    for i in range(512):
+        val = f(input_min + t(i) * step)
+        val_mid = f(input_min + t(i) * step + half_step)
+        val_next = f(input_min + t(i + 1) * step)
+        sample = rnd(val * scaling_inv)
+        midpoint_interp = rnd((val_next * scaling_inv + rnd(val * scaling_inv)) / t(2))
+        midpoint = rnd(val_mid * scaling_inv)
+        bias = rnd((midpoint_interp - midpoint) / t(2))
+        table[i] = int(min(max(sample - bias, t(-32768)), t(32767)))
+    table[512] = int(min(max(rnd(f(input_max) * scaling_inv), t(-32768)), t(32767)))
+    return table
+
+
+def logistic_f32(x: float) -> float:
+    """LiteRT's Prepare lambda: 1.0f / (1.0f + std::exp(-value)) in float."""
+    return float(f32(1.0) / (f32(1.0) + expf(-f32(x))))
+
+
+def tanh_f32(x: float) -> float:
+    return float(tanhf(x))
+
+
+# --- int8 LOGISTIC and TANH (TFLM: gemmlowp fixed point; LiteRT: a float LUT) -----------
+
+INPUT_INTEGER_BITS_S8 = 4
+
+
+@dataclass(frozen=True)
+class FixedPointSigmoidParams:
+    """TFLM's int8 LOGISTIC/TANH Prepare: input rescale into Q4.27 and the saturation radius."""
+
+    input_zero_point: int
+    input_multiplier: int
+    input_left_shift: int
+    input_range_radius: int
+
+
+def fixed_point_sigmoid_params(op: Op) -> FixedPointSigmoidParams:
+    x, _ = _io(op)
+    real = float(_scale(x)) * float(1 << (31 - INPUT_INTEGER_BITS_S8))
+    fraction, shift = math.frexp(real)
+    multiplier = int(round_half_away(fraction * (1 << 31)))
+    if multiplier >= 1 << 31:
+        raise UnsupportedError(f"{op.where()}: input scale {_scale(x):g} rounds its multiplier to 2^31")
+    if shift < 0:
+        raise UnsupportedError(f"{op.where()}: input scale {_scale(x):g} is too small (shift {shift})")
+    radius = math.floor(((1 << INPUT_INTEGER_BITS_S8) - 1) * float(1 << (31 - INPUT_INTEGER_BITS_S8))
+                        / float(1 << shift))
+    return FixedPointSigmoidParams(_zero_point(x), multiplier, shift, radius)
+
+
+def litert_sigmoid_lut(op: Op) -> np.ndarray:
+    """LiteRT's int8 LOGISTIC/TANH table (activations.cc Prepare, LUTPopulate<int8_t>)."""
+    x, y = _io(op)
+    transform = logistic_f32 if op.kind is OpKind.LOGISTIC else tanh_f32
+    return lut_int8(transform, _scale(x), _zero_point(x), _scale(y), _zero_point(y))
+
+
+# --- int16 LOGISTIC and TANH (both runtimes: sigmoid table with interpolation) -----------
+
+# TFLite's sigmoid_table_uint16 (kernels/internal/common.h): sigmoid(i / 24) in 0.16 format.
+# A constant of the algorithm, not derivable bit for bit from a formula (44 entries differ
+# by one from round(65536 * sigmoid(i / 24))), so it is carried here as data.
+SIGMOID_TABLE_UINT16 = np.array([
+    32768, 33451, 34133, 34813, 35493, 36169, 36843, 37513, 38180, 38841, 39498, 40149,
+    40794, 41432, 42064, 42688, 43304, 43912, 44511, 45102, 45683, 46255, 46817, 47369,
+    47911, 48443, 48964, 49475, 49975, 50464, 50942, 51409, 51865, 52311, 52745, 53169,
+    53581, 53983, 54374, 54755, 55125, 55485, 55834, 56174, 56503, 56823, 57133, 57433,
+    57724, 58007, 58280, 58544, 58800, 59048, 59288, 59519, 59743, 59959, 60168, 60370,
+    60565, 60753, 60935, 61110, 61279, 61441, 61599, 61750, 61896, 62036, 62172, 62302,
+    62428, 62549, 62666, 62778, 62886, 62990, 63090, 63186, 63279, 63368, 63454, 63536,
+    63615, 63691, 63765, 63835, 63903, 63968, 64030, 64090, 64148, 64204, 64257, 64308,
+    64357, 64405, 64450, 64494, 64536, 64576, 64614, 64652, 64687, 64721, 64754, 64786,
+    64816, 64845, 64873, 64900, 64926, 64950, 64974, 64997, 65019, 65039, 65060, 65079,
+    65097, 65115, 65132, 65149, 65164, 65179, 65194, 65208, 65221, 65234, 65246, 65258,
+    65269, 65280, 65291, 65301, 65310, 65319, 65328, 65337, 65345, 65352, 65360, 65367,
+    65374, 65381, 65387, 65393, 65399, 65404, 65410, 65415, 65420, 65425, 65429, 65433,
+    65438, 65442, 65445, 65449, 65453, 65456, 65459, 65462, 65465, 65468, 65471, 65474,
+    65476, 65479, 65481, 65483, 65485, 65488, 65489, 65491, 65493, 65495, 65497, 65498,
+    65500, 65501, 65503, 65504, 65505, 65507, 65508, 65509, 65510, 65511, 65512, 65513,
+    65514, 65515, 65516, 65517, 65517, 65518, 65519, 65520, 65520, 65521, 65522, 65522,
+    65523, 65523, 65524, 65524, 65525, 65525, 65526, 65526, 65526, 65527, 65527, 65528,
+    65528, 65528, 65529, 65529, 65529, 65529, 65530, 65530, 65530, 65530, 65531, 65531,
+    65531, 65531, 65531, 65532, 65532, 65532, 65532, 65532, 65532, 65533, 65533, 65533,
+    65533, 65533, 65533, 65533, 65533, 65534, 65534, 65534, 65534, 65534, 65534, 65534,
+    65534, 65534, 65534, 65535,
+], dtype=np.uint16)
+
+
+def checked_log2(x: float) -> tuple[bool, int]:
+    """CheckedLog2: (is a power of two within 1e-3, rounded log2), in float as TFLite."""
+    x_log2 = logf(x) * (f32(1.0) / logf(2.0))
+    rounded = f32(round_half_away(x_log2))
+    return bool(abs(x_log2 - rounded) < f32(1e-3)), int(rounded)
+
+
+@dataclass(frozen=True)
+class Int16SigmoidParams:
+    """The effective input multiplier and right shift of reference_integer_ops::Logistic/Tanh
+    for int16 (the power-of-two case already folded into 3 << shift, shift 0)."""
+
+    input_multiplier: int
+    input_right_shift: int
+
+
+def int16_sigmoid_params(op: Op) -> Int16SigmoidParams:
+    """LogisticPrepare / TanhPrepare for int16 (the same in TFLM and LiteRT)."""
+    x, y = _io(op)
+    require_zero_points(op, x, y)
+    is_pot, log2_in = checked_log2(_scale(x))
+    left_shift = (15 - 3) + log2_in
+    allowed = (0,) if op.kind is OpKind.LOGISTIC else (0, 1)
+    if is_pot and left_shift in allowed:
+        multiplier, shift = 3 << left_shift, 0
+    else:
+        real = float(_scale(x)) * 4096.0 * 3.0
+        shift = 0
+        while real <= 32767.0 / 2.0 and shift <= 30:
+            shift += 1
+            real *= 2.0
+        multiplier = int(real)
+        if multiplier > 32767:
+            raise UnsupportedError(f"{op.where()}: input scale {_scale(x):g} is too large for the "
+                                   f"int16 table (multiplier {multiplier})")
+    out_pot, log2_out = checked_log2(_scale(y))
+    if not out_pot or log2_out != -15:
+        raise UnsupportedError(f"{op.where()}: int16 output scale must be 2^-15, got {_scale(y):g}")
+    return Int16SigmoidParams(multiplier, shift)
+
+
+# --- HARD_SWISH ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HardSwishParams:
+    input_zero_point: int
+    output_zero_point: int
+    reluish_multiplier: int  # int16 fixed point
+    reluish_exponent: int
+    output_multiplier: int  # int16 fixed point
+    output_exponent: int  # <= 0
+
+
+def _downscale_to_int16(multiplier: int) -> int:
+    """DownScaleInt32ToInt16Multiplier: round the Q31 multiplier to Q15."""
+    if multiplier >= (1 << 31) - 1 - (1 << 15):
+        return 32767
+    return (multiplier + (1 << 15)) >> 16
+
+
+def hard_swish_params(op: Op) -> HardSwishParams:
+    """HardSwishPrepare (TFLM and LiteRT agree: float32 scale ratios, widened to double)."""
+    x, y = _io(op)
+    hires_input_scale = f32(1.0 / 128.0) * f32(_scale(x))
+    output_multiplier, output_exponent = quantize_multiplier(float(hires_input_scale / f32(_scale(y))))
+    if output_exponent > 0:
+        raise UnsupportedError(f"{op.where()}: output scale {_scale(y):g} is too small for the "
+                               f"input scale {_scale(x):g} (exponent {output_exponent} > 0)")
+    reluish_multiplier, reluish_exponent = quantize_multiplier(
+        float(hires_input_scale / f32(3.0 / 32768.0)))
+    return HardSwishParams(_zero_point(x), _zero_point(y),
+                           _downscale_to_int16(reluish_multiplier), reluish_exponent,
+                           _downscale_to_int16(output_multiplier), output_exponent)
+
+
+# --- RELU, RELU6, LEAKY_RELU, ABS, QUANTIZE (int): one rescale-and-clamp ------------------
+
+
+@dataclass(frozen=True)
+class RescaleParams:
+    """out = clamp(output_offset + rescale(x - input_offset)), where rescale uses the positive
+    pair for values >= 0 and the negative pair (negated result if negate_negative) below 0;
+    `absolute` takes |x - input_offset| first; `identity` skips the multiplier entirely."""
+
+    input_offset: int
+    output_offset: int
+    positive_multiplier: int
+    positive_shift: int
+    negative_multiplier: int
+    negative_shift: int
+    negate_negative: bool
+    absolute: bool
+    identity: bool
+    activation_min: int
+    activation_max: int
+
+
+def _plain(op: Op, multiplier: int, shift: int, low: int, high: int, *, absolute: bool = False,
+           identity: bool = False) -> RescaleParams:
+    x, y = _io(op)
+    return RescaleParams(_zero_point(x), _zero_point(y), multiplier, shift, multiplier, shift,
+                         False, absolute, identity, low, high)
+
+
+def relu_params(op: Op, rounding: Rounding) -> RescaleParams:
+    """RELU and RELU6: ReluPrepare/CalculateReluOpData rescale by the scale ratio (see
+    _scale_ratio) and clamp at zp + roundf(act / output_scale). TFLM's RELU6 differs: its
+    Relu6Prepare clamps in the input's own quantized domain to [zp, zp + round(6 / input_scale)]
+    and never rescales (the output quantization is ignored); LiteRT's RELU6 rescales like RELU."""
+    x, y = _io(op)
+    if x.dtype is DType.INT16:
+        require_zero_points(op, x, y)
+    low, high = dtype_range(y.dtype)
+    if op.kind is OpKind.RELU6 and rounding is Rounding.TFLM:
+        zero = _zero_point(x)
+        six = min(max(int(round_half_away(f32(6.0) / f32(_scale(x)))) + zero, low), high)
+        return RescaleParams(0, 0, 0, 0, 0, 0, False, False, True, zero, six)
+    multiplier, shift = quantize_multiplier(_scale_ratio(_scale(x), _scale(y), rounding))
+    out_zp = _zero_point(y)
+    act_low = max(low, out_zp + int(round_half_away(f32(0.0) / f32(_scale(y)))))
+    act_high = high
+    if op.kind is OpKind.RELU6:
+        act_high = min(high, out_zp + int(round_half_away(f32(6.0) / f32(_scale(y)))))
+    return _plain(op, multiplier, shift, act_low, act_high)
+
+
+def leaky_relu_params(op: Op, rounding: Rounding) -> RescaleParams:
+    """LeakyReluPrepare: identity and alpha multipliers (input_scale * alpha / output_scale in
+    float32 for LiteRT, in double for TFLM, like _scale_ratio); a negative alpha is applied as
+    a positive multiplier whose result is negated."""
+    x, y = _io(op)
+    options = op.options
+    assert isinstance(options, LeakyReluOptions)
+    if x.dtype is DType.INT16:
+        require_zero_points(op, x, y)
+    if rounding is Rounding.TFLM:
+        alpha = float(_scale(x)) * float(f32(options.alpha)) / float(_scale(y))
+    else:
+        alpha = float(f32(_scale(x)) * f32(options.alpha) / f32(_scale(y)))
+    alpha_multiplier, alpha_shift = quantize_multiplier(alpha)
+    identity_multiplier, identity_shift = quantize_multiplier(_scale_ratio(_scale(x), _scale(y), rounding))
+    low, high = dtype_range(y.dtype)
+    return RescaleParams(_zero_point(x), _zero_point(y), identity_multiplier, identity_shift,
+                         abs(alpha_multiplier), alpha_shift, alpha_multiplier < 0, False, False,
+                         low, high)
+
+
+def abs_params(op: Op, rounding: Rounding) -> RescaleParams:
+    """PrepareAbsRsqrt for ABS: rescale only when the scales differ (as float32 values)."""
+    x, y = _io(op)
+    if x.dtype is DType.INT16:
+        require_zero_points(op, x, y)
+    low, high = dtype_range(y.dtype)
+    if f32(_scale(x)) == f32(_scale(y)):
+        return _plain(op, 0, 0, low, high, absolute=True, identity=True)
+    multiplier, shift = quantize_multiplier(_scale_ratio(_scale(x), _scale(y), rounding))
+    return _plain(op, multiplier, shift, low, high, absolute=True)
+
+
+def requantize_params(op: Op, rounding: Rounding) -> RescaleParams:
+    """QUANTIZE between integer types (reference_ops::Requantize): the double ratio of the
+    scales, clamped to the output type. int8 -> int8 with equal scales still rescales
+    (multiplier 2^30, shift 1), which is exact."""
+    x, y = _io(op)
+    multiplier, shift = quantize_multiplier(float(_scale(x)) / float(_scale(y)))
+    low, high = dtype_range(y.dtype)
+    return _plain(op, multiplier, shift, low, high)
+
+
+# --- RSQRT --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RsqrtParams:
+    input_zero_point: int
+    output_zero_point: int
+    multiplier: int
+    shift: int
+
+
+def rsqrt_params(op: Op, rounding: Rounding) -> RsqrtParams:
+    """SetRsqrtOutputMultiplier: 1 / (sqrt(input_scale) * output_scale). LiteRT takes the
+    square root and the product in float32, as its source reads; the TFLM wheel measurably
+    works in double (with the float32 product, int16 RSQRT misses TFLM at x = 5793 for scales
+    0.001 -> 0.001)."""
+    x, y = _io(op)
+    if x.dtype is DType.INT16:
+        require_zero_points(op, x, y)
+    if rounding is Rounding.TFLM:
+        product = math.sqrt(float(_scale(x))) * float(_scale(y))
+    else:
+        product = float(f32(np.sqrt(f32(_scale(x)))) * f32(_scale(y)))
+    multiplier, shift = quantize_multiplier(1.0 / product)
+    return RsqrtParams(_zero_point(x), _zero_point(y), multiplier, shift)
+
+
+def litert_rsqrt_lut16(op: Op) -> np.ndarray:
+    """LiteRT's int16 RSQRT table (elementwise.cc Prepare): LUTPopulate<int16_t> in float of
+    1 / sqrtf(x), with 32767 * output_scale for x <= 0."""
+    x, y = _io(op)
+    out_scale = f32(_scale(y))
+
+    def transform(value: float) -> float:
+        if f32(value) <= f32(0.0):
+            return float(f32(32767) * out_scale)
+        return float(f32(1.0) / f32(np.sqrt(f32(value))))
+
+    return lut_int16(transform, f32, _scale(x), _zero_point(x), _scale(y), _zero_point(y))
+
+
+# --- QUANTIZE (float -> int) and DEQUANTIZE ----------------------------------------------
+
+
+@dataclass(frozen=True)
+class AffineParams:
+    scale: float  # float32 value
+    zero_point: int
+    low: int
+    high: int
+
+
+def quantize_float_params(op: Op) -> AffineParams:
+    _, y = _io(op)
+    low, high = dtype_range(y.dtype)
+    return AffineParams(float(f32(_scale(y))), _zero_point(y), low, high)
+
+
+def dequantize_params(op: Op) -> AffineParams:
+    x, _ = _io(op)
+    low, high = dtype_range(x.dtype)
+    return AffineParams(float(f32(_scale(x))), _zero_point(x), low, high)
+
+
+# --- SOFTMAX int16 -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SoftmaxInt16Params:
+    input_multiplier: int
+    input_shift: int
+    exp_lut: np.ndarray  # 513 int16
+    one_over_one_plus_x_lut: np.ndarray  # 513 int16
+
+
+def softmax_int16_params(op: Op, rounding: Rounding) -> SoftmaxInt16Params:
+    """SoftmaxPrepare for int16: the input rescale (the same in both runtimes) and the exp and
+    1/(1+x) tables, which TFLM builds in float with expf and LiteRT in double with exp."""
+    x, y = _io(op)
+    options = op.options
+    assert isinstance(options, SoftmaxOptions)
+    require_zero_points(op, x, y)
+    if abs(_scale(y) - 1.0 / 32768) > 0.001 / 32768:
+        raise UnsupportedError(f"{op.where()}: int16 output scale must be 1/32768, got {_scale(y):g}")
+    beta = f32(options.beta)
+    if rounding is Rounding.TFLM:  # static_cast<double>(scale) * static_cast<double>(beta)
+        scaled_beta = float(_scale(x)) * float(beta)
+    else:  # LiteRT: input->params.scale * params->beta, a float32 product
+        scaled_beta = float(f32(_scale(x)) * beta)
+    multiplier, shift = quantize_multiplier(scaled_beta / (10.0 / 65535.0))
+    span = 65535
+    if rounding is Rounding.TFLM:
+        exp_lut = lut_int16(lambda v: float(expf(v)), f32, float(f32(10.0) / f32(span)), 32767,
+                            float(f32(2.0) / f32(span)), 0)
+        inv_lut = lut_int16(lambda v: float(f32(1.0) / (f32(1.0) + f32(v))), f32,
+                            float(f32(1.0) / f32(span)), -32768, float(f32(2.0) / f32(span)), 0)
+    else:
+        exp_lut = lut_int16(libm_exp, np.float64, 10.0 / span, 32767, 2.0 / span, 0)
+        inv_lut = lut_int16(lambda v: 1.0 / (1.0 + v), np.float64, 1.0 / span, -32768,
+                            2.0 / span, 0)
+    return SoftmaxInt16Params(multiplier, shift, exp_lut, inv_lut)

@@ -1,0 +1,288 @@
+"""Prepare-time parameters of the elementwise binary ops: ADD, SUB, MUL, SQUARED_DIFFERENCE,
+MAXIMUM, MINIMUM and PRELU, shared by the C emitter and the numpy reference.
+
+Each function reproduces the Prepare step of the TFLite runtime that `rounding` names. The two
+runtimes compute some parameters differently, and those differences are visible in outputs:
+
+- SUB: both form the rescale ratios in double, like ADD (measured; the mirrored TFLM source
+  divides in float32, which the wheel's outputs contradict).
+- MUL: TFLM (mul_common.cc) forms input1_scale * input2_scale / output_scale in double; LiteRT
+  (mul.cc Prepare) multiplies and divides the float32 scales in float32.
+- PRELU: the same split as MUL for both multipliers (prelu_common.cc vs activations.cc).
+- int16 ADD and SUB: TFLM always takes the general rescaling path (left shift 15). LiteRT takes
+  the power-of-two path when the options' pot_scale_int16 is set (the schema default) and all
+  three scales are powers of two by CheckedLog2; otherwise the general path.
+- int16 SQUARED_DIFFERENCE exists only in TFLM (LiteRT 2.3.0 fails "only supports FLOAT32 and
+  INT32"); TFLM also lets its output multiplier exceed 1, LiteRT's int8 kernel does not.
+
+Arithmetic that is undefined in TFLite (a negative RoundingDivideByPOT exponent) is refused
+with an UnsupportedError naming the op and the value.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import UnsupportedError
+from ..ir import Activation, ArithmeticOptions, DType, Op, OpKind, Tensor
+from ..quantization import Rounding, activation_range, dtype_range, quantize_multiplier
+
+# AddFunc's left shift: |q - zero_point| << 20 (int8) or << 15 (int16) stays inside int32.
+LEFT_SHIFT = {DType.INT8: 20, DType.INT16: 15}
+# SquaredDifference's left shift: int8 inputs gain 7 bits, int16 none (the square must fit).
+SQUARED_DIFFERENCE_LEFT_SHIFT = {DType.INT8: 7, DType.INT16: 0}
+# gemmlowp's RoundingDivideByPOT on int16 values is defined for exponents up to 15.
+MAX_POT_SHIFT_INT16 = 15
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def _operands(op: Op) -> tuple[Tensor, Tensor, Tensor]:
+    a, b = op.inputs[0], op.inputs[1]
+    assert a is not None and b is not None
+    return a, b, op.outputs[0]
+
+
+def _scale(tensor: Tensor) -> float:
+    assert tensor.quant is not None
+    return tensor.quant.single_scale
+
+
+def _zero_point(tensor: Tensor) -> int:
+    assert tensor.quant is not None
+    return tensor.quant.single_zero_point
+
+
+def _activation(op: Op) -> Activation:
+    return op.options.activation if isinstance(op.options, ArithmeticOptions) else Activation.NONE
+
+
+def _clamp(op: Op) -> tuple[int, int]:
+    """CalculateActivationRangeQuantized for the output (the dtype's range for no activation)."""
+    y = op.outputs[0]
+    assert y.quant is not None
+    try:
+        return activation_range(_activation(op), y.quant, y.dtype)
+    except ValueError:
+        raise UnsupportedError(
+            f"{op.where()}: fused activation {_activation(op).name} is not supported"
+        ) from None
+
+
+def _smaller_than_one(real: float, what: str, op: Op) -> tuple[int, int]:
+    """QuantizeMultiplierSmallerThanOneExp: TFLite CHECK-fails outside (0, 1) or on a left shift."""
+    if not 0.0 < real < 1.0:
+        raise UnsupportedError(f"{op.where()}: {what} rescale {real:g} is outside (0, 1)")
+    multiplier, shift = quantize_multiplier(real)
+    if shift > 0:
+        raise UnsupportedError(f"{op.where()}: {what} rescale {real:g} rounds up to 1")
+    return multiplier, shift
+
+
+def _f32(value: float) -> np.float32:
+    return np.float32(value)
+
+
+# --- ADD, SUB, SQUARED_DIFFERENCE: the AddFunc family ------------------------------------
+
+
+@dataclass(frozen=True)
+class RescaleParams:
+    """AddFunc's build-time constants (ADD, SUB, SQUARED_DIFFERENCE): each input plus its offset
+    is shifted left by left_shift and rescaled by its own multiplier (shift <= 0); the combined
+    value is rescaled by the output multiplier, offset and clamped."""
+
+    input1_offset: int
+    input1_multiplier: int
+    input1_shift: int
+    input2_offset: int
+    input2_multiplier: int
+    input2_shift: int
+    output_offset: int
+    output_multiplier: int
+    output_shift: int
+    left_shift: int
+    activation_min: int
+    activation_max: int
+
+
+@dataclass(frozen=True)
+class PotParams:
+    """LiteRT's int16 power-of-two ADD/SUB: each input is divided by 2^shift (rounding, ties
+    away from zero; one of the two shifts is 0), then the sum or difference is clamped."""
+
+    input1_shift: int  # right shift, >= 0
+    input2_shift: int
+    activation_min: int
+    activation_max: int
+
+
+AddSubParams = RescaleParams | PotParams
+
+
+def checked_log2(scale: float) -> tuple[bool, int]:
+    """LiteRT's CheckedLog2 in float32: (is within 1e-3 of a power of two, rounded log2)."""
+    x_log2 = np.float32(np.log(_f32(scale))) * (np.float32(1.0) / np.float32(np.log(np.float32(2.0))))
+    rounded = np.float32(math.floor(abs(float(x_log2)) + 0.5) * (1 if x_log2 >= 0 else -1))
+    fraction = np.float32(x_log2 - rounded)
+    return bool(abs(fraction) < np.float32(1e-3)), int(rounded)
+
+
+def _pot_path(op: Op, rounding: Rounding) -> bool:
+    """Whether the int16 power-of-two path runs: LiteRT only, pot_scale_int16 and pot scales."""
+    a, b, y = _operands(op)
+    if rounding is not Rounding.LITERT or y.dtype is not DType.INT16:
+        return False
+    if not isinstance(op.options, ArithmeticOptions) or not op.options.pot_scale_int16:
+        return False
+    return all(checked_log2(_scale(t))[0] for t in (a, b, y))
+
+
+def _pot_params(op: Op) -> PotParams:
+    """PrepareInt16SubOpPOT / add.cc's POT branch."""
+    a, b, y = _operands(op)
+    log_y = checked_log2(_scale(y))[1]
+    shift1, shift2 = checked_log2(_scale(a))[1] - log_y, checked_log2(_scale(b))[1] - log_y
+    if (shift1 != 0 and shift2 != 0) or shift1 > 0 or shift2 > 0:
+        raise UnsupportedError(
+            f"{op.where()}: power-of-two int16 path needs one input at the output scale and the "
+            f"other finer, got input scale exponents {shift1} and {shift2} relative to the output"
+        )
+    if min(shift1, shift2) < -MAX_POT_SHIFT_INT16:
+        raise UnsupportedError(f"{op.where()}: power-of-two shift {min(shift1, shift2)} is below "
+                               f"-{MAX_POT_SHIFT_INT16}")
+    if op.kind is OpKind.ADD and tuple(a.shape) != tuple(b.shape):
+        # LiteRT's POT Add (reference_ops::Add with pot_scale) walks both inputs as flat arrays.
+        raise UnsupportedError(f"{op.where()}: power-of-two int16 ADD cannot broadcast "
+                               f"{list(a.shape)} and {list(b.shape)} (LiteRT has no such kernel)")
+    low, high = _clamp(op)
+    return PotParams(-shift1, -shift2, low, high)
+
+
+def _input_ratios(op: Op, left_shift: int) -> tuple[float, float, float]:
+    """(input1, input2, output) rescales of ADD/SUB, formed in double from the float32 scales.
+
+    TFLM's sub_common.cc (in the mirrored source) divides in float32, but the tflite_micro
+    wheel mcugen is held to measurably divides in double: on random int16 SUB grids the float
+    formula misses elements that the double one matches (tests/test_ref_binary.py).
+    """
+    a, b, y = _operands(op)
+    twice_max = 2.0 * max(_scale(a), _scale(b))
+    return (_scale(a) / twice_max, _scale(b) / twice_max,
+            twice_max / ((1 << left_shift) * _scale(y)))
+
+
+def add_sub_params(op: Op, rounding: Rounding) -> AddSubParams:
+    """ADD or SUB, int8 or int16: the general rescaling path or LiteRT's int16 POT path."""
+    if _pot_path(op, rounding):
+        return _pot_params(op)
+    a, b, y = _operands(op)
+    left_shift = LEFT_SHIFT[y.dtype]
+    r1, r2, ro = _input_ratios(op, left_shift)
+    m1, s1 = _smaller_than_one(r1, "input 1", op)
+    m2, s2 = _smaller_than_one(r2, "input 2", op)
+    mo, so = _smaller_than_one(ro, "output", op)
+    low, high = _clamp(op)
+    return RescaleParams(-_zero_point(a), m1, s1, -_zero_point(b), m2, s2, _zero_point(y), mo, so,
+                         left_shift, low, high)
+
+
+def squared_difference_params(op: Op, rounding: Rounding) -> RescaleParams:
+    """SquaredDifference's PrepareQuantized; the output multiplier may exceed 1 only in TFLM."""
+    a, b, y = _operands(op)
+    if y.dtype is DType.INT16 and rounding is Rounding.LITERT:
+        raise UnsupportedError(f"{op.where()}: LiteRT has no int16 SQUARED_DIFFERENCE kernel")
+    left_shift = SQUARED_DIFFERENCE_LEFT_SHIFT[y.dtype]
+    twice_max = 2.0 * max(_scale(a), _scale(b))
+    m1, s1 = _smaller_than_one(_scale(a) / twice_max, "input 1", op)
+    m2, s2 = _smaller_than_one(_scale(b) / twice_max, "input 2", op)
+    # (1 << 2 * left_shift) * output_scale is a float32 product (exact: a power of two).
+    real_output = twice_max * twice_max / float(_f32(1 << (2 * left_shift)) * _f32(_scale(y)))
+    if rounding is Rounding.LITERT:
+        mo, so = _smaller_than_one(real_output, "output", op)
+    else:
+        mo, so = quantize_multiplier(real_output)
+    low, high = dtype_range(y.dtype)
+    return RescaleParams(-_zero_point(a), m1, s1, -_zero_point(b), m2, s2, _zero_point(y), mo, so,
+                         left_shift, low, high)
+
+
+# --- MUL -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MulParams:
+    """reference_integer_ops::MulElementwise: (q1 + offset1) * (q2 + offset2) rescaled once."""
+
+    input1_offset: int
+    input2_offset: int
+    output_offset: int
+    output_multiplier: int
+    output_shift: int  # > 0 is a left shift
+    activation_min: int
+    activation_max: int
+
+
+def mul_params(op: Op, rounding: Rounding) -> MulParams:
+    a, b, y = _operands(op)
+    if rounding is Rounding.LITERT:
+        real = float(_f32(_scale(a)) * _f32(_scale(b)) / _f32(_scale(y)))
+    else:
+        real = _scale(a) * _scale(b) / _scale(y)
+    multiplier, shift = quantize_multiplier(real)
+    low, high = _clamp(op)
+    return MulParams(-_zero_point(a), -_zero_point(b), _zero_point(y), multiplier, shift, low, high)
+
+
+# --- PRELU -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PreluParams:
+    """BroadcastPrelu4DSlow: x = q + input_offset; x >= 0 is rescaled by the identity multiplier,
+    x < 0 is multiplied by (alpha + alpha_offset) and rescaled by the alpha multiplier."""
+
+    input_offset: int
+    alpha_offset: int
+    output_offset: int
+    identity_multiplier: int
+    identity_shift: int
+    alpha_multiplier: int
+    alpha_shift: int
+    activation_min: int  # the output dtype's range: PRELU has no fused activation
+    activation_max: int
+
+
+def prelu_params(op: Op, rounding: Rounding) -> PreluParams:
+    x, alpha, y = _operands(op)
+    if rounding is Rounding.LITERT:
+        identity = float(_f32(_scale(x)) / _f32(_scale(y)))
+        scaled = float(_f32(_scale(x)) * _f32(_scale(alpha)) / _f32(_scale(y)))
+    else:
+        identity = _scale(x) / _scale(y)
+        scaled = _scale(x) * _scale(alpha) / _scale(y)
+    m1, s1 = quantize_multiplier(identity)
+    m2, s2 = quantize_multiplier(scaled)
+    low, high = dtype_range(y.dtype)
+    return PreluParams(-_zero_point(x), -_zero_point(alpha), _zero_point(y), m1, s1, m2, s2,
+                       low, high)
+
+
+# --- float32 ---------------------------------------------------------------------------------
+
+
+def float_clamp(op: Op) -> tuple[float, float]:
+    """CalculateActivationRange<float>: no activation clamps to [lowest, max] float32 (so an
+    infinite result becomes +-FLT_MAX, as TFLite's ActivationFunctionWithMinMax does)."""
+    activation = _activation(op)
+    ranges = {
+        Activation.NONE: (-FLOAT32_MAX, FLOAT32_MAX),
+        Activation.RELU: (0.0, FLOAT32_MAX),
+        Activation.RELU6: (0.0, 6.0),
+        Activation.RELU_N1_TO_1: (-1.0, 1.0),
+    }
+    if activation not in ranges:
+        raise UnsupportedError(f"{op.where()}: fused activation {activation.name} is not supported")
+    return ranges[activation]

@@ -1,0 +1,166 @@
+"""Build-time parameters of the reductions (MEAN, SUM, REDUCE_MAX) and ARG_MAX, shared by the
+C emitters (mcugen.codegen.ops_reduce) and the numpy reference (mcugen.reference.reduce).
+
+A reduction is described by its resolved axes and two loop nests over the input: `outer` walks
+the kept dimensions in output order (one output element per step) and `inner` walks the reduced
+dimensions in the input's row-major order, which is the order TFLite's reference Reduce visits
+(and, for float, adds) the elements of one output. Extent-1 dimensions are dropped and
+neighbours that are contiguous in the input merge.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import UnsupportedError
+from ..ir import DType, Op, OpKind
+from ..quantization import Rounding, dtype_range, quantize_multiplier
+from . import fold_count, resolve_axes
+
+MAX_LOOPS = 4  # MCUGEN_REDUCE_MAX_LOOPS in mcugen_reduce.h
+
+Level = tuple[int, int]  # (extent, input stride in elements)
+
+
+def _contiguous_strides(shape: Sequence[int]) -> list[int]:
+    strides, step = [0] * len(shape), 1
+    for axis in reversed(range(len(shape))):
+        strides[axis] = step
+        step *= shape[axis]
+    return strides
+
+
+def loop_nest(shape: Sequence[int], axes: Sequence[int]) -> list[Level]:
+    """(extent, input stride) levels, outermost first, over the given axes of `shape`."""
+    strides = _contiguous_strides(shape)
+    levels: list[Level] = []
+    for axis in axes:
+        extent, stride = shape[axis], strides[axis]
+        if extent == 1:
+            continue
+        if levels and levels[-1][1] == stride * extent:
+            levels[-1] = (levels[-1][0] * extent, stride)  # contiguous with the level above
+        else:
+            levels.append((extent, stride))
+    return levels
+
+
+@dataclass(frozen=True)
+class ReduceGeometry:
+    """Resolved axes, elements per output, and the two loop nests (at most MAX_LOOPS levels)."""
+
+    axes: tuple[int, ...]  # resolved (non-negative), unique, sorted
+    count: int
+    outer: tuple[Level, ...]
+    inner: tuple[Level, ...]
+
+
+def reduce_geometry(op: Op) -> ReduceGeometry:
+    x = op.inputs[0]
+    assert x is not None
+    axes = resolve_axes(op)
+    count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64)) if axes else 1
+    if count == 0 or x.num_elements == 0:
+        raise UnsupportedError(f"{op.where()}: empty input {list(x.shape)}")
+    kept = [axis for axis in range(len(x.shape)) if axis not in axes]
+    outer, inner = loop_nest(x.shape, kept), loop_nest(x.shape, axes)
+    for what, levels in (("kept", outer), ("reduced", inner)):
+        if len(levels) > MAX_LOOPS:
+            raise UnsupportedError(f"{op.where()}: the {what} dimensions need {len(levels)} loop "
+                                   f"levels (at most {MAX_LOOPS})")
+    return ReduceGeometry(axes, count, tuple(outer), tuple(inner))
+
+
+def seeds_with_first(op: Op, rounding: Rounding) -> bool:
+    """LiteRT's ReduceAllDims path: SUM/REDUCE_MAX over every dimension start from element 0."""
+    x = op.inputs[0]
+    assert x is not None
+    return (rounding is Rounding.LITERT and op.kind in (OpKind.SUM, OpKind.REDUCE_MAX)
+            and len(reduce_geometry(op).axes) == len(x.shape))
+
+
+def refuse_litert_quantized_sum(op: Op, rounding: Rounding) -> None:
+    x = op.inputs[0]
+    assert x is not None
+    if rounding is Rounding.LITERT and op.kind is OpKind.SUM and x.dtype is not DType.FLOAT32:
+        raise UnsupportedError(
+            f"{op.where()}: LiteRT 2.3.0's reference SUM reads {x.dtype.short} data as uint8 "
+            "(a LiteRT defect); --rounding litert does not reproduce it")
+
+
+def arg_max_skips_nan(op: Op, rounding: Rounding) -> bool:
+    """LiteRT's float ArgMax skips NaNs; TFLM's plain '>' does not (mcugen.reference.reduce)."""
+    x = op.inputs[0]
+    assert x is not None
+    return rounding is Rounding.LITERT and x.dtype is DType.FLOAT32
+
+
+# --- quantized MEAN and SUM ----------------------------------------------------------------
+
+def max_reduced_elements(dtype: DType) -> int:
+    """Elements per output for which the int32 sum, and the sum centred by the zero point
+    (|.| <= (2^bits - 1) * count), stay inside int32 as TFLite's accumulator assumes."""
+    low, high = dtype_range(dtype)
+    return (1 << 31) // (high - low + 1) - 1
+
+
+@dataclass(frozen=True)
+class QuantReduceParams:
+    """MEAN or SUM of int8/int16 values: TFLite's QuantizedMeanOrSum.
+
+    out = clamp(MultiplyByQuantizedMultiplier(sum - input_zp * count) + output_zp, qmin, qmax);
+    for MEAN the multiplier and shift already fold in 1/count, for SUM they do not.
+    """
+
+    geometry: ReduceGeometry
+    input_zero_point: int
+    output_zero_point: int
+    multiplier: int
+    shift: int
+    output_min: int
+    output_max: int
+
+
+def quant_reduce_params(op: Op) -> QuantReduceParams:
+    x, y = op.inputs[0], op.outputs[0]
+    assert x is not None and x.quant and y.quant
+    g = reduce_geometry(op)
+    limit = max_reduced_elements(x.dtype)
+    if g.count > limit:
+        raise UnsupportedError(f"{op.where()}: {g.count} elements per output overflow the int32 "
+                               f"sum (at most {limit})")
+    multiplier, shift = quantize_multiplier(x.quant.single_scale / y.quant.single_scale)
+    if op.kind is OpKind.MEAN:
+        multiplier, shift = fold_count(multiplier, shift, g.count)
+    low, high = dtype_range(y.dtype)
+    return QuantReduceParams(g, x.quant.single_zero_point, y.quant.single_zero_point,
+                             multiplier, shift, low, high)
+
+
+# --- ARG_MAX -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ArgMaxGeometry:
+    """The input seen as [outer, axis_size, inner] (TFLite's ArgMinMax)."""
+
+    outer: int
+    axis_size: int
+    inner: int
+
+
+def arg_max_geometry(op: Op) -> ArgMaxGeometry:
+    x, axis = op.inputs[0], op.inputs[1]
+    assert x is not None
+    if axis is None or axis.data is None or axis.num_elements != 1:
+        raise UnsupportedError(f"{op.where()}: the axis must be a constant tensor of one value")
+    rank = len(x.shape)
+    value = int(np.asarray(axis.data).reshape(-1)[0])
+    resolved = value + rank if value < 0 else value
+    if not 0 <= resolved < rank:
+        raise UnsupportedError(f"{op.where()}: axis {value} is out of range for rank {rank}")
+    outer = int(np.prod(x.shape[:resolved], dtype=np.int64))
+    inner = int(np.prod(x.shape[resolved + 1:], dtype=np.int64))
+    return ArgMaxGeometry(outer, x.shape[resolved], inner)

@@ -1,0 +1,133 @@
+"""Data-movement ops: CONCATENATION, PACK, UNPACK, SPLIT, SPLIT_V, SLICE, STRIDED_SLICE, PAD,
+PADV2, TRANSPOSE, GATHER.
+
+Every one copies elements unchanged in both runtimes, so the reference is numpy indexing over
+the parameters of mcugen.opparams.movement (TFLite's Prepare); it never uses the byte loop nests
+the C path takes, so the two stay independent. The kernels accept any dtype and any constant
+inputs: the constant folder runs them at build time.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ModelError
+from ..ir import Op, OpKind
+from ..opparams.movement import (
+    concat_axis,
+    gather_geometry,
+    pack_axis,
+    pad_amounts,
+    pad_value,
+    slice_plan,
+    split_axis,
+    split_input,
+    split_sizes,
+    strided_slice_plan,
+    transpose_perm,
+    unpack_axis,
+)
+from ..quantization import Rounding
+from . import reference
+
+Inputs = list[np.ndarray | None]
+
+
+def _present(inputs: Inputs) -> list[np.ndarray]:
+    values = [v for v in inputs if v is not None]
+    assert len(values) == len(inputs)
+    return values
+
+
+@reference(OpKind.CONCATENATION)
+def concatenation(op: Op, inputs: Inputs, rounding: Rounding) -> list[np.ndarray]:
+    values = _present(inputs)
+    if all(v.ndim == 0 for v in values):  # LiteRT's all-constant scalar case: a vector
+        return [np.stack(values)]
+    return [np.concatenate(values, axis=concat_axis(op))]
+
+
+@reference(OpKind.PACK)
+def pack(op: Op, inputs: Inputs, rounding: Rounding) -> list[np.ndarray]:
+    return [np.stack(_present(inputs), axis=pack_axis(op))]
+
+
+@reference(OpKind.UNPACK)
+def unpack(op: Op, inputs: Inputs, rounding: Rounding) -> list[np.ndarray]:
+    (data,) = _present(inputs[:1])
+    axis = unpack_axis(op)
+    if data.shape[axis] != len(op.outputs):
+        raise ModelError(f"{op.where()}: axis of {data.shape[axis]} unpacks into {len(op.outputs)} outputs")
+    return [np.take(data, i, axis=axis) for i in range(len(op.outputs))]
+
+
+@reference(OpKind.SPLIT)
+@reference(OpKind.SPLIT_V)
+def split(op: Op, inputs: Inputs, rounding: Rounding) -> list[np.ndarray]:
+    data = inputs[op.inputs.index(split_input(op))]
+    assert data is not None
+    cuts = np.cumsum(split_sizes(op))[:-1]
+    return list(np.split(data, cuts, axis=split_axis(op)))
+
+
+def _sliced(data: np.ndarray, input_shape: tuple[int, ...], start: tuple[int, ...],
+            stride: tuple[int, ...], count: tuple[int, ...]) -> np.ndarray:
+    """Elements start + k * stride (k < count) of every axis, by index arrays (negative strides
+    and a stop of -1 need no Python-slice special cases)."""
+    grid = [start[a] + stride[a] * np.arange(count[a], dtype=np.int64) for a in range(len(count))]
+    return data.reshape(input_shape)[np.ix_(*grid)] if grid else data.reshape(input_shape)
+
+
+@reference(OpKind.SLICE)
+def slice_(op: Op, inputs: Inputs, rounding: Rounding) -> list[np.ndarray]:
+    data = inputs[0]
+    assert data is not None
+    plan = slice_plan(op)
+    return [_sliced(data, plan.input_shape, plan.start, plan.stride, plan.count)]
+
+
+@reference(OpKind.STRIDED_SLICE)
+def strided_slice(op: Op, inputs: Inputs, rounding: Rounding) -> list[np.ndarray]:
+    data = inputs[0]
+    assert data is not None
+    plan = strided_slice_plan(op, rounding)
+    picked = _sliced(data, plan.input_shape, plan.start, plan.stride, plan.count)
+    return [picked.reshape(plan.output_shape)]
+
+
+@reference(OpKind.PAD)
+@reference(OpKind.PADV2)
+def pad(op: Op, inputs: Inputs, rounding: Rounding) -> list[np.ndarray]:
+    data = inputs[0]
+    assert data is not None
+    fill = pad_value(op, rounding)
+    if fill is None:
+        given = inputs[2]
+        assert given is not None
+        fill = np.asarray(given).ravel()[:1]
+    amounts = pad_amounts(op)
+    out = np.full([n + a + b for n, (a, b) in zip(data.shape, amounts)], fill[0], dtype=data.dtype)
+    out[tuple(slice(a, a + n) for n, (a, _) in zip(data.shape, amounts))] = data
+    return [out]
+
+
+@reference(OpKind.TRANSPOSE)
+def transpose(op: Op, inputs: Inputs, rounding: Rounding) -> list[np.ndarray]:
+    data = inputs[0]
+    assert data is not None
+    return [np.transpose(data, transpose_perm(op))]
+
+
+@reference(OpKind.GATHER)
+def gather(op: Op, inputs: Inputs, rounding: Rounding) -> list[np.ndarray]:
+    """Out-of-range indices are an error (LiteRT's reference fails the op; TFLM only DCHECKs)."""
+    data, indices = inputs[0], inputs[1]
+    assert data is not None and indices is not None
+    g = gather_geometry(op)
+    coords = np.asarray(indices, dtype=np.int64).reshape(g.batch, g.coords)
+    if coords.size and (coords.min() < 0 or coords.max() >= g.axis_size):
+        raise ModelError(f"{op.where()}: index out of range [0, {g.axis_size}): "
+                         f"{int(coords.min())}..{int(coords.max())}")
+    blocks = data.reshape(g.batch, g.outer, g.axis_size, g.inner)
+    picked = np.stack([blocks[b][:, coords[b], :] for b in range(g.batch)]) if g.batch else blocks[:, :, :0]
+    return [picked.reshape(op.outputs[0].shape)]

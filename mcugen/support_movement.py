@@ -1,0 +1,205 @@
+"""Support rules of the data-movement and shape kernels (RESHAPE, SQUEEZE, EXPAND_DIMS, SHAPE,
+CONCATENATION, PACK, UNPACK, SPLIT, SPLIT_V, STRIDED_SLICE, SLICE, PAD, PADV2, TRANSPOSE, GATHER).
+
+Each rule returns None when the op satisfies it, else the offending value; its docstring is
+the rule shown to users. mcugen.support lists them in RULES. The rules follow TensorFlow Lite
+Micro's Prepare and Eval: the dtypes each TFLM kernel has, its rank limits, which operands must
+be constant, and the quantization checks of TFLite (which copies values and never rescales).
+mcugen's byte kernels would take any dtype; the numpy reference kernels do (the constant folder
+runs them), but a model is held to what TFLM can run. Configurations only LiteRT runs
+(STRIDED_SLICE's ellipsis/new-axis masks and offset, int64 GATHER indices, int64 SHAPE) are
+refused here or, where the rule depends on the mode, by mcugen.opparams.movement in TFLM mode.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .errors import UnsupportedError
+from .ir import Activation, DType, Op, Tensor
+
+Rule = Callable[[Op], "str | None"]
+_INTEGER_DTYPES = (DType.INT8, DType.INT16)
+
+
+def _first(op: Op) -> Tensor:
+    tensor = op.inputs[0] if op.inputs else None
+    if tensor is None:
+        raise UnsupportedError(f"{op.where()}: input 0 is missing")
+    return tensor
+
+
+def same_quantized_elements(op: Op) -> str | None:
+    """The output has as many elements as the input, with the same dtype and quantization
+    (LiteRT's EXPAND_DIMS checks the quantization)."""
+    src, dst = _first(op), op.outputs[0]
+    if src.num_elements != dst.num_elements or src.dtype is not dst.dtype:
+        return f"{src.num_elements} {src.dtype.short} -> {dst.num_elements} {dst.dtype.short}"
+    return None if src.quant == dst.quant else "the quantization changes"
+
+
+
+_ANY_INPUT: tuple[int, ...] = ()
+
+
+def _data_tensors(op: Op, positions: tuple[int, ...]) -> list[Tensor]:
+    """The inputs at `positions` (every input for ()) that are present, and every output."""
+    chosen = op.inputs if not positions else [op.inputs[i] for i in positions if i < len(op.inputs)]
+    return [t for t in chosen if t is not None] + list(op.outputs)
+
+
+def data_dtypes(*allowed: DType, inputs: tuple[int, ...] = (0,)) -> Rule:
+    """Rule factory: the data inputs and the outputs have one of the allowed dtypes."""
+
+    def check(op: Op) -> str | None:
+        bad = [f"'{t.name}' is {t.dtype.short}" for t in _data_tensors(op, inputs) if t.dtype not in allowed]
+        return ", ".join(bad) or None
+
+    names = [d.short for d in allowed]
+    listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+    which = "inputs" if not inputs else "input"
+    check.__doc__ = f"The data {which} and outputs are {listed} (TFLM has no kernel for other types)."
+    return check
+
+
+def same_data_dtype(op: Op) -> str | None:
+    """Every data input has the output's dtype."""
+    dtype = op.outputs[0].dtype
+    bad = [f"'{t.name}' is {t.dtype.short}" for t in op.inputs if t is not None and t.dtype is not dtype]
+    return ", ".join(bad) or None
+
+
+def max_rank(limit: int) -> Rule:
+    """Rule factory: the data tensors have at most `limit` dimensions."""
+
+    def check(op: Op) -> str | None:
+        bad = [f"'{t.name}' has shape {list(t.shape)}" for t in _data_tensors(op, (0,)) if len(t.shape) > limit]
+        return ", ".join(bad) or None
+
+    check.__doc__ = f"The input and output have at most {limit} dimensions (TFLM's limit)."
+    return check
+
+
+def constant_indices(*positions: int, what: str, dtypes: tuple[DType, ...] = (DType.INT32,)) -> Rule:
+    """Rule factory: the inputs at `positions` are constant integer tensors of `dtypes`."""
+
+    def check(op: Op) -> str | None:
+        bad = []
+        for index in positions:
+            tensor = op.inputs[index] if index < len(op.inputs) else None
+            if tensor is None or not tensor.is_constant or tensor.dtype not in dtypes:
+                name = "missing" if tensor is None else f"'{tensor.name}' ({tensor.dtype.short}" + (
+                    ")" if tensor.is_constant else ", not constant)")
+                bad.append(f"input {index} {name}")
+        return ", ".join(bad) or None
+
+    kinds = " or ".join(d.short for d in dtypes)
+    one = len(positions) == 1
+    check.__doc__ = f"The {what} input{' is a' if one else 's are'} constant {kinds} tensor{'' if one else 's'}."
+    return check
+
+
+def no_fused_activation(op: Op) -> str | None:
+    """There is no fused activation (TFLite's CONCATENATION rejects one)."""
+    activation = getattr(op.options, "activation", Activation.NONE)
+    return None if activation is Activation.NONE else f"fused activation {activation.name}"
+
+
+def at_most_ten_inputs(op: Op) -> str | None:
+    """At most 10 inputs (TFLM's CONCATENATION limit)."""
+    return None if len(op.inputs) <= 10 else f"{len(op.inputs)} inputs"
+
+
+def _quant_key(tensor: Tensor) -> tuple[float, int] | None:
+    return None if tensor.quant is None else (tensor.quant.single_scale, tensor.quant.single_zero_point)
+
+
+def concatenation_quant(op: Op) -> str | None:
+    """int8 inputs have the output's scale and zero point; int16 inputs and output have zero
+    point 0 (their scales may differ: TFLite copies the raw values without rescaling)."""
+    out = op.outputs[0]
+    bad = []
+    for t in op.inputs:
+        if t is None:
+            continue
+        if t.dtype is DType.INT8 and _quant_key(t) != _quant_key(out):
+            bad.append(f"'{t.name}' quantization {_quant_key(t)}, output {_quant_key(out)}")
+    if out.dtype is DType.INT16:
+        bad += [f"'{t.name}' zero point {t.quant.single_zero_point}" for t in [*op.inputs, out]
+                if t is not None and t.quant is not None and t.quant.single_zero_point != 0]
+    return ", ".join(bad) or None
+
+
+def same_quant_everywhere(op: Op) -> str | None:
+    """Quantized inputs and outputs share one scale and zero point (TFLite does not rescale)."""
+    keys = {_quant_key(t) for t in [*op.inputs, *op.outputs] if t is not None and t.dtype in _INTEGER_DTYPES}
+    return None if len(keys) <= 1 else f"quantizations {sorted(keys, key=str)}"
+
+
+def pad_constant_value(op: Op) -> str | None:
+    """The constant_values input is one element of the input's dtype; for int8 and int16 it
+    has the output's scale and zero point (TFLite checks, it does not requantize)."""
+    value, out = op.inputs[2] if len(op.inputs) > 2 else None, op.outputs[0]
+    if value is None:
+        return "no constant_values input"
+    if value.dtype is not out.dtype or value.num_elements != 1:
+        return f"'{value.name}' is {value.dtype.short} with {value.num_elements} elements"
+    if out.dtype in _INTEGER_DTYPES and out.quant is not None and _quant_key(value) != _quant_key(out):
+        return f"'{value.name}' quantization {_quant_key(value)}, output {_quant_key(out)}"
+    return None
+
+
+def int32_shape_output(op: Op) -> str | None:
+    """The output is int32 (TFLM's SHAPE writes no other type; a static SHAPE is folded first)."""
+    out = op.outputs[0]
+    return None if out.dtype is DType.INT32 else f"output '{out.name}' is {out.dtype.short}"
+
+
+def same_bytes(op: Op) -> str | None:
+    """The output has as many elements as the input and the same dtype (its bytes are the
+    input's, reused whatever the quantization, as TFLite does)."""
+    src, dst = _first(op), op.outputs[0]
+    if src.num_elements != dst.num_elements or src.dtype is not dst.dtype:
+        return f"{src.num_elements} {src.dtype.short} -> {dst.num_elements} {dst.dtype.short}"
+    return None
+
+
+def at_most_8_dims(op: Op) -> str | None:
+    """The input has at most 8 dimensions (TFLM's SQUEEZE limit)."""
+    shape = _first(op).shape
+    return None if len(shape) <= 8 else f"input shape {list(shape)}"
+
+
+def gather_int32_indices(op: Op) -> str | None:
+    """The indices are int32 (TFLM's GATHER takes no int64 positions)."""
+    indices = op.inputs[1] if len(op.inputs) > 1 else None
+    if indices is None or indices.dtype is DType.INT32:
+        return None
+    return f"indices '{indices.name}' are {indices.dtype.short}"
+
+
+_MOVE_4 = (DType.FLOAT32, DType.INT8, DType.INT16, DType.INT32)
+
+
+MOVEMENT_RULES: dict[str, list[Rule]] = {
+    "RESHAPE": [same_bytes],
+    "SQUEEZE": [same_bytes, at_most_8_dims],
+    "EXPAND_DIMS": [same_quantized_elements, data_dtypes(DType.FLOAT32, DType.INT8, DType.INT16),
+                    constant_indices(1, what="axis")],
+    "SHAPE": [int32_shape_output],
+    "CONCATENATION": [data_dtypes(*_MOVE_4, DType.INT64, DType.BOOL, inputs=_ANY_INPUT), same_data_dtype,
+                      no_fused_activation, at_most_ten_inputs, max_rank(6), concatenation_quant],
+    "PACK": [data_dtypes(*_MOVE_4, DType.INT64, inputs=_ANY_INPUT), same_data_dtype, same_quant_everywhere],
+    "UNPACK": [data_dtypes(*_MOVE_4), same_quant_everywhere],
+    "SPLIT": [data_dtypes(*_MOVE_4, inputs=(1,)), constant_indices(0, what="axis")],
+    "SPLIT_V": [data_dtypes(*_MOVE_4), constant_indices(1, 2, what="size_splits and axis")],
+    "STRIDED_SLICE": [data_dtypes(*_MOVE_4, DType.BOOL), max_rank(4),
+                      constant_indices(1, 2, 3, what="begin, end and strides")],
+    "SLICE": [data_dtypes(*_MOVE_4, DType.BOOL), max_rank(5),
+              constant_indices(1, 2, what="begin and size", dtypes=(DType.INT32, DType.INT64))],
+    "PAD": [data_dtypes(*_MOVE_4), max_rank(5), constant_indices(1, what="paddings")],
+    "PADV2": [data_dtypes(*_MOVE_4), max_rank(5), constant_indices(1, what="paddings"), pad_constant_value],
+    "TRANSPOSE": [data_dtypes(DType.FLOAT32, DType.INT8, DType.INT16), max_rank(5),
+                  constant_indices(1, what="perm")],
+    "GATHER": [data_dtypes(DType.FLOAT32, DType.INT8), gather_int32_indices],
+}
