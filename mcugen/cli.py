@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 import sys
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
@@ -29,6 +30,11 @@ def _fail_cleanly(command: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+POOL_OPTION = click.option(
+    "--pool", "pools", multiple=True, metavar="NAME:SIZE[:fast|normal|slow]",
+    help="A memory pool (repeatable), e.g. DTCM:64K:fast SRAM:320K PSRAM:8M:slow; default: one arena.")
+
+
 def _build_options(function: Callable[..., Any]) -> Callable[..., Any]:
     options = [
         click.option("--rounding", type=click.Choice([r.value for r in Rounding]), default="tflm",
@@ -37,16 +43,18 @@ def _build_options(function: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--prefix", default=None, help="C name prefix (default: from the model's file name)."),
         click.option("--target", default="host", show_default=True,
                      type=click.Choice(["host", "cortex-m4", "cortex-m7", "cortex-m55"])),
+        POOL_OPTION,
     ]
     for option in reversed(options):
         function = option(function)
     return function
 
 
-def _options(rounding: str, prefix: Optional[str], target: str) -> Any:
+def _options(rounding: str, prefix: Optional[str], target: str, pools: Sequence[str] = ()) -> Any:
     from .driver import BuildOptions
+    from .pools import parse_pools
 
-    return BuildOptions(rounding=Rounding(rounding), prefix=prefix, target=target)
+    return BuildOptions(rounding=Rounding(rounding), prefix=prefix, target=target, pools=parse_pools(pools))
 
 
 MODEL = click.argument("model", type=click.Path(path_type=Path))
@@ -64,26 +72,33 @@ def main() -> None:
               help="Directory for the generated C, mcugen.mk and report.json.")
 @_build_options
 @_fail_cleanly
-def build(model: Path, out_dir: Path, rounding: str, prefix: Optional[str], target: str) -> None:
+def build(model: Path, out_dir: Path, rounding: str, prefix: Optional[str], target: str,
+          pools: Sequence[str]) -> None:
     """Generate C sources for MODEL into a directory."""
     from .driver import build as run_build
 
-    compiled = run_build(model, out_dir, _options(rounding, prefix, target))
+    compiled = run_build(model, out_dir, _options(rounding, prefix, target, pools))
     plan = compiled.plan
     click.echo(
         f"{model.name}: {len(compiled.order)} ops, arena {plan.arena_size} bytes "
-        f"(lower bound {plan.lower_bound}), weights {compiled.code.weights_bytes} bytes, "
+        f"(lower bound {plan.lower_bound}, TFLite's order {plan.file_lower_bound}, gap {plan.gap_percent:+.1f}%), "
+        f"weights {compiled.code.weights_bytes} bytes, "
         f"rounding {rounding} -> {out_dir}/{compiled.prefix}_model.c"
     )
 
 
 def _load_cases(path: Path) -> list[np.ndarray]:
+    """input0, input1, ... of an .npz, in that order (other arrays, such as expected outputs,
+    are ignored); a gap in the numbering is an error, not a silently shifted input."""
     try:
         with np.load(path) as data:
-            names = sorted((k for k in data.files if k.startswith("input")), key=lambda k: int(k[5:] or 0))
-            if not names:
+            numbered = {int(k[5:]): k for k in data.files if re.fullmatch(r"input(0|[1-9][0-9]*)", k)}
+            if not numbered:
                 raise ModelError(f"{path}: no arrays named input0, input1, ...")
-            return [data[name] for name in names]
+            if sorted(numbered) != list(range(len(numbered))):
+                raise ModelError(f"{path}: inputs must be input0..input{len(numbered) - 1}, "
+                                 f"found {', '.join(numbered[i] for i in sorted(numbered))}")
+            return [data[numbered[i]] for i in range(len(numbered))]
     except (OSError, ValueError) as error:
         raise ModelError(f"{path}: cannot read as .npz ({error})") from None
 
@@ -105,12 +120,12 @@ def _describe(index: int, value: np.ndarray) -> str:
 @_build_options
 @_fail_cleanly
 def run(model: Path, input_path: Path, output_path: Optional[Path], rounding: str,
-        prefix: Optional[str], target: str) -> None:
+        prefix: Optional[str], target: str, pools: Sequence[str]) -> None:
     """Compile MODEL's C on the host, run it on the inputs, print and save the outputs."""
     from .harness import run_model
 
     inputs = _load_cases(input_path)
-    outputs = run_model(model, [inputs], _options(rounding, prefix, "host"))[0]
+    outputs = run_model(model, [inputs], _options(rounding, prefix, "host", pools))[0]
     for index, value in enumerate(outputs):
         click.echo(_describe(index, value))
     if output_path is not None:
@@ -119,11 +134,19 @@ def run(model: Path, input_path: Path, output_path: Optional[Path], rounding: st
 
 
 def _random_inputs(graph: Any, rng: np.random.Generator) -> list[np.ndarray]:
+    """One random case: integers over their whole range, bools, floats around the input's
+    quantization range (or the unit normal when it has none)."""
     cases = []
     for tensor in graph.inputs:
-        info = np.iinfo(tensor.dtype.numpy)
-        cases.append(rng.integers(info.min, info.max, size=tensor.shape, endpoint=True,
-                                  dtype=tensor.dtype.numpy))
+        dtype = tensor.dtype.numpy
+        if dtype.kind == "b":
+            cases.append(rng.integers(0, 2, size=tensor.shape).astype(bool))
+        elif dtype.kind == "f":
+            scale = 1.0 if tensor.quant is None else 128 * tensor.quant.single_scale
+            cases.append((rng.standard_normal(size=tensor.shape) * scale).astype(dtype))
+        else:
+            info = np.iinfo(dtype)
+            cases.append(rng.integers(info.min, info.max, size=tensor.shape, endpoint=True, dtype=dtype))
     return cases
 
 
@@ -142,7 +165,7 @@ def verify(model: Path, cases: int, input_paths: Sequence[Path], seed: int, roun
     from .reference import run_outputs
 
     options = BuildOptions(rounding=Rounding(rounding))
-    graph = load_graph(model)
+    graph = load_graph(model, rounding=options.rounding)
     rng = np.random.default_rng(seed)
     all_cases = [_load_cases(p) for p in input_paths] + [_random_inputs(graph, rng) for _ in range(cases)]
     program = build_program(model.read_bytes(), options, model.name)
@@ -166,35 +189,39 @@ def verify(model: Path, cases: int, input_paths: Sequence[Path], seed: int, roun
 @MODEL
 @_fail_cleanly
 def inspect(model: Path) -> None:
-    """List ops, tensors, MACs and parameters, and what mcugen cannot run and why."""
-    from .analysis.macs import op_macs
-    from .frontend.tflite import read_model
-    from .ir import verify_graph
-    from .support import check_op
+    """List ops, tensors, MACs and parameters, and what mcugen cannot run and why.
 
-    graph = read_model(model)
-    verify_graph(graph)
-    constants = [t for t in graph.tensors if t.is_constant]
-    click.echo(f"{model.name}: {len(graph.ops)} ops, {len(graph.tensors)} tensors, "
-               f"{sum(t.num_elements for t in constants)} parameters in {sum(t.nbytes for t in constants)} bytes")
-    for kind, tensors in (("input", graph.inputs), ("output", graph.outputs)):
-        for i, t in enumerate(tensors):
-            q = f" scale {t.quant.single_scale:.6g} zero point {t.quant.single_zero_point}" if t.quant else ""
-            click.echo(f"  {kind}{i} '{t.name}' {t.dtype.short}{list(t.shape)}{q}")
-    click.echo(f"  {'#':>3}  {'op':<20} {'output':<22} {'MACs':>10}  backend  name")
-    problems_total = 0
-    for op in graph.ops:
-        out = op.outputs[0]
-        problems = check_op(op)
-        problems_total += len(problems)
-        backend = "cpu" if not problems else "-"
-        click.echo(f"  {op.index:>3}  {op.kind.name:<20} {str(list(out.shape)):<22} {op_macs(op):>10}  {backend:<7}  {op.name}")
-        for problem in problems:
-            click.echo(f"       unsupported: {problem}")
-    click.echo(f"  total MACs {sum(op_macs(op) for op in graph.ops)}; "
-               + ("every op is supported" if not problems_total else f"{problems_total} unsupported rule(s)"))
-    if problems_total:
-        sys.exit(2)
+    Every unsupported op is listed at once (index, kind, rule, value); the exit status is then
+    2, with a one-line summary on stderr.
+    """
+    from .analysis.inspect import inspect_model
+    from .errors import UnsupportedError
+
+    result = inspect_model(model)
+    for line in result.lines:
+        click.echo(line)
+    if result.unsupported:
+        ops = ", ".join(f"op {op.index} {op.kind.name}" for op in result.unsupported)
+        raise UnsupportedError(f"{model.name}: {len(result.unsupported)} unsupported op(s): {ops}")
+
+
+@main.command()
+@MODEL
+@click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON (the numbers of report.json).")
+@click.option("--picture", type=click.Path(path_type=Path), default=None,
+              help="Also draw the plan as an SVG: time across, address up, one box per buffer.")
+@click.option("--rounding", type=click.Choice([r.value for r in Rounding]), default="tflm", show_default=True)
+@POOL_OPTION
+@_fail_cleanly
+def plan(model: Path, as_json: bool, picture: Optional[Path], rounding: str, pools: Sequence[str]) -> None:
+    """The memory plan: pools, lower bounds and gap, and every buffer's pool, offset and lifetime."""
+    from .analysis.memory_plan import plan_lines, plan_svg, planned
+
+    compiled = planned(model, _options(rounding, None, "host", pools))
+    if picture is not None:
+        picture.write_text(plan_svg(compiled))
+    for line in plan_lines(compiled, as_json):
+        click.echo(line)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """The pipeline, top to bottom: read, check, rewrite, schedule, plan, generate.
 
-    model.tflite -> reader -> IR -> support -> passes -> scheduler -> planner -> codegen
+    model.tflite -> reader -> IR -> passes -> support -> scheduler -> planner -> codegen
 
 verify_graph() runs between the stages that change the graph. Everything is computed in memory
 first; files are written only when every stage has succeeded, so a failed build never leaves
@@ -26,8 +26,9 @@ from .codegen.generate import GeneratedCode, generate
 from .errors import BuildError, McugenError
 from .frontend.tflite import parse_model, read_model
 from .ir import Graph, Op, verify_graph
-from .passes import run_passes
-from .planner import Plan, plan_memory
+from .passes import PassReport, run_passes
+from .planner import Plan, plan_memory, plan_report
+from .pools import DEFAULT_POOLS, PoolSpec
 from .quantization import Rounding
 from .schedule import schedule
 from .support import check_graph
@@ -40,9 +41,12 @@ class BuildOptions:
     rounding: Rounding = Rounding.TFLM
     prefix: Optional[str] = None
     target: str = "host"
+    pools: tuple[PoolSpec, ...] = ()  # --pool; () is the one unlimited arena
+    guard: int = 0  # canary bytes after every buffer and around every pool (tests only)
 
     def key(self) -> str:
-        return f"{self.rounding.value}-{self.prefix or ''}-{self.target}"
+        pools = ",".join(f"{p.name}:{p.capacity}:{p.speed}" for p in self.pools)
+        return f"{self.rounding.value}-{self.prefix or ''}-{self.target}-{pools}-{self.guard}"
 
 
 @dataclass
@@ -67,6 +71,7 @@ class Compiled:
             "arena_bytes": plan.arena_size,
             "weights_bytes": self.code.weights_bytes,
             "lower_bound_bytes": plan.lower_bound,
+            **plan_report(plan),
             "macs": sum(op_macs(op) for op in self.order),
             "inputs": [_io_report(t) for t in graph.inputs],
             "outputs": [_io_report(t) for t in graph.outputs],
@@ -74,11 +79,6 @@ class Compiled:
                 {"index": op.index, "kind": op.kind.name, "name": op.name,
                  "macs": op_macs(op), "backend": op.backend}
                 for op in self.order
-            ],
-            "buffers": [
-                {"name": b.name, "offset": b.offset, "bytes": b.size, "first": b.first,
-                 "last": b.last, "scratch": b.scratch_of is not None}
-                for b in plan.buffers
             ],
             "files": sorted(self.code.files),
         }
@@ -92,19 +92,34 @@ def _io_report(tensor: Any) -> dict[str, Any]:
         "dtype": tensor.dtype.short,
         "scale": quant.single_scale if quant else None,
         "zero_point": quant.single_zero_point if quant else None,
+        "bytes": tensor.nbytes,
+        # Axes the model leaves open (shape_signature -1), fixed at the extents in "shape".
+        "dynamic_axes": list(tensor.dynamic_axes),
     }
 
 
-def load_graph(model: Path | bytes, label: Optional[str] = None) -> Graph:
-    """Read, check support, and rewrite: the graph every later stage works on."""
+def prepare_graph(graph: Graph, rounding: Rounding = Rounding.TFLM) -> PassReport:
+    """Check the IR, rewrite it (fold, alias, drop ops that do nothing), check it again."""
+    verify_graph(graph)
+    report = run_passes(graph, rounding)
+    verify_graph(graph)
+    return report
+
+
+def load_graph(model: Path | bytes, label: str | None = None,
+               rounding: Rounding = Rounding.TFLM) -> Graph:
+    """Read, rewrite, and check support: the graph every later stage works on.
+
+    Unknown builtins are reported by the reader, all at once; the support rules run after the
+    passes, because an op folded into a constant at build time needs no kernel on the device.
+    Folding evaluates reference kernels, so it needs the build's rounding mode.
+    """
     if isinstance(model, bytes):
         graph = parse_model(model, label or "model.tflite")
     else:
         graph = read_model(model)
-    verify_graph(graph)
+    prepare_graph(graph, rounding)
     check_graph(graph)
-    run_passes(graph)
-    verify_graph(graph)
     return graph
 
 
@@ -120,11 +135,13 @@ def compile_model(model: Path | bytes, options: BuildOptions, label: Optional[st
     if options.target not in TARGETS:
         raise McugenError(f"--target '{options.target}' is not one of {', '.join(TARGETS)}")
     load_emitters()
-    graph = load_graph(model, label)
+    graph = load_graph(model, label, options.rounding)
     model_label = label or (model.name if isinstance(model, Path) else "model.tflite")
     prefix = resolve_prefix(graph, options.prefix)
-    order = schedule(graph)
-    plan = plan_memory(graph, order, op_scratch_bytes)
+    chosen = schedule(graph, op_scratch_bytes)
+    order = chosen.order
+    plan = plan_memory(graph, order, op_scratch_bytes, options.pools or DEFAULT_POOLS, guard=options.guard)
+    plan.schedule_exact = chosen.exact
     code = generate(graph, order, plan, prefix, options.rounding, model_label, options.target)
     return Compiled(graph, order, plan, code, prefix, options, model_label)
 

@@ -16,10 +16,12 @@ import numpy as np
 from .. import __version__
 from ..errors import BuildError
 from ..ir import Graph, Op, Tensor
-from ..planner import ALIAS_KINDS, Plan
+from ..planner import ALIAS_KINDS, Buffer, Plan
+from ..pools import pool_symbol
 from ..quantization import Rounding
 from . import emit
 from .cnames import c_array_body, c_float, comment, identifier
+from .memory import GUARD_BYTE, GUARD_STATUS, guard_statements, pool_entries
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 RUNTIME = TEMPLATES / "runtime" / "kernels"
@@ -41,10 +43,12 @@ class ConstArray:
 
 @dataclass
 class Step:
-    op: Op
+    op: Op | None  # None for invoke's closing copies of constant graph outputs
     title: str
     declarations: list[str]
     calls: list[str]
+    guard_before: list[str] = field(default_factory=list)  # guarded builds only (memory.py)
+    guard_after: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -60,7 +64,15 @@ class _Context:
     def ptr(self, tensor: Tensor) -> str:
         if tensor.is_constant:
             return self._weights(tensor)
-        return f"(({tensor.dtype.ctype} *)({self.prefix}_arena + {self.plan.offset_of(tensor)}))"
+        return f"(({tensor.dtype.ctype} *)({self.address(tensor)}))"
+
+    def base(self, buffer: Buffer) -> str:
+        """The C array of the buffer's memory pool."""
+        return pool_symbol(self.prefix, buffer.pool)
+
+    def address(self, tensor: Tensor) -> str:
+        """A uint8_t pointer expression to an activation tensor's planned bytes."""
+        return f"{self.base(self.plan.buffer_of(tensor))} + {self.plan.offset_of(tensor)}"
 
     def _weights(self, tensor: Tensor) -> str:
         if tensor.index not in self._by_tensor:
@@ -83,7 +95,7 @@ class _Context:
         buffer = self.plan.scratch_of(op)
         if buffer is None:
             return "NULL", 0
-        return f"((void *)({self.prefix}_arena + {buffer.offset}))", buffer.size
+        return f"((void *)({self.base(buffer)} + {buffer.offset}))", buffer.size
 
 
 @dataclass
@@ -104,12 +116,13 @@ def _environment() -> jinja2.Environment:
     )
 
 
-def _io_entry(tensor: Tensor, index: int, plan: Plan) -> dict[str, Any]:
+def _io_entry(tensor: Tensor, index: int, plan: Plan, ctx: _Context) -> dict[str, Any]:
     quant = tensor.quant
     return {
         "index": index,
         "name": comment(tensor.name),
         "offset": plan.offset_of(tensor),
+        "address": ctx.address(tensor),
         "bytes": tensor.nbytes,
         "ctype": tensor.dtype.ctype,
         "dtype": tensor.dtype.short,
@@ -123,18 +136,36 @@ def _step_title(op: Op) -> str:
     return f"op {op.index}: {op.kind.name} '{comment(op.name)}'"
 
 
+def _constant_output_step(index: int, tensor: Tensor, ctx: _Context) -> Step:
+    """A graph output folded into a constant at build time: invoke copies it from flash into
+    the output's arena bytes last, after every op (the planner gives the output its own buffer
+    for the end of invoke only, so ops may use those bytes before)."""
+    arena = f"(({tensor.dtype.ctype} *)({ctx.address(tensor)}))"
+    call = f"mcugen_copy({arena}, {ctx.ptr(tensor)}, {tensor.nbytes})"
+    return Step(None, f"output {index} '{comment(tensor.name)}': a constant folded at build time", [], [call])
+
+
 def generate(graph: Graph, order: list[Op], plan: Plan, prefix: str, rounding: Rounding,
              model_label: str, target: str = "host") -> GeneratedCode:
     ctx = _Context(prefix=prefix, plan=plan, rounding=rounding)
     steps: list[Step] = []
     runtime: set[str] = set()
     for op in order:
-        if op.kind in ALIAS_KINDS and plan.buffer_of(op.outputs[0]) is plan.buffer_of(op.inputs[0]):  # type: ignore[arg-type]
-            steps.append(Step(op, _step_title(op) + " (alias of its input, no code)", [], []))
+        if plan.is_elided(op):
+            how = "alias of its input" if op.kind in ALIAS_KINDS else "inputs written into their slices"
+            steps.append(Step(op, _step_title(op) + f" ({how}, no code)", [], []))
             continue
         call = emit.emit(op, ctx)
         runtime |= call.runtime
         steps.append(Step(op, _step_title(op), call.declarations, call.calls))
+    for index, tensor in enumerate(graph.outputs):
+        if tensor.is_constant:
+            steps.append(_constant_output_step(index, tensor, ctx))
+            runtime.add("mcugen_copy")
+    positions = {id(op): number for number, op in enumerate(order)}
+    for step in steps:
+        where = positions[id(step.op)] if step.op is not None else len(order)
+        step.guard_before, step.guard_after = guard_statements(plan, prefix, step.op, where)
 
     kernel_files = sorted(f"{stem}{ext}" for stem in runtime for ext in (".c", ".h"))
     runtime_files = sorted(set(COMMON_RUNTIME) | set(kernel_files))
@@ -148,6 +179,10 @@ def generate(graph: Graph, order: list[Op], plan: Plan, prefix: str, rounding: R
         "rounding": rounding.value,
         "target": target,
         "arena_size": plan.arena_size,
+        "pools": pool_entries(plan, prefix),
+        "guard": plan.guard,
+        "guard_byte": f"0x{GUARD_BYTE:02X}",
+        "guard_status": GUARD_STATUS,
         "weights_bytes": weights_bytes,
         "constants": [
             {"name": c.name, "ctype": c.ctype, "count": c.values.size, "note": c.note,
@@ -155,8 +190,8 @@ def generate(graph: Graph, order: list[Op], plan: Plan, prefix: str, rounding: R
             for c in ctx.constants
         ],
         "steps": steps,
-        "inputs": [_io_entry(t, i, plan) for i, t in enumerate(graph.inputs)],
-        "outputs": [_io_entry(t, i, plan) for i, t in enumerate(graph.outputs)],
+        "inputs": [_io_entry(t, i, plan, ctx) for i, t in enumerate(graph.inputs)],
+        "outputs": [_io_entry(t, i, plan, ctx) for i, t in enumerate(graph.outputs)],
         "kernel_headers": sorted(f for f in kernel_files if f.endswith(".h")),
         "sources": [f"{prefix}_model.c"] + sorted(f for f in kernel_files if f.endswith(".c")),
     }

@@ -1,12 +1,70 @@
-"""Graph rewrites, one module per family. Each pass keeps every result bit-identical."""
+"""Graph rewrites, one module per family. Each pass keeps every result bit-identical.
+
+Order (run_passes):
+
+1. identity (identity.py): ops whose output equals their input (a QUANTIZE to the same dtype,
+   scale and zero point, a PAD by zero, ...) are removed and their consumers read the input;
+   a chain of RESHAPE/SQUEEZE/EXPAND_DIMS becomes one RESHAPE of the chain's source
+   (alias.py). An op that does nothing but produces a graph output becomes an alias of its
+   input instead (RESHAPE: the planner gives it the input's bytes), so the output keeps its
+   name, its place and its value.
+2. fold (fold.py): an op whose inputs are all constant, and SHAPE of a tensor with a static
+   shape, becomes a constant at build time, evaluated with the numpy reference kernels in the
+   build's rounding mode. A folded graph output is still produced: invoke copies it out.
+3. dead code (dead.py): ops none of whose outputs is read or is a graph output are removed.
+
+Every rewrite is recorded in a PassReport (what happened to which op of the file) for
+`mcugen inspect` and report.json.
+"""
 
 from __future__ import annotations
 
-from ..ir import Graph
-from .fold import fold_constant_reshapes
+import enum
+from dataclasses import dataclass, field
+
+from ..ir import Graph, Op
+from ..quantization import Rounding
 
 
-def run_passes(graph: Graph) -> Graph:
-    fold_constant_reshapes(graph)
+class Rewrite(enum.Enum):
+    """What a pass did to an op of the file; the value is the phrase shown to users."""
+
+    FOLDED = "folded: evaluated at build time, its output is a constant"
+    IDENTITY = "removed: its output equals its input"
+    ALIASED = "became an alias of its input (no code, no copy)"
+    DEAD = "removed: no graph output depends on it"
+
+
+@dataclass(frozen=True)
+class Rewritten:
+    op: Op  # the op as read from the file
+    rewrite: Rewrite
+
+
+@dataclass
+class PassReport:
+    rewrites: list[Rewritten] = field(default_factory=list)
+
+    def record(self, op: Op, rewrite: Rewrite) -> None:
+        self.rewrites.append(Rewritten(op, rewrite))
+
+    def of(self, rewrite: Rewrite) -> list[Op]:
+        return [r.op for r in self.rewrites if r.rewrite is rewrite]
+
+    def by_index(self) -> dict[int, Rewrite]:
+        """The last rewrite of each file op index (an op may be aliased, then folded)."""
+        return {r.op.index: r.rewrite for r in self.rewrites}
+
+
+def run_passes(graph: Graph, rounding: Rounding = Rounding.TFLM) -> PassReport:
+    """Rewrite `graph` in place; `rounding` selects the reference arithmetic that folds."""
+    from .dead import remove_dead_ops
+    from .fold import fold_constants
+    from .identity import remove_identities
+
+    report = PassReport()
+    remove_identities(graph, report)
+    fold_constants(graph, rounding, report)
+    remove_dead_ops(graph, report)
     graph.link()
-    return graph
+    return report

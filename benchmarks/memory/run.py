@@ -1,0 +1,117 @@
+"""RAM of mcugen's generated code next to TensorFlow Lite Micro's arena and the lower bounds.
+
+For each model: build it with mcugen, compile every generated .c to an object for Cortex-M4
+(arm-none-eabi-gcc, if installed; else the host compiler) and add up the .data and .bss that
+`size` reports (the RAM the code really reserves: the arena and any static state); run the
+model once in the tflite-micro interpreter and read its arena total, head and tail from
+print_allocations(); and take the whole-tensor lower bounds of TFLite's op order and of
+mcugen's order from the plan. Writes a Markdown table to stdout (and --json FILE).
+
+    python3 benchmarks/memory/run.py [MODEL.tflite ...] > benchmarks/memory/results.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from mcugen.driver import BuildOptions, compile_model, write_files
+
+PUBLIC = ROOT.parent / "shared" / "models"
+ARM_FLAGS = ["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"]
+
+
+def toolchain() -> tuple[str, str, list[str]]:
+    if shutil.which("arm-none-eabi-gcc") and shutil.which("arm-none-eabi-size"):
+        return "arm-none-eabi-gcc", "arm-none-eabi-size", ARM_FLAGS
+    return os.environ.get("CC", "cc"), "size", []
+
+
+def reserved_ram(model: Path) -> tuple[int, dict[str, Any], str]:
+    """(.data + .bss of the compiled objects, the plan report, the compiler used)."""
+    compiled = compile_model(model, BuildOptions(target="cortex-m4"))
+    cc, size, flags = toolchain()
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp)
+        write_files(compiled, out)
+        objects = []
+        for source in sorted(out.glob("*.c")):
+            obj = source.with_suffix(".o")
+            subprocess.run([cc, "-std=c99", "-O2", "-ffp-contract=off", *flags, "-I.", "-c", source.name,
+                            "-o", obj.name], cwd=out, check=True)
+            objects.append(obj.name)
+        text = subprocess.run([size, *objects], cwd=out, check=True, capture_output=True, text=True).stdout
+    ram = 0
+    for line in text.splitlines()[1:]:
+        fields = line.split()
+        ram += int(fields[1]) + int(fields[2])  # data + bss
+    return ram, compiled.report(), cc
+
+
+def tflm_arena(model: Path) -> dict[str, int]:
+    """TensorFlow Lite Micro's arena after one invoke: total, head (tensors), tail (bookkeeping)."""
+    import tflite
+    from tflite_micro.python.tflite_micro import runtime
+
+    inputs = tflite.Model.GetRootAsModel(model.read_bytes(), 0).Subgraphs(0).InputsLength()
+    interpreter = runtime.Interpreter.from_file(str(model), arena_size=4 << 20)
+    for index in range(inputs):
+        detail = interpreter.get_input_details(index)
+        interpreter.set_input(np.zeros(detail["shape"], dtype=detail["dtype"]), index)
+    interpreter.invoke()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as capture:
+        sys.stderr.flush()
+        os.dup2(capture.fileno(), 2)
+        try:
+            interpreter.print_allocations()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        capture.seek(0)
+        text = capture.read().decode(errors="replace")
+    found = {k: int(v) for k, v in re.findall(r"Arena allocation (total|head|tail) (\d+) bytes", text)}
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("models", nargs="*", type=Path)
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args()
+    models = args.models or sorted(PUBLIC.glob("*.tflite"))
+    rows = []
+    for model in models:
+        ram, report, cc = reserved_ram(model)
+        tflm = tflm_arena(model)
+        rows.append({"model": model.stem, "mcugen_ram": ram, "arena": report["arena_bytes"],
+                     "bound_tflite_order": report["lower_bound_tflite_order_bytes"],
+                     "bound_our_order": report["lower_bound_bytes"], "gap_percent": report["gap_percent"],
+                     "tflm_total": tflm["total"], "tflm_head": tflm["head"], "tflm_tail": tflm["tail"],
+                     "ratio": round(ram / tflm["total"], 3), "compiler": cc})
+    print("| model | mcugen RAM (.data+.bss) | planned arena | lower bound, TFLite order | lower bound, "
+          "mcugen order | gap | TFLM arena total (head + tail) | mcugen / TFLM |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['model']} | {r['mcugen_ram']} | {r['arena']} | {r['bound_tflite_order']} | "
+              f"{r['bound_our_order']} | {r['gap_percent']:+.2f}% | {r['tflm_total']} ({r['tflm_head']} + "
+              f"{r['tflm_tail']}) | {r['ratio']:.3f} |")
+    if args.json is not None:
+        args.json.write_text(json.dumps(rows, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,25 @@
+"""Dead code: an op none of whose outputs is read by a kept op or is a graph output."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..ir import Graph
+
+if TYPE_CHECKING:
+    from . import PassReport
+
+
+def remove_dead_ops(graph: Graph, report: PassReport) -> None:
+    from . import Rewrite
+
+    needed = {id(t) for t in graph.outputs}
+    kept = []
+    for op in reversed(graph.ops):
+        if any(id(t) in needed for t in op.outputs):
+            kept.append(op)
+            needed.update(id(t) for t in op.inputs if t is not None)
+        else:
+            report.record(op, Rewrite.DEAD)
+    graph.ops = kept[::-1]
+    graph.link()

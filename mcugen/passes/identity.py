@@ -1,0 +1,141 @@
+"""Ops that do nothing: their output holds exactly their input's values.
+
+Each rule below names one such case; `identity_source` returns the input the output equals.
+Dtype and quantization must match too: a consumer reads the output's scale and zero point,
+so rewiring it to an input quantized differently would change what it computes.
+
+- QUANTIZE from a tensor of the same integer dtype, scale and zero point: TFLite requantizes
+  with the multiplier of 1.0 (2^30, shift 1), and MultiplyByQuantizedMultiplier of x by it
+  is x exactly, so the op is a copy.
+- RESHAPE, SQUEEZE, EXPAND_DIMS to the input's own shape.
+- PAD and PADV2 by zero on every side; SLICE from 0 of the whole tensor; TRANSPOSE by the
+  identity permutation; CONCATENATION of a single tensor with no fused activation.
+
+Removed ops' consumers read the input instead. An op that does nothing but produces a graph
+output is kept as an alias of its input (a RESHAPE, which the planner gives its input's
+bytes), so the graph output keeps its place and value and nothing is copied; a chain of
+aliases is collapsed to one (alias.py).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..ir import Activation, ConcatenationOptions, Graph, Op, OpKind, Tensor
+from .alias import as_reshape, collapse_chain, is_alias
+
+if TYPE_CHECKING:
+    from . import PassReport
+
+
+def remove_identities(graph: Graph, report: PassReport) -> None:
+    from . import Rewrite
+
+    graph.link()
+    outputs = {id(t) for t in graph.outputs}
+    kept: list[Op] = []
+    for op in graph.ops:
+        collapsed = collapse_chain(op)
+        if collapsed is not None:
+            report.record(op, Rewrite.ALIASED)
+            _replace(op, collapsed)
+            op = collapsed
+        source = identity_source(op)
+        if source is None:
+            kept.append(op)
+            continue
+        target = op.outputs[0]
+        if id(target) in outputs:
+            if not is_alias(op):
+                report.record(op, Rewrite.ALIASED)
+                alias = as_reshape(op, source)
+                _replace(op, alias)
+                op = alias
+            kept.append(op)
+            continue
+        report.record(op, Rewrite.IDENTITY)
+        for consumer in list(target.consumers):
+            consumer.inputs = [source if t is target else t for t in consumer.inputs]
+            source.consumers.append(consumer)
+        target.consumers = []
+    graph.ops = kept
+    graph.link()
+
+
+def _replace(old: Op, new: Op) -> None:
+    """Keep producer links current while the sweep runs (graph.link() redoes them after)."""
+    for tensor in old.inputs:
+        if tensor is not None and old in tensor.consumers:
+            tensor.consumers.remove(old)
+    for tensor in new.inputs:
+        if tensor is not None:
+            tensor.consumers.append(new)
+    for tensor in new.outputs:
+        tensor.producer = new
+
+
+def identity_source(op: Op) -> Tensor | None:
+    """The input whose values the op's single output holds unchanged, or None."""
+    if len(op.outputs) != 1 or not op.inputs or op.inputs[0] is None:
+        return None
+    source, target = op.inputs[0], op.outputs[0]
+    if source.dtype is not target.dtype or source.quant != target.quant or source.shape != target.shape:
+        return None
+    check = _RULES.get(op.kind)
+    return source if check is not None and check(op) else None
+
+
+def _constant_ints(op: Op, index: int) -> np.ndarray | None:
+    tensor = op.inputs[index] if index < len(op.inputs) else None
+    if tensor is None or tensor.data is None or tensor.data.dtype.kind not in "iu":
+        return None
+    return np.asarray(tensor.data)
+
+
+def _integer_quantize(op: Op) -> bool:
+    """Same dtype and quantization is checked by identity_source; this adds a signed integer
+    dtype and one scale (TFLite requantizes per tensor)."""
+    source = op.inputs[0]
+    return (source is not None and source.dtype.numpy.kind == "i" and source.quant is not None
+            and not source.quant.per_channel)
+
+
+def _zero_padding(op: Op) -> bool:
+    pads = _constant_ints(op, 1)
+    return pads is not None and not np.any(pads)
+
+
+def _whole_slice(op: Op) -> bool:
+    begin = _constant_ints(op, 1)
+    return begin is not None and not np.any(begin)
+
+
+def _identity_permutation(op: Op) -> bool:
+    perm = _constant_ints(op, 1)
+    return perm is not None and np.array_equal(perm.ravel(), np.arange(len(op.outputs[0].shape)))
+
+
+def _single_concatenation(op: Op) -> bool:
+    options = op.options
+    present = [t for t in op.inputs if t is not None]
+    return (len(present) == 1 and isinstance(options, ConcatenationOptions)
+            and options.activation is Activation.NONE)
+
+
+def _same_shape_view(op: Op) -> bool:
+    return is_alias(op)
+
+
+_RULES = {
+    OpKind.QUANTIZE: _integer_quantize,
+    OpKind.RESHAPE: _same_shape_view,
+    OpKind.SQUEEZE: _same_shape_view,
+    OpKind.EXPAND_DIMS: _same_shape_view,
+    OpKind.PAD: _zero_padding,
+    OpKind.PADV2: _zero_padding,
+    OpKind.SLICE: _whole_slice,
+    OpKind.TRANSPOSE: _identity_permutation,
+    OpKind.CONCATENATION: _single_concatenation,
+}
