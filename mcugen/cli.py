@@ -35,6 +35,11 @@ POOL_OPTION = click.option(
     help="A memory pool (repeatable), e.g. DTCM:64K:fast SRAM:320K PSRAM:8M:slow; default: one arena.")
 
 
+TILING_OPTION = click.option(
+    "--tiling/--no-tiling", "tiling", default=True, show_default=True,
+    help="Run the memory-peak chains of spatial ops in stripes when that lowers the arena.")
+
+
 def _build_options(function: Callable[..., Any]) -> Callable[..., Any]:
     options = [
         click.option("--rounding", type=click.Choice([r.value for r in Rounding]), default="tflm",
@@ -50,11 +55,13 @@ def _build_options(function: Callable[..., Any]) -> Callable[..., Any]:
     return function
 
 
-def _options(rounding: str, prefix: Optional[str], target: str, pools: Sequence[str] = ()) -> Any:
+def _options(rounding: str, prefix: Optional[str], target: str, pools: Sequence[str] = (),
+             tiling: bool = True) -> Any:
     from .driver import BuildOptions
     from .pools import parse_pools
 
-    return BuildOptions(rounding=Rounding(rounding), prefix=prefix, target=target, pools=parse_pools(pools))
+    return BuildOptions(rounding=Rounding(rounding), prefix=prefix, target=target, pools=parse_pools(pools),
+                        tiling=tiling)
 
 
 MODEL = click.argument("model", type=click.Path(path_type=Path))
@@ -70,14 +77,17 @@ def main() -> None:
 @MODEL
 @click.option("-o", "--output-dir", "out_dir", required=True, type=click.Path(path_type=Path),
               help="Directory for the generated C, mcugen.mk and report.json.")
+@click.option("--size/--no-size", "size", default=None,
+              help="Measure code size (arm-none-eabi-gcc -Os) into report.json; default: for Cortex-M targets.")
 @_build_options
+@TILING_OPTION
 @_fail_cleanly
 def build(model: Path, out_dir: Path, rounding: str, prefix: Optional[str], target: str,
-          pools: Sequence[str]) -> None:
+          pools: Sequence[str], size: Optional[bool], tiling: bool) -> None:
     """Generate C sources for MODEL into a directory."""
     from .driver import build as run_build
 
-    compiled = run_build(model, out_dir, _options(rounding, prefix, target, pools))
+    compiled = run_build(model, out_dir, _options(rounding, prefix, target, pools, tiling), size=size)
     plan = compiled.plan
     click.echo(
         f"{model.name}: {len(compiled.order)} ops, arena {plan.arena_size} bytes "
@@ -85,6 +95,11 @@ def build(model: Path, out_dir: Path, rounding: str, prefix: Optional[str], targ
         f"weights {compiled.code.weights_bytes} bytes, "
         f"rounding {rounding} -> {out_dir}/{compiled.prefix}_model.c"
     )
+    code = compiled.code_size
+    if code.get("measured"):
+        click.echo(f"code size ({target}, -Os): runtime {code['runtime_flash_bytes']} bytes of flash "
+                   f"(text {code['text']}, rodata {code['rodata']}, data {code['data']}), bss {code['bss']}, "
+                   f"weights {code['weights_bytes']}")
 
 
 def _load_cases(path: Path) -> list[np.ndarray]:
@@ -118,14 +133,15 @@ def _describe(index: int, value: np.ndarray) -> str:
 @click.option("--output", "output_path", type=click.Path(path_type=Path), default=None,
               help="Write output0, output1, ... to this .npz.")
 @_build_options
+@TILING_OPTION
 @_fail_cleanly
 def run(model: Path, input_path: Path, output_path: Optional[Path], rounding: str,
-        prefix: Optional[str], target: str, pools: Sequence[str]) -> None:
+        prefix: Optional[str], target: str, pools: Sequence[str], tiling: bool) -> None:
     """Compile MODEL's C on the host, run it on the inputs, print and save the outputs."""
     from .harness import run_model
 
     inputs = _load_cases(input_path)
-    outputs = run_model(model, [inputs], _options(rounding, prefix, "host", pools))[0]
+    outputs = run_model(model, [inputs], _options(rounding, prefix, "host", pools, tiling))[0]
     for index, value in enumerate(outputs):
         click.echo(_describe(index, value))
     if output_path is not None:
@@ -157,16 +173,40 @@ def _random_inputs(graph: Any, rng: np.random.Generator) -> list[np.ndarray]:
               help="Also check these .npz inputs (repeatable).")
 @click.option("--seed", default=0, show_default=True)
 @click.option("--rounding", type=click.Choice([r.value for r in Rounding]), default="tflm", show_default=True)
+@click.option("--per-layer", is_flag=True,
+              help="Compare every intermediate tensor of the C (first --input case, else one random case) "
+                   "with the reference, and name the first layer that diverges.")
+@click.option("--reference", type=click.Choice(["runtime", "python"]), default="runtime", show_default=True,
+              help="--per-layer reference: runtime = TFLM (tflm) or LiteRT (litert); python = mcugen's numpy reference.")
+@click.option("--float", "float_model", type=click.Path(path_type=Path), default=None,
+              help="--per-layer against this float original of MODEL (tensors matched by name, dequantized).")
+@click.option("--threshold", default=0.99, show_default=True,
+              help="With --float: a layer diverges when its cosine similarity falls below this.")
+@click.option("--json", "as_json", is_flag=True, help="With --per-layer: print the table as JSON.")
+@TILING_OPTION
 @_fail_cleanly
-def verify(model: Path, cases: int, input_paths: Sequence[Path], seed: int, rounding: str) -> None:
+def verify(model: Path, cases: int, input_paths: Sequence[Path], seed: int, rounding: str, per_layer: bool,
+           reference: str, float_model: Optional[Path], threshold: float, as_json: bool, tiling: bool) -> None:
     """Check the compiled C against mcugen's Python reference, case by case (exit 1 on mismatch)."""
     from .driver import BuildOptions, load_graph
     from .harness import build_program, run_program
     from .reference import run_outputs
 
-    options = BuildOptions(rounding=Rounding(rounding))
+    if as_json and not (per_layer or float_model is not None):
+        raise click.UsageError("--json goes with --per-layer or --float")
+    options = BuildOptions(rounding=Rounding(rounding), tiling=tiling)
     graph = load_graph(model, rounding=options.rounding)
     rng = np.random.default_rng(seed)
+    if per_layer or float_model is not None:
+        from .analysis.per_layer import verify_per_layer
+
+        case = _load_cases(input_paths[0]) if input_paths else _random_inputs(graph, rng)
+        lines, diverged = verify_per_layer(model, graph, options, case, reference, float_model, threshold, as_json)
+        for line in lines:
+            click.echo(line)
+        if diverged:
+            raise VerifyMismatch(f"{model.name}: {diverged}")
+        return
     all_cases = [_load_cases(p) for p in input_paths] + [_random_inputs(graph, rng) for _ in range(cases)]
     program = build_program(model.read_bytes(), options, model.name)
     results = run_program(program, all_cases)
@@ -212,16 +252,76 @@ def inspect(model: Path) -> None:
               help="Also draw the plan as an SVG: time across, address up, one box per buffer.")
 @click.option("--rounding", type=click.Choice([r.value for r in Rounding]), default="tflm", show_default=True)
 @POOL_OPTION
+@TILING_OPTION
 @_fail_cleanly
-def plan(model: Path, as_json: bool, picture: Optional[Path], rounding: str, pools: Sequence[str]) -> None:
+def plan(model: Path, as_json: bool, picture: Optional[Path], rounding: str, pools: Sequence[str],
+         tiling: bool) -> None:
     """The memory plan: pools, lower bounds and gap, and every buffer's pool, offset and lifetime."""
     from .analysis.memory_plan import plan_lines, plan_svg, planned
 
-    compiled = planned(model, _options(rounding, None, "host", pools))
+    compiled = planned(model, _options(rounding, None, "host", pools, tiling))
     if picture is not None:
         picture.write_text(plan_svg(compiled))
     for line in plan_lines(compiled, as_json):
         click.echo(line)
+
+
+@main.command()
+@MODEL
+@click.option("--qemu", is_flag=True, help="Run on the emulated core of --target (cortex-m4: mps2-an386, "
+              "cortex-m55: mps3-an547) and count instructions; default: the host.")
+@click.option("--runs", default=1, show_default=True, type=click.IntRange(min=1), help="Inferences to average.")
+@click.option("--per-op", is_flag=True, help="One row per op instead of per op type.")
+@click.option("--cpu-mhz", default=100.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
+              help="With --qemu: the clock that turns instructions into ns (one instruction a cycle).")
+@click.option("--json", "as_json", is_flag=True, help="Print the profile as JSON.")
+@_build_options
+@_fail_cleanly
+def profile(model: Path, qemu: bool, runs: int, per_op: bool, cpu_mhz: float, as_json: bool, rounding: str,
+            prefix: Optional[str], target: str, pools: Sequence[str]) -> None:
+    """Run MODEL's C with per-op timing: time per op type (or op) and the memory table."""
+    import json
+
+    from .analysis.profile import PROFILE_STEPS, profile_lines, profile_model
+    from .analysis.progress import progress_steps
+
+    with progress_steps(f"profile {model.name}", PROFILE_STEPS[qemu]) as advance:
+        result = profile_model(model, _options(rounding, prefix, target, pools), qemu=qemu, runs=runs,
+                               cpu_mhz=cpu_mhz, progress=advance)
+    if as_json:
+        click.echo(json.dumps(result.to_json(), indent=2))
+        return
+    for line in profile_lines(result, per_op):
+        click.echo(line)
+
+
+@main.command()
+@MODEL
+@click.option("-o", "--output", "out", required=True, type=click.Path(path_type=Path), help="The HTML file to write.")
+@click.option("--runs", default=3, show_default=True, help="Inferences to average for the time per op.")
+@click.option("--input", "input_path", type=click.Path(path_type=Path), default=None,
+              help=".npz with input0, ... for the profile and accuracy runs (default: one random case).")
+@click.option("--reference", type=click.Choice(["runtime", "python"]), default="runtime", show_default=True,
+              help="Accuracy reference: runtime = TFLM (tflm) or LiteRT (litert); python = mcugen's numpy reference.")
+@click.option("--json", "as_json", is_flag=True, help="Also print the report's numbers as JSON.")
+@click.option("--rounding", type=click.Choice([r.value for r in Rounding]), default="tflm", show_default=True)
+@POOL_OPTION
+@_fail_cleanly
+def report(model: Path, out: Path, runs: int, input_path: Optional[Path], reference: str, as_json: bool,
+           rounding: str, pools: Sequence[str]) -> None:
+    """One self-contained HTML report: summary, per-op charts, time, memory plan, per-layer accuracy."""
+    from .analysis.report_html import report_json, write_report
+
+    if not model.is_file():
+        raise ModelError(f"{model}: no such file")
+    case = _load_cases(input_path) if input_path is not None else None
+    data = write_report(model, _options(rounding, None, "host", pools), out, runs, reference, case)
+    if as_json:
+        click.echo(report_json(data))
+    else:
+        summary = data["summary"]
+        click.echo(f"{model.name}: {summary['ops']} ops, {summary['macs']} MACs, arena {summary['arena_bytes']} "
+                   f"bytes, weights {summary['weights_bytes']} bytes -> {out}")
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ import json
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
@@ -21,9 +21,9 @@ from . import __version__
 from .analysis.macs import op_macs
 from .codegen import load_emitters
 from .codegen.cnames import default_prefix, is_valid_prefix
-from .codegen.emit import op_scratch_bytes
+from .codegen.emit import target_scratch_bytes
 from .codegen.generate import GeneratedCode, generate
-from .errors import BuildError, McugenError
+from .errors import BuildError, McugenError, PlanningError
 from .frontend.tflite import parse_model, read_model
 from .ir import Graph, Op, verify_graph
 from .passes import PassReport, run_passes
@@ -32,6 +32,7 @@ from .pools import DEFAULT_POOLS, PoolSpec
 from .quantization import Rounding
 from .schedule import schedule
 from .support import check_graph
+from .tiling import plan_tiling, tiling_report
 
 TARGETS = ("host", "cortex-m4", "cortex-m7", "cortex-m55")
 
@@ -43,10 +44,12 @@ class BuildOptions:
     target: str = "host"
     pools: tuple[PoolSpec, ...] = ()  # --pool; () is the one unlimited arena
     guard: int = 0  # canary bytes after every buffer and around every pool (tests only)
+    tiling: bool = True  # run memory-peak chains in stripes when that lowers the arena (tiling.py)
 
     def key(self) -> str:
         pools = ",".join(f"{p.name}:{p.capacity}:{p.speed}" for p in self.pools)
-        return f"{self.rounding.value}-{self.prefix or ''}-{self.target}-{pools}-{self.guard}"
+        tiling = "" if self.tiling else "-notiling"
+        return f"{self.rounding.value}-{self.prefix or ''}-{self.target}-{pools}-{self.guard}{tiling}"
 
 
 @dataclass
@@ -58,6 +61,8 @@ class Compiled:
     prefix: str
     options: BuildOptions
     model_label: str
+    # report.json's "code_size" (analysis/codesize.py); only `build` measures it
+    code_size: dict[str, Any] = field(default_factory=lambda: {"measured": False, "reason": "not measured"})
 
     def report(self) -> dict[str, Any]:
         graph, plan = self.graph, self.plan
@@ -73,6 +78,7 @@ class Compiled:
             "lower_bound_bytes": plan.lower_bound,
             **plan_report(plan),
             "macs": sum(op_macs(op) for op in self.order),
+            "tiling": tiling_report(plan.tiling, self.options.tiling),
             "inputs": [_io_report(t) for t in graph.inputs],
             "outputs": [_io_report(t) for t in graph.outputs],
             "ops": [
@@ -81,6 +87,7 @@ class Compiled:
                 for op in self.order
             ],
             "files": sorted(self.code.files),
+            "code_size": self.code_size,
         }
 
 
@@ -138,12 +145,32 @@ def compile_model(model: Path | bytes, options: BuildOptions, label: Optional[st
     graph = load_graph(model, label, options.rounding)
     model_label = label or (model.name if isinstance(model, Path) else "model.tflite")
     prefix = resolve_prefix(graph, options.prefix)
-    chosen = schedule(graph, op_scratch_bytes)
+    chosen = schedule(graph, target_scratch_bytes(options.target))
     order = chosen.order
-    plan = plan_memory(graph, order, op_scratch_bytes, options.pools or DEFAULT_POOLS, guard=options.guard)
+    plan = plan_with_tiling(graph, order, options)
     plan.schedule_exact = chosen.exact
     code = generate(graph, order, plan, prefix, options.rounding, model_label, options.target)
     return Compiled(graph, order, plan, code, prefix, options, model_label)
+
+
+def plan_with_tiling(graph: Graph, order: list[Op], options: BuildOptions) -> Plan:
+    """The memory plan, tiled (tiling.py) only where that makes the arena smaller."""
+    pools = options.pools or DEFAULT_POOLS
+    scratch_bytes = target_scratch_bytes(options.target)
+    tiling = plan_tiling(graph, order, scratch_bytes) if options.tiling else None
+    if tiling is None or not tiling.chains:
+        return plan_memory(graph, order, scratch_bytes, pools, guard=options.guard)
+    try:
+        untiled: Plan | None = plan_memory(graph, order, scratch_bytes, pools, guard=options.guard)
+    except PlanningError:
+        untiled = None  # does not fit the pools whole: tiling may make it fit
+    try:
+        tiled = plan_memory(graph, order, scratch_bytes, pools, guard=options.guard, tiling=tiling)
+    except PlanningError:
+        if untiled is None:
+            raise
+        return untiled
+    return tiled if untiled is None or tiled.arena_size < untiled.arena_size else untiled
 
 
 def write_files(compiled: Compiled, directory: Path) -> None:
@@ -174,7 +201,22 @@ def write_output(compiled: Compiled, out_dir: Path) -> None:
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def build(model: Path, out_dir: Path, options: BuildOptions) -> Compiled:
+def build(model: Path, out_dir: Path, options: BuildOptions, size: Optional[bool] = None) -> Compiled:
+    """compile_model + write_output; `size` measures the code size for report.json (None: for
+    Cortex-M targets only, where it costs about a second of arm-none-eabi-gcc, and a failure
+    to measure is recorded in report.json rather than failing the build)."""
     compiled = compile_model(model, options)
+    if size is not False and (size or options.target != "host"):
+        from .analysis.codesize import measure_code_size
+
+        try:
+            compiled.code_size = measure_code_size(compiled.code.files, compiled.prefix, options.target)
+        except BuildError as error:
+            if size:  # asked for with --size: a failure is the build's failure
+                raise
+            compiled.code_size = {"measured": False, "reason": str(error)}
+    else:
+        compiled.code_size = {"measured": False,
+                              "reason": "not asked: mcugen build measures it for Cortex-M targets or with --size"}
     write_output(compiled, out_dir)
     return compiled

@@ -31,6 +31,8 @@ WARNING_FLAGS = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-ffp-c
 RELEASE_FLAGS = ["-O2"]
 SANITIZE_FLAGS = ["-O1", "-g", "-fno-omit-frame-pointer", "-fsanitize=address,undefined",
                   "-fno-sanitize-recover=all"]
+# A pathological kernel must fail the build, not hang it (a model compiles in seconds).
+COMPILE_TIMEOUT_S = 300
 RUN_TIMEOUT_S = 600
 
 
@@ -97,10 +99,24 @@ def _load_program(directory: Path) -> Optional[HostProgram]:
     return HostProgram(binary, specs(io["inputs"]), specs(io["outputs"]))
 
 
-def build_program(model: bytes, options: BuildOptions, label: str, sanitize: bool = False) -> HostProgram:
-    """Generate the C for `model`, compile it with its harness, and cache the program."""
+def _first_error(stderr: str) -> str:
+    """The compiler's first line that names an error (the first line is often 'In file included')."""
+    lines = stderr.strip().splitlines() or ["(no output)"]
+    return next((line for line in lines if "error" in line), lines[0])
+
+
+def build_program(model: bytes, options: BuildOptions, label: str, sanitize: bool = False,
+                  dump: bool = False, profile: bool = False) -> HostProgram:
+    """Generate the C for `model`, compile it with its harness, and cache the program.
+
+    `dump` compiles in the MCUGEN_DUMP hook: the program then takes a third file argument and
+    writes every op's outputs to it (run_program's `dump_to`, read by analysis/per_layer.py).
+    `profile` compiles in the MCUGEN_PROFILE hook: the program prints per-op times to stdout
+    (read by analysis/profile.py).
+    """
     cc = compiler()
-    flags = WARNING_FLAGS + (SANITIZE_FLAGS if sanitize else RELEASE_FLAGS)
+    flags = WARNING_FLAGS + (SANITIZE_FLAGS if sanitize else RELEASE_FLAGS) + (["-DMCUGEN_DUMP"] if dump else [])
+    flags += ["-DMCUGEN_PROFILE"] if profile else []
     directory = cache_root() / "harness" / _cache_key(model, options, flags, cc)
     cached = _load_program(directory)
     if cached is not None:
@@ -114,10 +130,13 @@ def build_program(model: bytes, options: BuildOptions, label: str, sanitize: boo
         (staging / "harness_main.c").write_text(render_harness(compiled.prefix, label, compiled.graph))
         sources = [name for name in sorted(compiled.code.files) if name.endswith(".c")] + ["harness_main.c"]
         command = [cc, *flags, "-I.", *sources, "-o", "model_test", "-lm"]  # float kernels use libm
-        result = subprocess.run(command, cwd=staging, capture_output=True, text=True)
+        try:
+            result = subprocess.run(command, cwd=staging, capture_output=True, text=True,
+                                    timeout=COMPILE_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            raise BuildError(f"{label}: compiling the generated C took over {COMPILE_TIMEOUT_S} s") from None
         if result.returncode != 0:
-            first = (result.stderr.strip().splitlines() or ["(no output)"])[0]
-            raise BuildError(f"{label}: the generated C failed to compile: {first}")
+            raise BuildError(f"{label}: the generated C failed to compile: {_first_error(result.stderr)}")
         try:
             staging.rename(directory)
         except OSError:  # another process cached the same program first
@@ -146,15 +165,18 @@ def check_inputs(program: HostProgram, inputs: Sequence[np.ndarray], where: str)
     return checked
 
 
-def run_program(program: HostProgram, cases: Sequence[Sequence[np.ndarray]]) -> list[list[np.ndarray]]:
-    """Run every case (a list of inputs) in one process; returns the outputs of each case."""
+def run_program(program: HostProgram, cases: Sequence[Sequence[np.ndarray]],
+                dump_to: Optional[Path] = None) -> list[list[np.ndarray]]:
+    """Run every case (a list of inputs) in one process; returns the outputs of each case.
+    A program built with dump=True needs `dump_to`, the file its hook writes."""
     with tempfile.TemporaryDirectory(prefix="mcugen-run-") as tmp:
         in_path, out_path = Path(tmp) / "in.bin", Path(tmp) / "out.bin"
         with open(in_path, "wb") as stream:
             for case in cases:
                 for value in check_inputs(program, case, "run"):
                     stream.write(value.tobytes())
-        result = subprocess.run([str(program.path), str(in_path), str(out_path)],
+        extra = [] if dump_to is None else [str(dump_to)]
+        result = subprocess.run([str(program.path), str(in_path), str(out_path), *extra],
                                 capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
         if result.returncode != 0:
             detail = " ".join(result.stderr.split())[:400] or "no message"

@@ -19,6 +19,13 @@ Buffers and lifetimes
    buffer lives only during its op's step. Two buffers conflict when their lifetimes share a
    step: they must not share a byte.
 
+3. Tiling (tiling.py, `tiling` argument): a chain of ops run in stripes is seen as one step,
+   its last op's: its external inputs are read and its output written there, its intermediate
+   tensors are no buffers at all, one "stripes of ops a..b" buffer holds their stripe slots and
+   one scratch buffer (the largest its ops need) serves all its calls. Where the chain's input
+   dies in it, its output may share the input's buffer, starting `lag` bytes before it (a view
+   at offset lag); the plan is made with and without that sharing, and the smaller kept.
+
 Placement (one pool)
 --------------------
 Several algorithms run and the plan keeps the smallest result (ties: the first in this list):
@@ -50,8 +57,8 @@ Bounds and checks
 -----------------
 `lower_bound` is the whole-tensor liveness bound of the order, without in-place: the largest
 sum of buffer sizes live at any one step; no placement of whole tensors in that order can use
-less (in-place execution can). `file_lower_bound` is the same for TFLite's own order. Pool sizes
-are rounded up to 16 bytes. `verify_plan` re-checks the result (alignment, pool capacity, no two
+less (in-place execution and tiling can). `file_lower_bound` is the same for TFLite's own
+order. Pool sizes are rounded up to 16 bytes. `verify_plan` re-checks the result (alignment, pool capacity, no two
 simultaneously live buffers of one pool sharing a byte) after every run and raises PlanningError
 on any violation; there is no silent fallback and no slack. With `guard` > 0 (tests), every
 buffer is followed by `guard` canary bytes and each pool starts and ends with `guard` of them.
@@ -66,6 +73,7 @@ from dataclasses import dataclass, field
 from .errors import PlanningError
 from .ir import Activation, ConcatenationOptions, Graph, Op, OpKind, Tensor
 from .pools import DEFAULT_POOLS, PoolSpec
+from .tiling import Tiling, add_tiling_buffers
 
 ALIGNMENT = 16
 EXACT_MAX_BUFFERS = 10
@@ -152,6 +160,7 @@ class Plan:
     file_lower_bound: int = 0  # the same bound for TFLite's order
     guard: int = 0
     schedule_exact: bool = False  # set by the driver: no order has a smaller whole-tensor bound
+    tiling: Tiling | None = None  # chains run in stripes (tiling.py), or None
 
     def __post_init__(self) -> None:
         if not self.pools:
@@ -245,13 +254,15 @@ def concat_slices(op: Op, can_view: Callable[[Tensor], bool]) -> list[tuple[Tens
 
 
 def collect_buffers(graph: Graph, order: list[Op], scratch_bytes: ScratchBytes,
-                    in_place: bool = True, concat_in_place: bool = False) -> list[Buffer]:
-    """Buffers with lifetimes for the given execution order."""
+                    in_place: bool = True, concat_in_place: bool = False,
+                    tiling: Tiling | None = None) -> list[Buffer]:
+    """Buffers with lifetimes for the given execution order (a tiled chain: tiling.py)."""
     end = len(order)
+    tiling = tiling or Tiling()
     last_use: dict[int, int] = {}
     readers: dict[int, int] = {}
     for step, op in enumerate(order):
-        for used in op.inputs:
+        for used in tiling.reads(op):
             if used is not None and not used.is_constant:
                 last_use[id(used)] = step
                 readers[id(used)] = readers.get(id(used), 0) + 1
@@ -296,6 +307,8 @@ def collect_buffers(graph: Graph, order: list[Op], scratch_bytes: ScratchBytes,
 
     for step, op in enumerate(order):
         source = op.inputs[0] if op.inputs else None
+        if tiling.chain_of(op) is not None:
+            continue
         if op.kind in ALIAS_KINDS and source is not None and not source.is_constant:
             join(op.outputs[0], source)
             continue
@@ -350,16 +363,16 @@ def collect_buffers(graph: Graph, order: list[Op], scratch_bytes: ScratchBytes,
     for tensor in graph.inputs:
         touch(tensor, 0)
     for step, op in enumerate(order):
-        for used in [*op.inputs, *op.outputs]:
+        for used in [*tiling.reads(op), *tiling.writes(op)]:
             if used is not None and not used.is_constant:
                 touch(used, step)
-        size = scratch_bytes(op)
+        at, size = tiling.scratch(op, step, scratch_bytes)
         if size > 0:
-            buffers.append(Buffer(name=f"scratch of op {op.index}", size=size, first=step, last=step,
+            buffers.append(Buffer(name=f"scratch of op {op.index}", size=size, first=at, last=at,
                                   scratch_of=op, uses=1))
     for tensor in graph.outputs:
         touch(tensor, end)
-    return buffers
+    return add_tiling_buffers(tiling, buffers)
 
 
 def live_by_step(buffers: Sequence[Buffer]) -> list[int]:
@@ -672,7 +685,8 @@ def _place_pools(buffers: list[Buffer], pools: Sequence[PoolSpec], guard: int) -
 
 
 def plan_memory(graph: Graph, order: list[Op], scratch_bytes: ScratchBytes,
-                pools: Sequence[PoolSpec] = DEFAULT_POOLS, guard: int = 0, in_place: bool = True) -> Plan:
+                pools: Sequence[PoolSpec] = DEFAULT_POOLS, guard: int = 0, in_place: bool = True,
+                tiling: Tiling | None = None) -> Plan:
     """Buffers, lifetimes, pools and offsets for `order`; checked by verify_plan before return.
 
     Concatenation in place makes a concatenation's output live from its first input's producer
@@ -682,9 +696,11 @@ def plan_memory(graph: Graph, order: list[Op], scratch_bytes: ScratchBytes,
     if guard % ALIGNMENT:
         raise PlanningError(f"guard of {guard} bytes is not a multiple of {ALIGNMENT}")
     pools = list(pools) or list(DEFAULT_POOLS)
-    variants = [collect_buffers(graph, order, scratch_bytes, in_place=in_place)]
+    tilings = tiling.variants() if tiling is not None else [None]
+    variants = [collect_buffers(graph, order, scratch_bytes, in_place=in_place, tiling=t) for t in tilings]
     if in_place and any(op.kind is OpKind.CONCATENATION for op in order):
-        views = collect_buffers(graph, order, scratch_bytes, in_place=True, concat_in_place=True)
+        views = collect_buffers(graph, order, scratch_bytes, in_place=True, concat_in_place=True,
+                                tiling=tilings[0])
         if any(b.concat_ops for b in views):
             variants.append(views)
     placed: list[tuple[int, int, list[Buffer], list[PoolPlan]]] = []
@@ -704,7 +720,8 @@ def plan_memory(graph: Graph, order: list[Op], scratch_bytes: ScratchBytes,
     file_whole = whole if order == list(graph.ops) else collect_buffers(graph, list(graph.ops), scratch_bytes,
                                                                         in_place=False)
     plan = Plan(buffers=buffers, arena_size=sum(p.size for p in pool_plans), lower_bound=lower_bound(whole),
-                steps=len(order), pools=pool_plans, file_lower_bound=lower_bound(file_whole), guard=guard)
+                steps=len(order), pools=pool_plans, file_lower_bound=lower_bound(file_whole), guard=guard,
+                tiling=tiling if tiling is not None and tiling.chains else None)
     verify_plan(plan)
     return plan
 

@@ -1,6 +1,7 @@
 """The guard run: the generated C with canary bytes after every buffer and around every pool,
-under AddressSanitizer and UBSan, on the public models; no canary touched, outputs bit-exact
-with TensorFlow Lite Micro (the `tflm_output0` of the case files)."""
+under AddressSanitizer and UBSan, on the public models, with and without tiling (tiling.py);
+no canary touched, outputs bit-exact with TensorFlow Lite Micro (the `tflm_output0` of the case
+files)."""
 
 from __future__ import annotations
 
@@ -26,11 +27,14 @@ def _cases(name: str) -> list[dict[str, np.ndarray]]:
     return [dict(np.load(model.with_name(f"{name}.case{k}.npz"))) for k in range(3)]
 
 
+@pytest.mark.parametrize("tiling", [True, False], ids=["tiled", "whole"])
 @pytest.mark.parametrize("name", PUBLIC_NAMES)
-def test_guarded_build_touches_no_canary_and_is_bit_exact(name: str) -> None:
+def test_guarded_build_touches_no_canary_and_is_bit_exact(name: str, tiling: bool) -> None:
     model = public_model(name)
-    options = BuildOptions(guard=GUARD, pools=POOLS.get(name, ()))
+    options = BuildOptions(guard=GUARD, pools=POOLS.get(name, ()), tiling=tiling)
     compiled = compile_model(model, options)
+    # The models with spatial chains are tiled (their stripe slots are guarded buffers too).
+    assert (compiled.plan.tiling is not None) == (tiling and name != "ad_autoencoder")
     source = compiled.code.files[f"{compiled.prefix}_model.c"]
     # Every buffer's canary is checked at least once, and both ends of each pool after every op.
     for buffer in compiled.plan.buffers:

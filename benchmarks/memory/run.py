@@ -5,7 +5,9 @@ For each model: build it with mcugen, compile every generated .c to an object fo
 `size` reports (the RAM the code really reserves: the arena and any static state); run the
 model once in the tflite-micro interpreter and read its arena total, head and tail from
 print_allocations(); and take the whole-tensor lower bounds of TFLite's op order and of
-mcugen's order from the plan. Writes a Markdown table to stdout (and --json FILE).
+mcugen's order from the plan. Each model is built twice, with tiling (the default: chains of
+spatial ops run in stripes, mcugen/tiling.py) and with --no-tiling; the table shows both arenas
+and the MACs the tiling adds. Writes a Markdown table to stdout (and --json FILE).
 
     python3 benchmarks/memory/run.py [MODEL.tflite ...] > benchmarks/memory/results.md
 """
@@ -40,9 +42,9 @@ def toolchain() -> tuple[str, str, list[str]]:
     return os.environ.get("CC", "cc"), "size", []
 
 
-def reserved_ram(model: Path) -> tuple[int, dict[str, Any], str]:
-    """(.data + .bss of the compiled objects, the plan report, the compiler used)."""
-    compiled = compile_model(model, BuildOptions(target="cortex-m4"))
+def reserved_ram(model: Path, tiling: bool = True) -> tuple[int, dict[str, Any], str, int]:
+    """(.data + .bss of the compiled objects, the plan report, the compiler used, their .text)."""
+    compiled = compile_model(model, BuildOptions(target="cortex-m4", tiling=tiling))
     cc, size, flags = toolchain()
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
@@ -54,11 +56,12 @@ def reserved_ram(model: Path) -> tuple[int, dict[str, Any], str]:
                             "-o", obj.name], cwd=out, check=True)
             objects.append(obj.name)
         text = subprocess.run([size, *objects], cwd=out, check=True, capture_output=True, text=True).stdout
-    ram = 0
+    ram = code = 0
     for line in text.splitlines()[1:]:
         fields = line.split()
         ram += int(fields[1]) + int(fields[2])  # data + bss
-    return ram, compiled.report(), cc
+        code += int(fields[0])  # text: code and the constants in flash
+    return ram, compiled.report(), cc, code
 
 
 def tflm_arena(model: Path) -> dict[str, int]:
@@ -95,20 +98,29 @@ def main() -> None:
     models = args.models or sorted(PUBLIC.glob("*.tflite"))
     rows = []
     for model in models:
-        ram, report, cc = reserved_ram(model)
+        ram, report, cc, flash = reserved_ram(model)
+        whole_ram, whole, _, whole_flash = reserved_ram(model, tiling=False)
         tflm = tflm_arena(model)
+        chains = report["tiling"]["chains"]
         rows.append({"model": model.stem, "mcugen_ram": ram, "arena": report["arena_bytes"],
+                     "mcugen_ram_no_tiling": whole_ram, "arena_no_tiling": whole["arena_bytes"],
+                     "flash": flash, "flash_no_tiling": whole_flash, "macs": report["macs"], "tiling_extra_macs": report["tiling"]["extra_macs"],
+                     "tiled_ops": [c["ops"] for c in chains], "stripes": [c["stripes"] for c in chains],
                      "bound_tflite_order": report["lower_bound_tflite_order_bytes"],
                      "bound_our_order": report["lower_bound_bytes"], "gap_percent": report["gap_percent"],
                      "tflm_total": tflm["total"], "tflm_head": tflm["head"], "tflm_tail": tflm["tail"],
                      "ratio": round(ram / tflm["total"], 3), "compiler": cc})
-    print("| model | mcugen RAM (.data+.bss) | planned arena | lower bound, TFLite order | lower bound, "
-          "mcugen order | gap | TFLM arena total (head + tail) | mcugen / TFLM |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| model | mcugen RAM (.data+.bss) | planned arena | without tiling | lower bound, TFLite order | "
+          "lower bound, mcugen order | gap | tiled ops (stripes) | extra MACs | flash (.text), without tiling "
+          "| TFLM arena total (head + tail) | mcugen / TFLM |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['model']} | {r['mcugen_ram']} | {r['arena']} | {r['bound_tflite_order']} | "
-              f"{r['bound_our_order']} | {r['gap_percent']:+.2f}% | {r['tflm_total']} ({r['tflm_head']} + "
-              f"{r['tflm_tail']}) | {r['ratio']:.3f} |")
+        tiled = ", ".join(f"{ops[0]}..{ops[-1]} ({n})" for ops, n in zip(r["tiled_ops"], r["stripes"])) or "-"
+        extra = f"{r['tiling_extra_macs']} of {r['macs']}"
+        print(f"| {r['model']} | {r['mcugen_ram']} | {r['arena']} | {r['arena_no_tiling']} | "
+              f"{r['bound_tflite_order']} | {r['bound_our_order']} | {r['gap_percent']:+.2f}% | {tiled} | {extra} | "
+              f"{r['flash']}, {r['flash_no_tiling']} | "
+              f"{r['tflm_total']} ({r['tflm_head']} + {r['tflm_tail']}) | {r['ratio']:.3f} |")
     if args.json is not None:
         args.json.write_text(json.dumps(rows, indent=2) + "\n")
 

@@ -9,7 +9,9 @@
 #   EXPECTED_KEY key prefix of the expected outputs in CASE (default: output)
 #   OPT          optimisation flags (default: -O2; try make OPT=-Os)
 #   EXTRA_CFLAGS appended to every compile
+#                (-DMCUGEN_PROFILE -DAPP_PROFILE_RUNS=K: per-op timing, see profile_clock.c)
 #   QEMU_TIMEOUT seconds a QEMU run may take (default: 300)
+#   QEMU_EXTRA   more qemu-system-arm options (e.g. -icount shift=0 to count instructions)
 #   BUILD        build directory (default: build)
 #
 # Targets:
@@ -62,13 +64,15 @@ TARGET_host  := host
 CC_host      := $(CC)
 CFLAGS_host  := $(OPT) $(WARN)
 LDFLAGS_host :=
-APPSRCS_host := $(COMMON_DIR)/main.c
+APPSRCS_host := $(COMMON_DIR)/main.c $(COMMON_DIR)/profile_clock.c
 EXE_host     := $(BUILD)/host/app
 
 ARM_CFLAGS  := $(OPT) -g $(WARN) -ffunction-sections -fdata-sections -DAPP_BARE_METAL=1
 ARM_LDFLAGS := -nostartfiles --specs=nano.specs --specs=nosys.specs -Wl,--gc-sections -L$(COMMON_DIR)
-ARM_APPSRCS := $(COMMON_DIR)/main.c $(COMMON_DIR)/startup.c $(COMMON_DIR)/semihosting.c
-QEMU_FLAGS  := -nographic -monitor none -serial none -semihosting-config enable=on,target=native
+ARM_APPSRCS := $(COMMON_DIR)/main.c $(COMMON_DIR)/startup.c $(COMMON_DIR)/semihosting.c \
+               $(COMMON_DIR)/profile_clock.c
+QEMU_EXTRA  ?=
+QEMU_FLAGS  := -nographic -monitor none -serial none -semihosting-config enable=on,target=native $(QEMU_EXTRA)
 
 TARGET_m4   := cortex-m4
 ARCH_m4     := -mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16

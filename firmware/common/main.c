@@ -14,6 +14,12 @@
  *   -DAPP_BARE_METAL=1                     print through semihosting (startup.c calls main
  *                                          and exits with its return value); else stdout
  * and case.h (written by npz_to_header.py) on the include path.
+ *
+ * With -DMCUGEN_PROFILE (the model's per-op timing hook, see <prefix>_model.h) it runs the case
+ * APP_PROFILE_RUNS times (default 1), then prints before the PASS/FAIL line one line per op
+ *     PROFILE <position> <op index> <kind> <calls> <ticks>
+ * and "PROFILE_TOTAL <invokes> <ticks>" (the ticks spent inside invoke), ticks being what
+ * profile_clock.c's mcugen_profile_now() counts. `mcugen profile --qemu` reads these lines.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -28,6 +34,9 @@
 #define APP_STR_(x) #x
 #define APP_STR(x) APP_STR_(x)
 #define PREFIX_TEXT APP_STR(APP_PREFIX)
+#ifndef APP_PROFILE_RUNS
+#define APP_PROFILE_RUNS 1 /* timed invokes with -DMCUGEN_PROFILE */
+#endif
 
 #if defined(APP_BARE_METAL) && APP_BARE_METAL
 #include "semihosting.h"
@@ -92,6 +101,47 @@ static void finish_line(void)
     line_len = 0;
 }
 
+#ifdef MCUGEN_PROFILE
+static void put_u64(uint64_t value)
+{
+    char digits[21];
+    int count = 0;
+    do {
+        digits[count++] = (char)('0' + (int)(value % 10u));
+        value /= 10u;
+    } while (value != 0u);
+    while (count > 0) {
+        char one[2] = {digits[--count], '\0'};
+        put_text(one);
+    }
+}
+
+/* The PROFILE lines described at the top. */
+static void print_profile(int32_t invokes, uint64_t invoke_ticks)
+{
+    int32_t i;
+    const MODEL_FN(_profile_entry) *entry;
+    for (i = 0; (entry = MODEL_FN(_profile)(i)) != NULL; ++i) {
+        put_text("PROFILE ");
+        put_int(i);
+        put_text(" ");
+        put_int(entry->op_index);
+        put_text(" ");
+        put_text(entry->kind);
+        put_text(" ");
+        put_u64(entry->calls);
+        put_text(" ");
+        put_u64(entry->ticks);
+        finish_line();
+    }
+    put_text("PROFILE_TOTAL ");
+    put_int(invokes);
+    put_text(" ");
+    put_u64(invoke_ticks);
+    finish_line();
+}
+#endif
+
 /* "FAIL <prefix>: <what> <number>"; returns main's failure status, 1. */
 static int fail(const char *what, int32_t number)
 {
@@ -151,6 +201,28 @@ int main(void)
     if (status != MCUGEN_OK) {
         return fail("invoke returned status", (int32_t)status);
     }
+#ifdef MCUGEN_PROFILE
+    {
+        /* The first invoke above is timed too; the inputs live in the arena, so every further
+         * run copies them in again. */
+        int32_t run;
+        uint64_t invoke_ticks = 0u;
+        MODEL_FN(_profile_reset)();
+        for (run = 0; run < APP_PROFILE_RUNS; ++run) {
+            uint32_t start;
+            for (i = 0; i < CASE_NUM_INPUTS; ++i) {
+                memcpy(MODEL_FN(_input)(i), case_inputs[i], (size_t)case_input_bytes[i]);
+            }
+            start = mcugen_profile_now();
+            status = MODEL_FN(_invoke)();
+            invoke_ticks += (uint32_t)(mcugen_profile_now() - start);
+            if (status != MCUGEN_OK) {
+                return fail("invoke returned status", (int32_t)status);
+            }
+        }
+        print_profile(APP_PROFILE_RUNS, invoke_ticks);
+    }
+#endif
 
     for (i = 0; i < CASE_NUM_OUTPUTS; ++i) {
         const uint8_t *output = (const uint8_t *)MODEL_FN(_output)(i);

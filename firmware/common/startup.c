@@ -8,7 +8,7 @@
  * main() and ends the program through semihosting with main's return value as the
  * emulator's exit status. Every fault prints what it can and exits with status 3.
  *
- * No interrupts are enabled and nothing from newlib's crt0 runs (-nostartfiles): the test
+ * No interrupts are enabled (except SysTick's, by profile_clock.c in profiling builds) and nothing from newlib's crt0 runs (-nostartfiles): the test
  * programs use only memcpy/memset/memcmp from the C library, which need no initialisation.
  * The model arena (.mcugen_arena) is not zeroed here: <prefix>_init() clears it.
  */
@@ -31,6 +31,8 @@ int main(void);
 
 void Reset_Handler(void) __attribute__((noreturn));
 void Fault_Handler(void);
+/* SysTick: a fault unless a source defines it (profile_clock.c does, to extend the counter). */
+void SysTick_Handler(void) __attribute__((weak, alias("Fault_Handler")));
 void fault_report(const uint32_t *frame) __attribute__((noreturn, used));
 
 /* System control block registers (Armv7-M / Armv8-M architecture manuals). */
@@ -64,7 +66,7 @@ __attribute__((section(".vectors"), used)) const struct vector_table vector_tabl
         Fault_Handler, /* 12 DebugMonitor */
         0,             /* 13 reserved */
         Fault_Handler, /* 14 PendSV */
-        Fault_Handler, /* 15 SysTick */
+        SysTick_Handler, /* 15 SysTick */
     },
 };
 

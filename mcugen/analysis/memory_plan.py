@@ -18,9 +18,9 @@ from typing import Any
 from ..codegen import load_emitters
 from ..codegen.emit import op_scratch_bytes
 from ..ir import Graph, Op
-from ..planner import Plan, plan_memory, plan_report
-from ..pools import DEFAULT_POOLS
+from ..planner import Plan, plan_report
 from ..schedule import schedule
+from ..tiling import tiling_report
 
 
 @dataclass
@@ -33,12 +33,12 @@ class PlannedModel:
 
 def planned(model: Path, options: Any) -> PlannedModel:
     """Read, rewrite, schedule and plan a model, as a build would, without generating C."""
-    from ..driver import load_graph
+    from ..driver import load_graph, plan_with_tiling
 
     load_emitters()
     graph = load_graph(model, None, options.rounding)
     chosen = schedule(graph, op_scratch_bytes)
-    plan = plan_memory(graph, chosen.order, op_scratch_bytes, options.pools or DEFAULT_POOLS, guard=options.guard)
+    plan = plan_with_tiling(graph, chosen.order, options)
     plan.schedule_exact = chosen.exact
     return PlannedModel(model.name, graph, chosen.order, plan)
 
@@ -47,7 +47,8 @@ def plan_json(planned_model: PlannedModel) -> dict[str, Any]:
     file_positions = {id(op): i for i, op in enumerate(planned_model.graph.ops)}
     reordered = [file_positions[id(op)] for op in planned_model.order] != list(range(len(planned_model.order)))
     return {"model": planned_model.label, "steps": planned_model.plan.steps, "reordered": reordered,
-            "order": [op.index for op in planned_model.order], **plan_report(planned_model.plan)}
+            "order": [op.index for op in planned_model.order], **plan_report(planned_model.plan),
+            "tiling": tiling_report(planned_model.plan.tiling)}
 
 
 def plan_lines(planned_model: PlannedModel, as_json: bool = False) -> list[str]:
@@ -67,6 +68,12 @@ def plan_lines(planned_model: PlannedModel, as_json: bool = False) -> list[str]:
     lines.append(f"  whole-tensor lower bound: {data['lower_bound_bytes']} bytes for the chosen order "
                  f"({order}, {search}), {data['lower_bound_tflite_order_bytes']} for TFLite's order; "
                  f"gap of the plan {data['gap_percent']:+.2f}%")
+    for chain in data["tiling"]["chains"]:
+        lines.append(f"  tiled: ops {chain['ops'][0]}..{chain['ops'][-1]} in {chain['stripes']} stripes "
+                     f"(halo rows {chain['halos']}), {chain['stripe_bytes']} bytes of stripe slots, "
+                     f"{chain['extra_macs']} extra MACs")
+    if not data["tiling"]["chains"]:
+        lines.append("  tiled: nothing (no chain of spatial ops lowers the arena, or --no-tiling)")
     lines.append(f"  {'buffer':<40} {'bytes':>8} {'first':>5} {'last':>5}  {'pool':<8} {'offset':>8}  notes")
     for entry in sorted(data["buffers"], key=lambda b: (b["pool"], b["offset"], b["first"])):
         notes = []

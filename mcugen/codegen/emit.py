@@ -82,6 +82,37 @@ def op_scratch_bytes(op: Op) -> int:
     return SCRATCH[op.kind](op) if op.kind in SCRATCH else 0
 
 
+# Scratch that only the fast int8 paths (DSP, Helium: runtime/kernels/mcugen_conv_fast.c) use;
+# planned for the Cortex-M targets, not for `host`, whose portable C needs none.
+FastPathScratch = Callable[[Op, str], int]  # (op, target) -> bytes
+FAST_PATH_SCRATCH: dict[OpKind, FastPathScratch] = {}
+PORTABLE_TARGETS = ("host",)
+
+
+def fast_path_scratch(kind: OpKind) -> Callable[[FastPathScratch], FastPathScratch]:
+    """Register the scratch bytes an op's fast path needs on a target (mirrors the C's
+    *_buffer_size for the path that target compiles)."""
+
+    def register(function: FastPathScratch) -> FastPathScratch:
+        FAST_PATH_SCRATCH[kind] = function
+        return function
+
+    return register
+
+
+def target_scratch_bytes(target: str) -> ScratchSize:
+    """op -> scratch bytes to plan for `target` (--target): op_scratch_bytes, plus the fast
+    paths' scratch unless the target runs the portable C."""
+    if target in PORTABLE_TARGETS:
+        return op_scratch_bytes
+
+    def with_fast_paths(op: Op) -> int:
+        fast = FAST_PATH_SCRATCH[op.kind](op, target) if op.kind in FAST_PATH_SCRATCH else 0
+        return op_scratch_bytes(op) + fast
+
+    return with_fast_paths
+
+
 # --- helpers for emitters ---------------------------------------------------------------
 
 

@@ -22,6 +22,7 @@ from ..quantization import Rounding
 from . import emit
 from .cnames import c_array_body, c_float, comment, identifier
 from .memory import GUARD_BYTE, GUARD_STATUS, guard_statements, pool_entries
+from .stripes import emit_chain_step
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 RUNTIME = TEMPLATES / "runtime" / "kernels"
@@ -49,6 +50,9 @@ class Step:
     calls: list[str]
     guard_before: list[str] = field(default_factory=list)  # guarded builds only (memory.py)
     guard_after: list[str] = field(default_factory=list)
+    # (tensor index, pointer expression, bytes) of each output, for the MCUGEN_DUMP hook
+    # that `mcugen verify --per-layer` compiles in; compiled out by default.
+    dumps: list[tuple[int, str, int]] = field(default_factory=list)
 
 
 @dataclass
@@ -132,6 +136,11 @@ def _io_entry(tensor: Tensor, index: int, plan: Plan, ctx: _Context) -> dict[str
     }
 
 
+def _planned(plan: Plan, tensor: Tensor) -> bool:
+    """Whether the tensor has planned bytes (a tiled chain's intermediates have none)."""
+    return any(t is tensor for b in plan.buffers for t in b.tensors)
+
+
 def _step_title(op: Op) -> str:
     return f"op {op.index}: {op.kind.name} '{comment(op.name)}'"
 
@@ -149,8 +158,16 @@ def generate(graph: Graph, order: list[Op], plan: Plan, prefix: str, rounding: R
              model_label: str, target: str = "host") -> GeneratedCode:
     ctx = _Context(prefix=prefix, plan=plan, rounding=rounding)
     steps: list[Step] = []
+    functions: list[str] = []  # file-scope C: the stripe loops of tiled chains (stripes.py)
     runtime: set[str] = set()
     for op in order:
+        chain = plan.tiling.chain_of(op) if plan.tiling is not None else None
+        if chain is not None:  # a tiled chain runs whole at its last op (codegen/stripes.py)
+            note, call, function = emit_chain_step(op, chain, ctx, plan)
+            functions += [function] if function else []
+            runtime |= call.runtime
+            steps.append(Step(op, _step_title(op) + note, call.declarations, call.calls))
+            continue
         if plan.is_elided(op):
             how = "alias of its input" if op.kind in ALIAS_KINDS else "inputs written into their slices"
             steps.append(Step(op, _step_title(op) + f" ({how}, no code)", [], []))
@@ -166,6 +183,9 @@ def generate(graph: Graph, order: list[Op], plan: Plan, prefix: str, rounding: R
     for step in steps:
         where = positions[id(step.op)] if step.op is not None else len(order)
         step.guard_before, step.guard_after = guard_statements(plan, prefix, step.op, where)
+        if step.op is not None:
+            step.dumps = [(t.index, ctx.address(t), t.nbytes) for t in step.op.outputs
+                          if not t.is_constant and _planned(plan, t)]
 
     kernel_files = sorted(f"{stem}{ext}" for stem in runtime for ext in (".c", ".h"))
     runtime_files = sorted(set(COMMON_RUNTIME) | set(kernel_files))
@@ -190,6 +210,10 @@ def generate(graph: Graph, order: list[Op], plan: Plan, prefix: str, rounding: R
             for c in ctx.constants
         ],
         "steps": steps,
+        "functions": functions,
+        # -DMCUGEN_PROFILE's table: one entry per op step, in the order invoke runs them.
+        "profile_ops": [{"index": s.op.index, "kind": s.op.kind.name, "name": comment(s.op.name, 48)}
+                        for s in steps if s.op is not None],
         "inputs": [_io_entry(t, i, plan, ctx) for i, t in enumerate(graph.inputs)],
         "outputs": [_io_entry(t, i, plan, ctx) for i, t in enumerate(graph.outputs)],
         "kernel_headers": sorted(f for f in kernel_files if f.endswith(".h")),

@@ -50,7 +50,7 @@ def _short(dtype: DType) -> str:
     return {DType.INT8: "s8", DType.UINT8: "u8", DType.INT16: "s16", DType.FLOAT32: "f32"}[dtype]
 
 
-# (input, output) dtypes of the mcugen_rescale_* kernels.
+# (input, output) dtypes of the mcugen_pointwise_rescale_* kernels.
 RESCALE_PAIRS = {(DType.INT8, DType.INT8), (DType.INT8, DType.INT16), (DType.INT16, DType.INT8),
                  (DType.INT16, DType.INT16), (DType.INT8, DType.UINT8), (DType.UINT8, DType.INT8)}
 
@@ -93,8 +93,8 @@ def rescale_call(op: Op, ctx: EmitContext, p: RescaleParams) -> KernelCall:
         "negate_negative": p.negate_negative, "absolute": p.absolute, "identity": p.identity,
         "activation": {"min": p.activation_min, "max": p.activation_max},
     }
-    function = f"mcugen_rescale_{_short(x.dtype)}_{_short(y.dtype)}"
-    return params_call(op, ctx, "mcugen_rescale_params", fields, function)
+    function = f"mcugen_pointwise_rescale_{_short(x.dtype)}_{_short(y.dtype)}"
+    return params_call(op, ctx, "mcugen_pointwise_rescale_params", fields, function)
 
 
 @emitter(OpKind.LOGISTIC)

@@ -26,13 +26,53 @@ from ..opparams import (
 )
 from ..opparams.conv import Rescale, check_weighted_operands, conv_rescale, fc_rescale
 from ..quantization import Rounding
-from .emit import EmitContext, KernelCall, c_dims, emitter
+from .emit import EmitContext, KernelCall, c_dims, emitter, fast_path_scratch
 
 SHIFT_RANGE = (-31, 30)  # TFLite's QuantizeMultiplier range, which the C kernels check
 
 
-RUNTIME_CONV = {"mcugen_conv", "mcugen_rescale"}
-RUNTIME_FC = {"mcugen_fully_connected", "mcugen_rescale"}
+RUNTIME_CONV = {"mcugen_conv", "mcugen_conv_fast", "mcugen_rescale"}
+RUNTIME_FC = {"mcugen_fully_connected", "mcugen_conv_fast", "mcugen_rescale"}
+
+
+def _round_up4(n: int) -> int:
+    return (n + 3) // 4 * 4
+
+
+def _helium(target: str) -> bool:
+    """cortex-m55 compiles the MVE paths; cortex-m4/m7 the DSP ones (mcugen_conv_fast.h)."""
+    return target == "cortex-m55"
+
+
+@fast_path_scratch(OpKind.CONV_2D)
+def conv_scratch_bytes(op: Op, target: str) -> int:
+    """int8 only, mirrors mcugen_conv_fast_s8_buffer_size: DSP, four int16 im2col columns
+    (8 * round_up4(kh * kw * depth)); MVE, two int8 columns and three int32 sums per output
+    channel (2 * round_up4(kh * kw * depth) + 12 * out_c). Without it the C runs its portable
+    loops."""
+    if is_int16(op) or op.inputs[1] is None:
+        return 0
+    out_c, kh, kw, depth = op.inputs[1].shape
+    taps = _round_up4(kh * kw * depth)
+    return 2 * taps + 12 * out_c if _helium(target) else 8 * taps
+
+
+@fast_path_scratch(OpKind.DEPTHWISE_CONV_2D)
+def depthwise_scratch_bytes(op: Op, target: str) -> int:
+    """int8 only, mirrors mcugen_dw_conv_fast_s8_buffer_size: MVE, one pixel's int32 sums
+    (4 * out_c); the DSP path needs none."""
+    if is_int16(op) or op.inputs[1] is None or not _helium(target):
+        return 0
+    return 4 * op.inputs[1].shape[3]
+
+
+@fast_path_scratch(OpKind.FULLY_CONNECTED)
+def fc_scratch_bytes(op: Op, target: str) -> int:
+    """int8 only, mirrors mcugen_fc_fast_s8_buffer_size: DSP, the input row as int16
+    (2 * round_up4(accum_depth)); the MVE path needs none."""
+    if is_int16(op) or op.inputs[1] is None or len(op.inputs[1].shape) != 2 or _helium(target):
+        return 0
+    return 2 * _round_up4(op.inputs[1].shape[1])
 
 
 def is_int16(op: Op) -> bool:
@@ -138,11 +178,14 @@ def _quant_decl(
     return const_decl("mcugen_per_channel_quant_params", name, fields)
 
 
-def _window_fields(op: Op, x: Tensor, w_hw: tuple[int, int], y: Tensor, ctx: EmitContext) -> str:
-    """The C initialiser fields the conv and depthwise params structs share."""
+def _window_fields(op: Op, x: Tensor, w_hw: tuple[int, int], y: Tensor, ctx: EmitContext,
+                   pad_top: int | None = None) -> str:
+    """The C initialiser fields the conv and depthwise params structs share (pad_top: a stripe's
+    own top padding, see mcugen.tiling)."""
     o = op.options
     assert isinstance(o, (Conv2DOptions, DepthwiseConv2DOptions))
     pad_h = conv_padding(o.padding, x.shape[1], w_hw[0], o.stride_h, o.dilation_h, y.shape[1])
+    pad_h = pad_h if pad_top is None else pad_top
     pad_w = conv_padding(o.padding, x.shape[2], w_hw[1], o.stride_w, o.dilation_w, y.shape[2])
     assert x.quant is not None and y.quant is not None
     low, high = output_clamp(op)
@@ -156,11 +199,11 @@ def _window_fields(op: Op, x: Tensor, w_hw: tuple[int, int], y: Tensor, ctx: Emi
     )
 
 
-def _convolution(op: Op, ctx: EmitContext, depthwise: bool) -> KernelCall:
+def _convolution(op: Op, ctx: EmitContext, depthwise: bool, pad_top: int | None = None) -> KernelCall:
     x, w, bias, y = _operands(op)
     i = op.index
     stem = "dw" if depthwise else "conv"
-    fields = _window_fields(op, x, (w.shape[1], w.shape[2]), y, ctx)
+    fields = _window_fields(op, x, (w.shape[1], w.shape[2]), y, ctx, pad_top)
     if depthwise:
         if w.shape[3] % x.shape[3] != 0:
             raise UnsupportedError(
@@ -210,6 +253,12 @@ def emit_conv_2d(op: Op, ctx: EmitContext) -> KernelCall:
 @emitter(OpKind.DEPTHWISE_CONV_2D)
 def emit_depthwise_conv_2d(op: Op, ctx: EmitContext) -> KernelCall:
     return _convolution(op, ctx, depthwise=True)
+
+
+def emit_convolution_rows(op: Op, ctx: EmitContext, pad_top: int) -> KernelCall:
+    """One stripe's call (mcugen.tiling): `op`'s tensors have the stripe's rows, and pad_top
+    replaces the whole tensor's top padding."""
+    return _convolution(op, ctx, op.kind is OpKind.DEPTHWISE_CONV_2D, pad_top)
 
 
 def _c_doubles(values: np.ndarray) -> str:

@@ -33,7 +33,7 @@ mcugen_status mcugen_lut_s8_s16(const int16_t *table, int32_t size, const int8_t
     return MCUGEN_OK;
 }
 
-static int32_t rescale_one(const mcugen_rescale_params *p, int32_t x)
+static int32_t rescale_one(const mcugen_pointwise_rescale_params *p, int32_t x)
 {
     int32_t v = x - p->input_offset;
     int32_t scaled;
@@ -53,7 +53,7 @@ static int32_t rescale_one(const mcugen_rescale_params *p, int32_t x)
     return mcugen_clamp(scaled + p->output_offset, p->activation.min, p->activation.max);
 }
 
-mcugen_status mcugen_rescale_s8_s8(const mcugen_rescale_params *params, int32_t size,
+mcugen_status mcugen_pointwise_rescale_s8_s8(const mcugen_pointwise_rescale_params *params, int32_t size,
                                    const int8_t *input, int8_t *output)
 {
     CHECK_ARGS(params != NULL && input != NULL && output != NULL && size >= 0);
@@ -63,7 +63,7 @@ mcugen_status mcugen_rescale_s8_s8(const mcugen_rescale_params *params, int32_t 
     return MCUGEN_OK;
 }
 
-mcugen_status mcugen_rescale_s8_s16(const mcugen_rescale_params *params, int32_t size,
+mcugen_status mcugen_pointwise_rescale_s8_s16(const mcugen_pointwise_rescale_params *params, int32_t size,
                                     const int8_t *input, int16_t *output)
 {
     CHECK_ARGS(params != NULL && input != NULL && output != NULL && size >= 0);
@@ -73,7 +73,7 @@ mcugen_status mcugen_rescale_s8_s16(const mcugen_rescale_params *params, int32_t
     return MCUGEN_OK;
 }
 
-mcugen_status mcugen_rescale_s8_u8(const mcugen_rescale_params *params, int32_t size,
+mcugen_status mcugen_pointwise_rescale_s8_u8(const mcugen_pointwise_rescale_params *params, int32_t size,
                                    const int8_t *input, uint8_t *output)
 {
     CHECK_ARGS(params != NULL && input != NULL && output != NULL && size >= 0);
@@ -83,7 +83,7 @@ mcugen_status mcugen_rescale_s8_u8(const mcugen_rescale_params *params, int32_t 
     return MCUGEN_OK;
 }
 
-mcugen_status mcugen_rescale_u8_s8(const mcugen_rescale_params *params, int32_t size,
+mcugen_status mcugen_pointwise_rescale_u8_s8(const mcugen_pointwise_rescale_params *params, int32_t size,
                                    const uint8_t *input, int8_t *output)
 {
     CHECK_ARGS(params != NULL && input != NULL && output != NULL && size >= 0);
@@ -93,7 +93,7 @@ mcugen_status mcugen_rescale_u8_s8(const mcugen_rescale_params *params, int32_t 
     return MCUGEN_OK;
 }
 
-mcugen_status mcugen_rescale_s16_s16(const mcugen_rescale_params *params, int32_t size,
+mcugen_status mcugen_pointwise_rescale_s16_s16(const mcugen_pointwise_rescale_params *params, int32_t size,
                                      const int16_t *input, int16_t *output)
 {
     CHECK_ARGS(params != NULL && input != NULL && output != NULL && size >= 0);
@@ -103,7 +103,7 @@ mcugen_status mcugen_rescale_s16_s16(const mcugen_rescale_params *params, int32_
     return MCUGEN_OK;
 }
 
-mcugen_status mcugen_rescale_s16_s8(const mcugen_rescale_params *params, int32_t size,
+mcugen_status mcugen_pointwise_rescale_s16_s8(const mcugen_pointwise_rescale_params *params, int32_t size,
                                     const int16_t *input, int8_t *output)
 {
     CHECK_ARGS(params != NULL && input != NULL && output != NULL && size >= 0);

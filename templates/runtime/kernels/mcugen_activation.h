@@ -32,7 +32,7 @@ typedef struct {
     int32_t absolute;
     int32_t identity;
     mcugen_activation activation;
-} mcugen_rescale_params;
+} mcugen_pointwise_rescale_params;
 
 /* int16 LOGISTIC / TANH: input rescale (multiplier, rounding right shift) into table steps. */
 typedef struct {
@@ -82,9 +82,9 @@ mcugen_status mcugen_rsqrt_s16(const mcugen_rsqrt_params *params, int32_t size,
 mcugen_status mcugen_lut_s16_s16(const int16_t *table, int32_t size, const int16_t *input,
                                  int16_t *output);
 
-mcugen_status mcugen_rescale_s8_s8(const mcugen_rescale_params *params, int32_t size,
+mcugen_status mcugen_pointwise_rescale_s8_s8(const mcugen_pointwise_rescale_params *params, int32_t size,
                                    const int8_t *input, int8_t *output);
-mcugen_status mcugen_rescale_s8_s16(const mcugen_rescale_params *params, int32_t size,
+mcugen_status mcugen_pointwise_rescale_s8_s16(const mcugen_pointwise_rescale_params *params, int32_t size,
                                     const int8_t *input, int16_t *output);
 
 mcugen_status mcugen_lut_s8_s8(const int8_t *table, int32_t size, const int8_t *input,
@@ -93,13 +93,13 @@ mcugen_status mcugen_lut_s8_s16(const int16_t *table, int32_t size, const int8_t
                                 int16_t *output);
 
 /* QUANTIZE between int8 and uint8 (TFLite's Requantize). */
-mcugen_status mcugen_rescale_s8_u8(const mcugen_rescale_params *params, int32_t size,
+mcugen_status mcugen_pointwise_rescale_s8_u8(const mcugen_pointwise_rescale_params *params, int32_t size,
                                    const int8_t *input, uint8_t *output);
-mcugen_status mcugen_rescale_u8_s8(const mcugen_rescale_params *params, int32_t size,
+mcugen_status mcugen_pointwise_rescale_u8_s8(const mcugen_pointwise_rescale_params *params, int32_t size,
                                    const uint8_t *input, int8_t *output);
-mcugen_status mcugen_rescale_s16_s16(const mcugen_rescale_params *params, int32_t size,
+mcugen_status mcugen_pointwise_rescale_s16_s16(const mcugen_pointwise_rescale_params *params, int32_t size,
                                      const int16_t *input, int16_t *output);
-mcugen_status mcugen_rescale_s16_s8(const mcugen_rescale_params *params, int32_t size,
+mcugen_status mcugen_pointwise_rescale_s16_s8(const mcugen_pointwise_rescale_params *params, int32_t size,
                                     const int16_t *input, int8_t *output);
 
 /* table: TFLite's sigmoid_table_uint16 (256 entries). */

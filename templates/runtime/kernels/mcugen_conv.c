@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mcugen_conv_fast.h"
 #include "mcugen_fixedpoint.h"
 #include "mcugen_nn_types.h"
 
@@ -103,8 +104,7 @@ int32_t mcugen_convolve_s8_get_buffer_size(const mcugen_dims *input_dims,
                                            const mcugen_dims *filter_dims)
 {
     (void)input_dims;
-    (void)filter_dims;
-    return 0;
+    return mcugen_conv_fast_s8_buffer_size(filter_dims); /* the fast paths' im2col */
 }
 
 mcugen_status mcugen_convolve_s8(const mcugen_context *ctx, const mcugen_conv_params *params,
@@ -114,7 +114,6 @@ mcugen_status mcugen_convolve_s8(const mcugen_context *ctx, const mcugen_conv_pa
                                  const mcugen_dims *bias_dims, const int32_t *bias,
                                  const mcugen_dims *output_dims, int8_t *output)
 {
-    (void)ctx; /* no scratch needed */
     if (params == NULL || input == NULL || filter == NULL || output == NULL ||
         !dims_positive(input_dims) || !dims_positive(filter_dims) || !dims_positive(output_dims)) {
         return MCUGEN_ARG_ERROR;
@@ -131,6 +130,17 @@ mcugen_status mcugen_convolve_s8(const mcugen_context *ctx, const mcugen_conv_pa
                         params->input_offset, params->activation, quant, out_c)) {
         return MCUGEN_ARG_ERROR;
     }
+    (void)ctx; /* scratch: only the fast paths use it */
+#if !defined(MCUGEN_PORTABLE)
+    const mcugen_fast_conv_params fast = {params->input_offset, params->output_offset,
+                                          params->stride,       params->padding,
+                                          params->dilation,     params->activation,
+                                          1};
+    if (groups == 1 && mcugen_conv_fast_s8(ctx, &fast, quant, input_dims, input, filter_dims,
+                                           filter, bias, output_dims, output)) {
+        return MCUGEN_OK; /* DSP or MVE inner loops (mcugen_conv_fast.h) */
+    }
+#endif
     const int32_t per_group = out_c / groups;
     const int32_t dil_h = params->dilation.h, dil_w = params->dilation.w;
 
@@ -170,8 +180,7 @@ int32_t mcugen_depthwise_conv_s8_get_buffer_size(const mcugen_dims *input_dims,
                                                  const mcugen_dims *filter_dims)
 {
     (void)input_dims;
-    (void)filter_dims;
-    return 0;
+    return mcugen_dw_conv_fast_s8_buffer_size(filter_dims); /* the fast paths' sums */
 }
 
 mcugen_status mcugen_depthwise_conv_s8(const mcugen_context *ctx,
@@ -182,7 +191,7 @@ mcugen_status mcugen_depthwise_conv_s8(const mcugen_context *ctx,
                                        const mcugen_dims *bias_dims, const int32_t *bias,
                                        const mcugen_dims *output_dims, int8_t *output)
 {
-    (void)ctx; /* no scratch needed */
+    (void)ctx; /* scratch: only the fast paths use it */
     if (params == NULL || input == NULL || filter == NULL || output == NULL ||
         !dims_positive(input_dims) || !dims_positive(filter_dims) || !dims_positive(output_dims)) {
         return MCUGEN_ARG_ERROR;
@@ -197,6 +206,16 @@ mcugen_status mcugen_depthwise_conv_s8(const mcugen_context *ctx,
                         params->input_offset, params->activation, quant, out_c)) {
         return MCUGEN_ARG_ERROR;
     }
+#if !defined(MCUGEN_PORTABLE)
+    const mcugen_fast_conv_params fast = {params->input_offset, params->output_offset,
+                                          params->stride,       params->padding,
+                                          params->dilation,     params->activation,
+                                          params->ch_mult};
+    if (mcugen_dw_conv_fast_s8(ctx, &fast, quant, input_dims, input, filter_dims, filter, bias,
+                               output_dims, output)) {
+        return MCUGEN_OK; /* DSP or MVE inner loops (mcugen_conv_fast.h) */
+    }
+#endif
     const int32_t dil_h = params->dilation.h, dil_w = params->dilation.w;
     const int32_t x_offset = params->input_offset;
 

@@ -52,7 +52,7 @@ mcugen_status mcugen_convolve_s8(const mcugen_context *ctx, const mcugen_conv_pa
                                  const mcugen_dims *bias_dims, const int32_t *bias,
                                  const mcugen_dims *output_dims, int8_t *output);
 
-/* Scratch bytes mcugen_convolve_s8 needs in ctx->buf (currently none). */
+/* Scratch bytes mcugen_convolve_s8 needs in ctx->buf (the fast paths of mcugen_conv_fast.h). */
 int32_t mcugen_convolve_s8_get_buffer_size(const mcugen_dims *input_dims,
                                            const mcugen_dims *filter_dims);
 
@@ -64,7 +64,7 @@ mcugen_status mcugen_depthwise_conv_s8(const mcugen_context *ctx,
                                        const mcugen_dims *bias_dims, const int32_t *bias,
                                        const mcugen_dims *output_dims, int8_t *output);
 
-/* Scratch bytes mcugen_depthwise_conv_s8 needs in ctx->buf (currently none). */
+/* Scratch bytes mcugen_depthwise_conv_s8 needs in ctx->buf (mcugen_conv_fast.h). */
 int32_t mcugen_depthwise_conv_s8_get_buffer_size(const mcugen_dims *input_dims,
                                                  const mcugen_dims *filter_dims);
 

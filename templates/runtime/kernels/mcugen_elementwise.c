@@ -165,9 +165,9 @@ static float squared_difference_f32(float a, float b)
     return diff * diff;
 }
 
-MCUGEN_ROW(add_s8_row, int8_t, int8_t, int8_t, rescale_add(a, b, 1, args))
+MCUGEN_ROW(add_s8_row_portable, int8_t, int8_t, int8_t, rescale_add(a, b, 1, args))
 MCUGEN_ROW(add_s16_row, int16_t, int16_t, int16_t, rescale_add(a, b, 1, args))
-MCUGEN_ROW(sub_s8_row, int8_t, int8_t, int8_t, rescale_add(a, b, -1, args))
+MCUGEN_ROW(sub_s8_row_portable, int8_t, int8_t, int8_t, rescale_add(a, b, -1, args))
 MCUGEN_ROW(sub_s16_row, int16_t, int16_t, int16_t, rescale_add(a, b, -1, args))
 MCUGEN_ROW(add_pot_s16_row, int16_t, int16_t, int16_t, pot_add(a, b, 1, args))
 MCUGEN_ROW(sub_pot_s16_row, int16_t, int16_t, int16_t, pot_add(a, b, -1, args))
@@ -188,6 +188,139 @@ MCUGEN_ROW(squared_difference_f32_row, float, float, float, squared_difference_f
 MCUGEN_ROW(maximum_f32_row, float, float, float, a > b ? a : b)
 MCUGEN_ROW(minimum_f32_row, float, float, float, a < b ? a : b)
 MCUGEN_ROW(prelu_f32_row, float, float, float, a >= 0.0f ? a : a * b)
+
+/* --- int8 ADD/SUB rows: Helium (Cortex-M55), DSP-extension cores (Cortex-M4/M7) ------------ */
+
+#if !defined(MCUGEN_PORTABLE) && defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
+#include <arm_mve.h>
+
+/* mcugen_requantize on four lanes, bit-exact: VQRDMULH is gemmlowp's doubling high multiply
+ * (saturation included), and VRSHL after subtracting 1 from negative values is its
+ * RoundingDivideByPOT (ties away from zero); see mcugen_conv_fast.h. */
+static inline int32x4_t requantize_x4(int32x4_t acc, int32x4_t multiplier, int32x4_t shift)
+{
+    const int32x4_t zero = vdupq_n_s32(0);
+    const int32x4_t left = vmaxq_s32(shift, zero);
+    const int32x4_t right = vminq_s32(shift, zero);
+    acc = vqrdmulhq_s32(vshlq_s32(acc, left), multiplier);
+    const int32x4_t fix = vshrq_n_s32(vandq_s32(acc, right), 31);
+    return vrshlq_s32(vqaddq_s32(acc, fix), right);
+}
+
+/* rescale_add on four elements at a time; steps 0 (a broadcast scalar) or 1. */
+static void add_s8_row_mve(int32_t count, const int8_t *x1, int32_t step1, const int8_t *x2,
+                           int32_t step2, int8_t *y, const op_args *args, int32_t sign)
+{
+    const mcugen_rescale_quant_params *q = args->rescale;
+    const int32x4_t left = vdupq_n_s32(q->left_shift);
+    const int32x4_t m1 = vdupq_n_s32(q->input1_multiplier), s1 = vdupq_n_s32(q->input1_shift);
+    const int32x4_t m2 = vdupq_n_s32(q->input2_multiplier), s2 = vdupq_n_s32(q->input2_shift);
+    const int32x4_t mo = vdupq_n_s32(q->output_multiplier), so = vdupq_n_s32(q->output_shift);
+    for (int32_t i = 0; i < count; i += 4) {
+        const mve_pred16_t p = vctp32q((uint32_t)(count - i));
+        const int32x4_t a0 = step1 != 0 ? vldrbq_z_s32(x1 + i, p) : vdupq_n_s32(x1[0]);
+        const int32x4_t b0 = step2 != 0 ? vldrbq_z_s32(x2 + i, p) : vdupq_n_s32(x2[0]);
+        const int32x4_t a =
+            requantize_x4(vshlq_s32(vaddq_n_s32(a0, q->input1_offset), left), m1, s1);
+        const int32x4_t b =
+            requantize_x4(vshlq_s32(vaddq_n_s32(b0, q->input2_offset), left), m2, s2);
+        int32x4_t r = requantize_x4(sign > 0 ? vaddq_s32(a, b) : vsubq_s32(a, b), mo, so);
+        r = vaddq_n_s32(r, q->output_offset);
+        r = vminq_s32(vmaxq_s32(r, vdupq_n_s32(args->min)), vdupq_n_s32(args->max));
+        vstrbq_p_s32(y + i, r, p);
+    }
+}
+#define MCUGEN_ADD_S8_FAST 1
+
+#elif !defined(MCUGEN_PORTABLE) && defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+
+/* mcugen_requantize for multiplier != INT32_MIN, shifts decoded once per row: the doubling
+ * high multiply is then floor((x * m + 2^30) / 2^31) and never INT32_MIN, and the rounding
+ * divide (ties away from zero) a round-half-up shift of x - 1 for negative x (see
+ * mcugen_conv_fast.c, requantize_fast). */
+static inline int32_t requantize_decoded(int32_t x, int32_t multiplier, int32_t left,
+                                         int32_t right)
+{
+    const int32_t shifted = (int32_t)((uint32_t)x << left);
+    int32_t y = (int32_t)(((int64_t)shifted * multiplier + ((int64_t)1 << 30)) >> 31);
+    if (right > 0) {
+        y += y >> 31;
+        y = (y >> right) + ((y >> (right - 1)) & 1);
+    }
+    return y;
+}
+
+/* rescale_add, element by element, with the shifts decoded once. */
+static void add_s8_row_dsp(int32_t count, const int8_t *x1, int32_t step1, const int8_t *x2,
+                           int32_t step2, int8_t *y, const op_args *args, int32_t sign)
+{
+    const mcugen_rescale_quant_params *q = args->rescale;
+    const int32_t l1 = q->input1_shift > 0 ? q->input1_shift : 0;
+    const int32_t r1 = q->input1_shift > 0 ? 0 : -q->input1_shift;
+    const int32_t l2 = q->input2_shift > 0 ? q->input2_shift : 0;
+    const int32_t r2 = q->input2_shift > 0 ? 0 : -q->input2_shift;
+    const int32_t lo = q->output_shift > 0 ? q->output_shift : 0;
+    const int32_t ro = q->output_shift > 0 ? 0 : -q->output_shift;
+    for (int32_t i = 0; i < count; ++i) {
+        const int32_t a = requantize_decoded(
+            (x1[i * step1] + q->input1_offset) * ((int32_t)1 << q->left_shift),
+            q->input1_multiplier, l1, r1);
+        const int32_t b = requantize_decoded(
+            (x2[i * step2] + q->input2_offset) * ((int32_t)1 << q->left_shift),
+            q->input2_multiplier, l2, r2);
+        const int32_t raw =
+            requantize_decoded(sign > 0 ? a + b : a - b, q->output_multiplier, lo, ro) +
+            q->output_offset;
+        y[i] = (int8_t)mcugen_clamp(raw, args->min, args->max);
+    }
+}
+
+/* requantize_decoded's precondition. */
+static int add_multipliers_ok(const mcugen_rescale_quant_params *q)
+{
+    return q->input1_multiplier != INT32_MIN && q->input2_multiplier != INT32_MIN &&
+           q->output_multiplier != INT32_MIN;
+}
+#define MCUGEN_ADD_S8_DSP 1
+#endif
+
+static void add_s8_row(int32_t count, const void *input1, int32_t step1, const void *input2,
+                       int32_t step2, void *output, const op_args *args)
+{
+#if defined(MCUGEN_ADD_S8_FAST)
+    if ((step1 == 0 || step1 == 1) && (step2 == 0 || step2 == 1)) {
+        add_s8_row_mve(count, (const int8_t *)input1, step1, (const int8_t *)input2, step2,
+                       (int8_t *)output, args, 1);
+        return;
+    }
+#elif defined(MCUGEN_ADD_S8_DSP)
+    if (add_multipliers_ok(args->rescale)) {
+        add_s8_row_dsp(count, (const int8_t *)input1, step1, (const int8_t *)input2, step2,
+                       (int8_t *)output, args, 1);
+        return;
+    }
+#endif
+    add_s8_row_portable(count, input1, step1, input2, step2, output, args);
+}
+
+static void sub_s8_row(int32_t count, const void *input1, int32_t step1, const void *input2,
+                       int32_t step2, void *output, const op_args *args)
+{
+#if defined(MCUGEN_ADD_S8_FAST)
+    if ((step1 == 0 || step1 == 1) && (step2 == 0 || step2 == 1)) {
+        add_s8_row_mve(count, (const int8_t *)input1, step1, (const int8_t *)input2, step2,
+                       (int8_t *)output, args, -1);
+        return;
+    }
+#elif defined(MCUGEN_ADD_S8_DSP)
+    if (add_multipliers_ok(args->rescale)) {
+        add_s8_row_dsp(count, (const int8_t *)input1, step1, (const int8_t *)input2, step2,
+                       (int8_t *)output, args, -1);
+        return;
+    }
+#endif
+    sub_s8_row_portable(count, input1, step1, input2, step2, output, args);
+}
 
 /* --- argument checks --------------------------------------------------------------------- */
 

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mcugen_conv_fast.h"
 #include "mcugen_fixedpoint.h"
 #include "mcugen_nn_types.h"
 #include "mcugen_rescale.h"
@@ -65,8 +66,7 @@ static int params_ok(const mcugen_fc_params *params)
 
 int32_t mcugen_fully_connected_s8_get_buffer_size(const mcugen_dims *filter_dims)
 {
-    (void)filter_dims;
-    return 0;
+    return mcugen_fc_fast_s8_buffer_size(filter_dims); /* the DSP path's int16 input row */
 }
 
 mcugen_status mcugen_fully_connected_s8(const mcugen_context *ctx, const mcugen_fc_params *params,
@@ -76,7 +76,6 @@ mcugen_status mcugen_fully_connected_s8(const mcugen_context *ctx, const mcugen_
                                         const mcugen_dims *bias_dims, const int32_t *bias,
                                         const mcugen_dims *output_dims, int8_t *output)
 {
-    (void)ctx; /* no scratch needed */
     if (params == NULL || input == NULL || filter == NULL || output == NULL ||
         !dims_flat(input_dims) || !dims_flat(filter_dims) || !dims_flat(output_dims)) {
         return MCUGEN_ARG_ERROR;
@@ -90,6 +89,16 @@ mcugen_status mcugen_fully_connected_s8(const mcugen_context *ctx, const mcugen_
                                                       bias_dims->c != units)) {
         return MCUGEN_ARG_ERROR;
     }
+    (void)ctx; /* scratch: only the fast paths use it */
+#if !defined(MCUGEN_PORTABLE)
+    const mcugen_fast_fc_params fast = {params->input_offset, params->output_offset,
+                                        params->activation, params->per_channel};
+    if (params->filter_offset == 0 && params->real_scale == NULL &&
+        mcugen_fc_fast_s8(ctx, &fast, quant, input_dims, input, filter_dims, filter, bias,
+                          output_dims, output)) {
+        return MCUGEN_OK; /* DSP or MVE inner loops (mcugen_conv_fast.h) */
+    }
+#endif
 
     for (int32_t b = 0; b < batch; ++b) {
         const int8_t *row = input + b * depth;

@@ -47,7 +47,7 @@ mcugen_status mcugen_fully_connected_s8(const mcugen_context *ctx, const mcugen_
                                         const mcugen_dims *bias_dims, const int32_t *bias,
                                         const mcugen_dims *output_dims, int8_t *output);
 
-/* Scratch bytes mcugen_fully_connected_s8 needs in ctx->buf (currently none). */
+/* Scratch bytes mcugen_fully_connected_s8 needs in ctx->buf (mcugen_conv_fast.h). */
 int32_t mcugen_fully_connected_s8_get_buffer_size(const mcugen_dims *filter_dims);
 
 /* int16x8: int16 input and output (zero point 0: input_offset and output_offset must be 0),

@@ -1,0 +1,604 @@
+/*
+ * Kernel unit tests for the fast int8 paths (mcugen_conv_fast.c: DSP on Cortex-M4, Helium on
+ * Cortex-M55) against the portable C, inside one QEMU image.
+ *
+ * The image links mcugen_conv_fast.c built for the core (fast paths on) with mcugen_conv.c and
+ * mcugen_fully_connected.c built with -DMCUGEN_PORTABLE (their dispatch to the fast paths off),
+ * so each case runs both on the same seeded random shapes, parameters and data and compares
+ * the output bytes (and a guard byte past the end). Prints one line per kernel and
+ *     KERNELS PASS <cases> cases (<fast> on the fast path)
+ * (ADD/SUB: mcugen_elementwise.c, whose fast rows exist on Helium only, built twice and renamed
+ * with objcopy) or a FAIL line naming the kernel, case and first differing byte; exits 0 on
+ * PASS, 1 on FAIL
+ * (semihosting exit status). -DTEST_CASES=N sets the cases per kernel, -DTEST_SEED=S the seed.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <math.h>
+
+#include "mcugen_conv.h"
+#include "mcugen_conv_fast.h"
+#include "mcugen_elementwise.h"
+#include "mcugen_fully_connected.h"
+#include "semihosting.h"
+
+/* mcugen_elementwise.c built for the core, its ADD/SUB renamed (objcopy, see the Makefile);
+ * mcugen_add_s8/mcugen_sub_s8 themselves come from the -DMCUGEN_PORTABLE build. */
+mcugen_status fast_mcugen_add_s8(const mcugen_elementwise_params *params,
+                                 const mcugen_rescale_quant_params *quant, const int8_t *input1,
+                                 const int8_t *input2, int8_t *output);
+mcugen_status fast_mcugen_sub_s8(const mcugen_elementwise_params *params,
+                                 const mcugen_rescale_quant_params *quant, const int8_t *input1,
+                                 const int8_t *input2, int8_t *output);
+
+#ifndef TEST_CASES
+#define TEST_CASES 150
+#endif
+#ifndef TEST_SEED
+#define TEST_SEED 0x9E3779B9u
+#endif
+
+#define MAX_INPUT 16384
+#define MAX_FILTER 32768
+#define MAX_OUTPUT 16384
+#define MAX_CHANNELS 96
+#define GUARD 0x5A
+
+static int8_t input[MAX_INPUT];
+static int8_t filter[MAX_FILTER];
+static int32_t bias[MAX_CHANNELS];
+static int32_t multiplier[MAX_CHANNELS];
+static int32_t shift[MAX_CHANNELS];
+static int8_t out_fast[MAX_OUTPUT + 1];
+static int8_t out_ref[MAX_OUTPUT + 1];
+static uint32_t scratch[(8 * 8 * 8 * MAX_CHANNELS + 12 * MAX_CHANNELS) / 4 + 8];
+
+static uint32_t rng_state = TEST_SEED;
+
+static uint32_t rng(void) /* xorshift32 */
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 17;
+    rng_state ^= rng_state << 5;
+    return rng_state;
+}
+
+static int32_t uniform(int32_t low, int32_t high) /* inclusive */
+{
+    return low + (int32_t)(rng() % (uint32_t)(high - low + 1));
+}
+
+/* ---- output -------------------------------------------------------------------------- */
+
+static char line[160];
+static size_t line_len;
+
+static void put_text(const char *text)
+{
+    while (*text != '\0' && line_len + 1 < sizeof(line)) {
+        line[line_len++] = *text++;
+    }
+    line[line_len] = '\0';
+}
+
+static void put_int(int32_t value)
+{
+    char digits[12];
+    int n = 0;
+    uint32_t magnitude = value < 0 ? 0u - (uint32_t)value : (uint32_t)value;
+    if (value < 0) {
+        put_text("-");
+    }
+    do {
+        digits[n++] = (char)('0' + magnitude % 10u);
+        magnitude /= 10u;
+    } while (magnitude != 0u);
+    while (n > 0) {
+        char one[2] = {digits[--n], '\0'};
+        put_text(one);
+    }
+}
+
+static void end_line(void)
+{
+    put_text("\n");
+    semihost_write0(line);
+    line_len = 0;
+    line[0] = '\0';
+}
+
+/* ---- random parameters ------------------------------------------------------------------ */
+
+static void fill_s8(int8_t *data, int32_t n)
+{
+    for (int32_t i = 0; i < n; ++i) {
+        data[i] = (int8_t)uniform(-128, 127);
+    }
+}
+
+/* Per-channel requantization like TFLite's QuantizeMultiplier output, scaled so that sums of
+ * `taps` products mostly land inside int8 (so the comparison is not of clamped values), and
+ * sometimes extreme (any shift, any multiplier, any bias). */
+static void fill_quant(int32_t channels, int32_t taps)
+{
+    const int extreme = uniform(0, 7) == 0;
+    int32_t half_log2 = 0;
+    while ((1 << (2 * half_log2)) < taps) {
+        ++half_log2;
+    }
+    for (int32_t c = 0; c < channels; ++c) {
+        multiplier[c] = extreme ? (int32_t)(rng() & 0x7FFFFFFFu) : uniform(1 << 30, INT32_MAX);
+        if (extreme && uniform(0, 7) == 0) {
+            multiplier[c] = INT32_MIN; /* the doubling high multiply's one saturating case */
+        }
+        shift[c] = extreme ? uniform(-31, 30) : -(6 + half_log2) + uniform(-2, 1);
+        bias[c] = uniform(0, 15) == 0 ? (int32_t)rng() : uniform(-20000, 20000);
+    }
+}
+
+static mcugen_activation random_activation(void)
+{
+    mcugen_activation act = {-128, 127};
+    if (uniform(0, 2) == 0) {
+        act.min = uniform(-128, 127);
+        act.max = uniform(act.min, 127);
+    }
+    return act;
+}
+
+/* out = (in + 2 * pad - dilation * (k - 1) - 1) / stride + 1, with pad < the window */
+static int32_t out_size(int32_t in, int32_t k, int32_t stride, int32_t dilation, int32_t pad)
+{
+    const int32_t span = dilation * (k - 1) + 1;
+    return in + 2 * pad < span ? 0 : (in + 2 * pad - span) / stride + 1;
+}
+
+static int failures;
+static int32_t fast_cases;
+static int32_t unclamped_bytes, compared_bytes; /* spread: outputs strictly inside the clamp */
+
+static void count_spread(int32_t bytes, mcugen_activation act)
+{
+    for (int32_t i = 0; i < bytes; ++i) {
+        unclamped_bytes += out_ref[i] > act.min && out_ref[i] < act.max;
+    }
+    compared_bytes += bytes;
+}
+
+static int compare(const char *kernel, int32_t index, int32_t bytes)
+{
+    for (int32_t i = 0; i <= bytes; ++i) {
+        if (out_fast[i] != out_ref[i]) {
+            put_text("FAIL ");
+            put_text(kernel);
+            put_text(" case ");
+            put_int(index);
+            put_text(": byte ");
+            put_int(i);
+            put_text(i == bytes ? " (guard)" : "");
+            put_text(" got ");
+            put_int(out_fast[i]);
+            put_text(" want ");
+            put_int(out_ref[i]);
+            end_line();
+            ++failures;
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The fast paths' views of the params structs (as mcugen_conv.c and
+ * mcugen_fully_connected.c make them). */
+static mcugen_fast_conv_params fast_conv(const mcugen_conv_params *p)
+{
+    const mcugen_fast_conv_params f = {p->input_offset, p->output_offset, p->stride, p->padding,
+                                       p->dilation,     p->activation,    1};
+    return f;
+}
+
+static mcugen_fast_conv_params fast_dw(const mcugen_dw_conv_params *p)
+{
+    const mcugen_fast_conv_params f = {p->input_offset, p->output_offset, p->stride, p->padding,
+                                       p->dilation,     p->activation,    p->ch_mult};
+    return f;
+}
+
+static mcugen_fast_fc_params fast_fc(const mcugen_fc_params *p)
+{
+    const mcugen_fast_fc_params f = {p->input_offset, p->output_offset, p->activation,
+                                     p->per_channel};
+    return f;
+}
+
+static void prepare_outputs(int32_t bytes)
+{
+    memset(out_fast, GUARD, (size_t)bytes + 1);
+    memset(out_ref, GUARD, (size_t)bytes + 1);
+}
+
+/* ---- the kernels ------------------------------------------------------------------------ */
+
+static void test_conv(int32_t index)
+{
+    mcugen_dims in, fd, bd, od;
+    mcugen_conv_params params;
+    int32_t pointwise = uniform(0, 2) == 0;
+    do {
+        in.n = uniform(1, 2);
+        in.h = uniform(1, 10);
+        in.w = uniform(1, 10);
+        in.c = uniform(1, 48);
+        fd.n = uniform(1, 40);
+        fd.h = pointwise ? 1 : uniform(1, 5);
+        fd.w = pointwise ? 1 : uniform(1, 5);
+        fd.c = in.c;
+        params.stride.h = pointwise ? 1 : uniform(1, 3);
+        params.stride.w = pointwise ? 1 : uniform(1, 3);
+        params.dilation.h = uniform(0, 4) == 0 ? 2 : 1;
+        params.dilation.w = uniform(0, 4) == 0 ? 2 : 1;
+        params.padding.h = pointwise ? 0 : uniform(0, fd.h - 1);
+        params.padding.w = pointwise ? 0 : uniform(0, fd.w - 1);
+        od.n = in.n;
+        od.h = out_size(in.h, fd.h, params.stride.h, params.dilation.h, params.padding.h);
+        od.w = out_size(in.w, fd.w, params.stride.w, params.dilation.w, params.padding.w);
+        od.c = fd.n;
+    } while (od.h < 1 || od.w < 1 || in.n * in.h * in.w * in.c > MAX_INPUT ||
+             fd.n * fd.h * fd.w * fd.c > MAX_FILTER || od.n * od.h * od.w * od.c > MAX_OUTPUT ||
+             fd.h * fd.w * fd.c > 8 * 8 * MAX_CHANNELS);
+    bd.n = 1, bd.h = 1, bd.w = 1, bd.c = od.c;
+    params.input_offset = uniform(-127, 128);
+    params.output_offset = uniform(-128, 127);
+    params.activation = random_activation();
+    fill_s8(input, in.n * in.h * in.w * in.c);
+    fill_s8(filter, fd.n * fd.h * fd.w * fd.c);
+    fill_quant(od.c, fd.h * fd.w * fd.c);
+    const int32_t *b = uniform(0, 5) == 0 ? NULL : bias;
+    const mcugen_per_channel_quant_params quant = {multiplier, shift};
+    const mcugen_context ctx = {scratch, mcugen_conv_fast_s8_buffer_size(&fd)};
+    const int32_t bytes = od.n * od.h * od.w * od.c;
+    prepare_outputs(bytes);
+    if (mcugen_convolve_s8(&ctx, &params, &quant, &in, input, &fd, filter, &bd, b, &od,
+                           out_ref) != MCUGEN_OK) {
+        put_text("FAIL conv: portable kernel rejected case ");
+        put_int(index);
+        end_line();
+        ++failures;
+        return;
+    }
+    const mcugen_fast_conv_params fp = fast_conv(&params);
+    if (mcugen_conv_fast_s8(&ctx, &fp, &quant, &in, input, &fd, filter, b, &od, out_fast)) {
+        ++fast_cases;
+    } else {
+        memcpy(out_fast, out_ref, (size_t)bytes);
+    }
+    count_spread(bytes, params.activation);
+    compare("conv", index, bytes);
+}
+
+static void test_depthwise(int32_t index)
+{
+    mcugen_dims in, fd, bd, od;
+    mcugen_dw_conv_params params;
+    do {
+        in.n = uniform(1, 2);
+        in.h = uniform(1, 12);
+        in.w = uniform(1, 12);
+        params.ch_mult = uniform(0, 5) == 0 ? 2 : 1;
+        in.c = uniform(0, 2) == 0 ? uniform(1, 40) : 4 * uniform(1, 16);
+        fd.n = 1;
+        fd.h = uniform(1, 5);
+        fd.w = uniform(1, 5);
+        fd.c = in.c * params.ch_mult;
+        params.stride.h = uniform(1, 2);
+        params.stride.w = uniform(1, 2);
+        params.dilation.h = uniform(0, 4) == 0 ? 2 : 1;
+        params.dilation.w = uniform(0, 4) == 0 ? 2 : 1;
+        params.padding.h = uniform(0, fd.h - 1);
+        params.padding.w = uniform(0, fd.w - 1);
+        od.n = in.n;
+        od.h = out_size(in.h, fd.h, params.stride.h, params.dilation.h, params.padding.h);
+        od.w = out_size(in.w, fd.w, params.stride.w, params.dilation.w, params.padding.w);
+        od.c = fd.c;
+    } while (od.h < 1 || od.w < 1 || in.n * in.h * in.w * in.c > MAX_INPUT ||
+             fd.h * fd.w * fd.c > MAX_FILTER || od.n * od.h * od.w * od.c > MAX_OUTPUT ||
+             od.c > MAX_CHANNELS);
+    bd.n = 1, bd.h = 1, bd.w = 1, bd.c = od.c;
+    params.input_offset = uniform(-127, 128);
+    params.output_offset = uniform(-128, 127);
+    params.activation = random_activation();
+    fill_s8(input, in.n * in.h * in.w * in.c);
+    fill_s8(filter, fd.h * fd.w * fd.c);
+    fill_quant(od.c, fd.h * fd.w);
+    const int32_t *b = uniform(0, 5) == 0 ? NULL : bias;
+    const mcugen_per_channel_quant_params quant = {multiplier, shift};
+    const mcugen_context ctx = {scratch, mcugen_dw_conv_fast_s8_buffer_size(&fd)};
+    const int32_t bytes = od.n * od.h * od.w * od.c;
+    prepare_outputs(bytes);
+    if (mcugen_depthwise_conv_s8(&ctx, &params, &quant, &in, input, &fd, filter, &bd, b, &od,
+                                 out_ref) != MCUGEN_OK) {
+        put_text("FAIL depthwise: portable kernel rejected case ");
+        put_int(index);
+        end_line();
+        ++failures;
+        return;
+    }
+    const mcugen_fast_conv_params fp = fast_dw(&params);
+    if (mcugen_dw_conv_fast_s8(&ctx, &fp, &quant, &in, input, &fd, filter, b, &od,
+                               out_fast)) {
+        ++fast_cases;
+    } else {
+        memcpy(out_fast, out_ref, (size_t)bytes);
+    }
+    count_spread(bytes, params.activation);
+    compare("depthwise", index, bytes);
+}
+
+static void test_fully_connected(int32_t index)
+{
+    mcugen_dims in, fd, bd, od;
+    mcugen_fc_params params;
+    do {
+        in.n = uniform(1, 3);
+        in.h = in.w = 1;
+        in.c = uniform(0, 1) ? uniform(1, 40) : uniform(1, 700);
+        fd.n = in.c;
+        fd.h = fd.w = 1;
+        fd.c = uniform(1, 40);
+        od.n = in.n;
+        od.h = od.w = 1;
+        od.c = fd.c;
+    } while (in.n * in.c > MAX_INPUT || fd.n * fd.c > MAX_FILTER);
+    bd.n = 1, bd.h = 1, bd.w = 1, bd.c = od.c;
+    params.input_offset = uniform(-127, 128);
+    params.filter_offset = 0;
+    params.output_offset = uniform(-128, 127);
+    params.activation = random_activation();
+    params.per_channel = uniform(0, 1);
+    params.real_scale = NULL;
+    fill_s8(input, in.n * in.c);
+    fill_s8(filter, fd.n * fd.c);
+    fill_quant(od.c, in.c);
+    const int32_t *b = uniform(0, 5) == 0 ? NULL : bias;
+    const mcugen_per_channel_quant_params quant = {multiplier, shift};
+    const mcugen_context ctx = {scratch, mcugen_fc_fast_s8_buffer_size(&fd)};
+    const int32_t bytes = od.n * od.c;
+    prepare_outputs(bytes);
+    if (mcugen_fully_connected_s8(&ctx, &params, &quant, &in, input, &fd, filter, &bd, b, &od,
+                                  out_ref) != MCUGEN_OK) {
+        put_text("FAIL fully_connected: portable kernel rejected case ");
+        put_int(index);
+        end_line();
+        ++failures;
+        return;
+    }
+    const mcugen_fast_fc_params fp = fast_fc(&params);
+    if (mcugen_fc_fast_s8(&ctx, &fp, &quant, &in, input, &fd, filter, b, &od, out_fast)) {
+        ++fast_cases;
+    } else {
+        memcpy(out_fast, out_ref, (size_t)bytes);
+    }
+    count_spread(bytes, params.activation);
+    compare("fully_connected", index, bytes);
+}
+
+/* TFLite's QuantizeMultiplier for a positive real scale. */
+static void quantize_multiplier(double scale, int32_t *multiplier, int32_t *shift)
+{
+    int exponent = 0;
+    const double fraction = frexp(scale, &exponent);
+    int64_t q = (int64_t)llround(fraction * 2147483648.0);
+    if (q == ((int64_t)1 << 31)) {
+        q /= 2;
+        ++exponent;
+    }
+    *multiplier = (int32_t)q;
+    *shift = exponent;
+}
+
+static double random_scale(void)
+{
+    const double fraction = 1.0 + (double)(rng() % 1000u) / 1000.0; /* sequenced: same draws */
+    return ldexp(fraction, -uniform(2, 9));                          /* on every compiler */
+}
+
+/* int8 ADD and SUB as TFLite prepares them (left_shift 20), same shapes or one side a
+ * broadcast scalar, against the -DMCUGEN_PORTABLE build. */
+static void test_add(int32_t index)
+{
+    const int32_t count = uniform(0, 3) == 0 ? uniform(1, 9) : uniform(1, 3000);
+    const int scalar1 = uniform(0, 7) == 0, scalar2 = !scalar1 && uniform(0, 7) == 0;
+    mcugen_elementwise_params params;
+    for (int32_t level = 0; level < MCUGEN_BROADCAST_MAX_LOOPS; ++level) {
+        params.loop.extent[level] = 1;
+        params.loop.input1_stride[level] = 0;
+        params.loop.input2_stride[level] = 0;
+    }
+    params.loop.extent[MCUGEN_BROADCAST_MAX_LOOPS - 1] = count;
+    params.loop.input1_stride[MCUGEN_BROADCAST_MAX_LOOPS - 1] = scalar1 ? 0 : 1;
+    params.loop.input2_stride[MCUGEN_BROADCAST_MAX_LOOPS - 1] = scalar2 ? 0 : 1;
+    params.activation = random_activation();
+    double s1 = random_scale(), s2 = random_scale();
+    /* an output scale near the sum's, so that most outputs land inside the clamp */
+    double so = (s1 + s2) * (0.5 + (double)(rng() % 1000u) / 1000.0);
+    if (uniform(0, 2) == 0) {
+        /* powers of two: multipliers 2^30 and short shifts, so rounding ties are frequent */
+        const int32_t a = uniform(2, 9), b = uniform(2, 9);
+        s1 = ldexp(1.0, -a);
+        s2 = ldexp(1.0, -b);
+        so = ldexp(1.0, 1 - (a < b ? a : b) + uniform(-1, 1));
+    }
+    const double twice_max = 2.0 * (s1 > s2 ? s1 : s2);
+    mcugen_rescale_quant_params q;
+    q.left_shift = 20;
+    q.input1_offset = uniform(-127, 128);
+    q.input2_offset = uniform(-127, 128);
+    q.output_offset = uniform(-128, 127);
+    quantize_multiplier(s1 / twice_max, &q.input1_multiplier, &q.input1_shift);
+    quantize_multiplier(s2 / twice_max, &q.input2_multiplier, &q.input2_shift);
+    quantize_multiplier(twice_max / ((double)(1 << 20) * so), &q.output_multiplier,
+                        &q.output_shift);
+    fill_s8(input, count);
+    fill_s8(filter, count);
+    prepare_outputs(count);
+    const int sub = uniform(0, 3) == 0;
+    const mcugen_status ref = sub ? mcugen_sub_s8(&params, &q, input, filter, out_ref)
+                                  : mcugen_add_s8(&params, &q, input, filter, out_ref);
+    const mcugen_status fast = sub ? fast_mcugen_sub_s8(&params, &q, input, filter, out_fast)
+                                   : fast_mcugen_add_s8(&params, &q, input, filter, out_fast);
+    if (ref != MCUGEN_OK || fast != MCUGEN_OK) {
+        put_text("FAIL add: a kernel rejected case ");
+        put_int(index);
+        end_line();
+        ++failures;
+        return;
+    }
+#if defined(MCUGEN_FAST_MVE) || defined(MCUGEN_FAST_DSP)
+    ++fast_cases; /* (the DSP rows decline a multiplier of INT32_MIN, never drawn here) */
+#endif
+    count_spread(count, params.activation);
+    compare(sub ? "sub" : "add", index, count);
+}
+
+typedef void (*test_fn)(int32_t index);
+
+static void run(const char *name, test_fn test)
+{
+    const int before = failures;
+    const int32_t fast_before = fast_cases;
+    unclamped_bytes = compared_bytes = 0;
+    for (int32_t i = 0; i < TEST_CASES && failures == before; ++i) {
+        test(i);
+    }
+    /* a test of clamped outputs only could not fail: require a third inside the clamp */
+    if (failures == before && 3 * unclamped_bytes < compared_bytes) {
+        put_text("FAIL ");
+        put_text(name);
+        put_text(": only ");
+        put_int(unclamped_bytes);
+        put_text(" of ");
+        put_int(compared_bytes);
+        put_text(" output bytes inside the clamp");
+        end_line();
+        ++failures;
+    }
+    put_text(failures == before ? "ok " : "FAIL ");
+    put_text(name);
+    put_text(": ");
+    put_int(TEST_CASES);
+    put_text(" cases, ");
+    put_int(fast_cases - fast_before);
+    put_text(" on the fast path, ");
+    put_int(unclamped_bytes);
+    put_text(" of ");
+    put_int(compared_bytes);
+    put_text(" bytes inside the clamp");
+    end_line();
+}
+
+#if defined(TEST_BENCH)
+/* Instruction counts of fixed shapes (KWS's pointwise and depthwise layers, a 3x3 conv),
+ * fast vs portable: SysTick under QEMU -icount shift=0 ticks every 40 (mps2-an386) or 31.25
+ * (mps3-an547) instructions; printed as ticks. */
+#define SYST ((volatile uint32_t *)0xE000E010u)
+static uint32_t ticks_since(uint32_t start)
+{
+    return (start - SYST[2]) & 0xFFFFFFu;
+}
+
+static void bench_line(const char *name, uint32_t fast, uint32_t portable, int32_t macs)
+{
+    put_text("BENCH ");
+    put_text(name);
+    put_text(" macs ");
+    put_int(macs);
+    put_text(" ticks fast ");
+    put_int((int32_t)fast);
+    put_text(" portable ");
+    put_int((int32_t)portable);
+    end_line();
+}
+
+static void bench(void)
+{
+    SYST[1] = 0xFFFFFFu;
+    SYST[2] = 0u;
+    SYST[0] = 5u;
+    mcugen_dims in = {1, 25, 5, 64}, fd = {64, 1, 1, 64}, bd = {1, 1, 1, 64}, od = {1, 25, 5, 64};
+    mcugen_conv_params cp = {-3, 5, {1, 1}, {0, 0}, {1, 1}, {-128, 127}};
+    const mcugen_fast_conv_params fcp = fast_conv(&cp);
+    fill_s8(input, MAX_INPUT);
+    fill_s8(filter, MAX_FILTER);
+    fill_quant(MAX_CHANNELS, 64);
+    const mcugen_per_channel_quant_params quant = {multiplier, shift};
+    mcugen_context ctx = {scratch, mcugen_conv_fast_s8_buffer_size(&fd)};
+    uint32_t t = SYST[2];
+    (void)mcugen_conv_fast_s8(&ctx, &fcp, &quant, &in, input, &fd, filter, bias, &od, out_fast);
+    const uint32_t fast = ticks_since(t);
+#if defined(TEST_BENCH_STOP)
+    semihost_exit(0);
+#endif
+    t = SYST[2];
+    (void)mcugen_convolve_s8(&ctx, &cp, &quant, &in, input, &fd, filter, &bd, bias, &od, out_ref);
+    bench_line("conv1x1_25x5x64x64", fast, ticks_since(t), 125 * 64 * 64);
+
+    mcugen_dims in3 = {1, 16, 16, 16}, fd3 = {16, 3, 3, 16}, od3 = {1, 16, 16, 16};
+    bd.c = 16;
+    mcugen_conv_params cp3 = {-3, 5, {1, 1}, {1, 1}, {1, 1}, {-128, 127}};
+    const mcugen_fast_conv_params fcp3 = fast_conv(&cp3);
+    ctx.size = mcugen_conv_fast_s8_buffer_size(&fd3);
+    t = SYST[2];
+    (void)mcugen_conv_fast_s8(&ctx, &fcp3, &quant, &in3, input, &fd3, filter, bias, &od3, out_fast);
+    const uint32_t fast3 = ticks_since(t);
+    t = SYST[2];
+    (void)mcugen_convolve_s8(&ctx, &cp3, &quant, &in3, input, &fd3, filter, &bd, bias, &od3,
+                             out_ref);
+    bench_line("conv3x3_16x16x16x16", fast3, ticks_since(t), 256 * 16 * 144);
+
+    mcugen_dims fdw = {1, 3, 3, 64};
+    bd.c = 64;
+    mcugen_dw_conv_params dp = {-3, 5, {1, 1}, {1, 1}, {1, 1}, {-128, 127}, 1};
+    const mcugen_fast_conv_params fdp = fast_dw(&dp);
+    t = SYST[2];
+    (void)mcugen_dw_conv_fast_s8(&ctx, &fdp, &quant, &in, input, &fdw, filter, bias, &od, out_fast);
+    const uint32_t fastd = ticks_since(t);
+#if defined(TEST_BENCH_STOP_DW)
+    semihost_exit(0);
+#endif
+    t = SYST[2];
+    (void)mcugen_depthwise_conv_s8(&ctx, &dp, &quant, &in, input, &fdw, filter, &bd, bias, &od,
+                                   out_ref);
+    bench_line("dw3x3_25x5x64", fastd, ticks_since(t), 125 * 64 * 9);
+}
+#endif
+
+int main(void)
+{
+#if defined(TEST_BENCH)
+    bench();
+#endif
+    run("conv", test_conv);
+    run("depthwise", test_depthwise);
+    run("fully_connected", test_fully_connected);
+    run("add", test_add);
+#if defined(MCUGEN_FAST_MVE)
+    put_text("path: MVE");
+#elif defined(MCUGEN_FAST_DSP)
+    put_text("path: DSP");
+#else
+    put_text("path: portable only");
+#endif
+    end_line();
+    if (failures != 0) {
+        return 1;
+    }
+    put_text("KERNELS PASS ");
+    put_int(4 * TEST_CASES);
+    put_text(" cases (");
+    put_int(fast_cases);
+    put_text(" on the fast path)");
+    end_line();
+    return 0;
+}

@@ -1,0 +1,148 @@
+"""Code size of the generated model on its Cortex-M target, for report.json's "code_size".
+
+The generated sources are compiled with arm-none-eabi-gcc for the target core at -Os (with
+-ffunction-sections -fdata-sections) and linked with --gc-sections against newlib-nano, rooted
+at the model's public functions only (no application, no startup code), with a small linker
+script that keeps mcugen's sections apart:
+
+    .text .rodata .data .bss     the runtime: the model's invoke, the kernels it calls, and the
+                                 libc/libgcc/libm functions they pull in (memcpy, divisions, expf)
+    .mcugen_weights              the weights (.rodata.mcugen_weights.<prefix>), padding included
+    .mcugen_arena                the arena and memory pools (.bss.mcugen_arena/pool_*)
+
+`arm-none-eabi-size -A` reads the linked sections; "objects" adds each object's sections before
+linking (what each file holds, unreferenced functions included). Flash of the runtime is
+text + rodata + data (data's initial values live in flash too); RAM besides the arena is
+data + bss. Without the toolchain, or for the host target, "code_size" says why it is absent.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+CROSS = "arm-none-eabi-"
+CORE_FLAGS = {
+    "cortex-m4": ["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"],
+    "cortex-m7": ["-mcpu=cortex-m7", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv5-d16"],
+    "cortex-m55": ["-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard"],
+}
+COMPILE_FLAGS = ["-Os", "-std=c99", "-ffp-contract=off", "-ffunction-sections", "-fdata-sections"]
+LINK_FLAGS = ["-nostartfiles", "--specs=nano.specs", "--specs=nosys.specs", "-Wl,--gc-sections"]
+TIMEOUT_S = 300
+
+# Sections at address 0, one after another: only their sizes matter, nothing runs this image.
+LINKER_SCRIPT = """\
+SECTIONS
+{
+    .text : { *(.text .text.*) }
+    .mcugen_weights : { *(.rodata.mcugen_weights.*) }
+    .rodata : { *(.rodata .rodata.*) }
+    .ARM.exidx : { *(.ARM.exidx* .gnu.linkonce.armexidx.*) }
+    .data : { *(.data .data.*) }
+    .mcugen_arena (NOLOAD) : { *(.bss.mcugen_arena.* .bss.mcugen_pool_*) }
+    .bss (NOLOAD) : { *(.bss .bss.* COMMON) }
+}
+"""
+
+
+def classify(section: str) -> str | None:
+    """The column of a section: weights, arena, text, rodata, data, bss, or None (debug info,
+    attributes, comments: not in the image)."""
+    if section.startswith((".rodata.mcugen_weights", ".mcugen_weights")):
+        return "weights"
+    if section.startswith((".bss.mcugen_arena", ".bss.mcugen_pool_", ".mcugen_arena")):
+        return "arena"
+    if section.startswith((".text", ".ARM.exidx", ".ARM.extab")):
+        return "text"
+    if section.startswith(".rodata"):
+        return "rodata"
+    if section.startswith(".data"):
+        return "data"
+    if section.startswith((".bss", "COMMON")):
+        return "bss"
+    return None
+
+
+def section_sizes(path: Path) -> dict[str, int]:
+    """text, rodata, data, bss, weights, arena of an object or ELF, from `size -A`."""
+    output = subprocess.run([f"{CROSS}size", "-A", str(path)], capture_output=True, text=True,
+                            check=True, timeout=TIMEOUT_S).stdout
+    totals = dict.fromkeys(("text", "rodata", "data", "bss", "weights", "arena"), 0)
+    for line in output.splitlines():
+        match = re.match(r"^(\S+)\s+(\d+)\s+\d+\s*$", line)
+        if match and (column := classify(match.group(1))) is not None:
+            totals[column] += int(match.group(2))
+    return totals
+
+
+def unavailable(target: str) -> str | None:
+    """Why code size cannot be measured for `target` here, or None when it can."""
+    if target not in CORE_FLAGS:
+        return f"target {target}: code size is measured for Cortex-M targets only"
+    missing = [tool for tool in (f"{CROSS}gcc", f"{CROSS}size") if shutil.which(tool) is None]
+    if missing:
+        return f"{', '.join(missing)} not on PATH (Debian: apt-get install gcc-arm-none-eabi libnewlib-arm-none-eabi)"
+    return None
+
+
+def _compiler_version() -> str:
+    first = subprocess.run([f"{CROSS}gcc", "--version"], check=False, capture_output=True, text=True).stdout.splitlines()
+    return first[0].strip() if first else f"{CROSS}gcc"
+
+
+def measure_code_size(files: dict[str, str], prefix: str, target: str, portable: bool = False) -> dict[str, Any]:
+    """report.json's "code_size" for the generated `files` (name -> text) on `target`.
+
+    portable: compile with -DMCUGEN_PORTABLE (the kernels' portable C instead of the DSP/MVE
+    fast paths), for comparisons.
+    """
+    reason = unavailable(target)
+    if reason is not None:
+        return {"measured": False, "reason": reason}
+    flags = CORE_FLAGS[target] + COMPILE_FLAGS + (["-DMCUGEN_PORTABLE"] if portable else [])
+    roots = [f"{prefix}_{name}" for name in ("init", "invoke", "input", "output", "input_bytes", "output_bytes")]
+    with tempfile.TemporaryDirectory(prefix="mcugen-size-") as tmp:
+        work = Path(tmp)
+        for name, text in files.items():
+            (work / name).write_text(text)
+        sources = sorted(name for name in files if name.endswith(".c"))
+        objects: dict[str, dict[str, int]] = {}
+        for source in sources:
+            obj = source[:-2] + ".o"
+            _run([f"{CROSS}gcc", *flags, "-I.", "-c", source, "-o", obj], work, f"compiling {source}")
+            objects[obj] = section_sizes(work / obj)
+        (work / "size.ld").write_text(LINKER_SCRIPT)
+        link = [f"{CROSS}gcc", *CORE_FLAGS[target], *LINK_FLAGS, "-T", "size.ld", "-Wl,--entry=0",
+                *(f"-Wl,--require-defined={root}" for root in roots),
+                *(s[:-2] + ".o" for s in sources), "-lm", "-o", "size.elf"]
+        _run(link, work, "linking")
+        linked = section_sizes(work / "size.elf")
+    runtime_flash = linked["text"] + linked["rodata"] + linked["data"]
+    return {
+        "measured": True,
+        "compiler": _compiler_version(),
+        "flags": " ".join(flags),
+        "text": linked["text"], "rodata": linked["rodata"], "data": linked["data"], "bss": linked["bss"],
+        "runtime_flash_bytes": runtime_flash,
+        "weights_bytes": linked["weights"],
+        "arena_bytes": linked["arena"],
+        "objects": objects,
+    }
+
+
+def _run(command: list[str], cwd: Path, what: str) -> None:
+    from ..errors import BuildError
+
+    try:
+        result = subprocess.run(command, check=False, cwd=cwd, capture_output=True, text=True, timeout=TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise BuildError(f"code size: {what} took more than {TIMEOUT_S} s") from None
+    if result.returncode != 0:
+        lines = result.stderr.strip().splitlines() or ["(no output)"]
+        first = next((line for line in lines if "error" in line), lines[0])
+        raise BuildError(f"code size: {what} failed with {CROSS}gcc: {first.strip()}")

@@ -1,0 +1,450 @@
+"""`mcugen profile`: run the generated code with its per-op timing hook and tabulate the time.
+
+The generated invoke reads `mcugen_profile_now()` around every op when compiled with
+-DMCUGEN_PROFILE (templates/model.c.j2). Two places run it:
+
+- the host: the test harness (templates/harness_main.c.j2) with CLOCK_MONOTONIC, in
+  nanoseconds: wall time of this machine, noisy, for relative shares;
+- QEMU (`qemu=True`): firmware/common's test application cross-compiled for the target core
+  (mps2-an386 for cortex-m4, mps3-an547 for cortex-m55) and run with `-icount shift=0`, where
+  the virtual clock advances 1 ns per instruction and SysTick, clocked by the board's core
+  clock, counts it (profile_clock.c). Ticks become instructions exactly (to one tick, 40 or
+  31.25 instructions); nanoseconds are then instructions at `cpu_mhz`, one instruction a cycle,
+  which no real core achieves: the instruction count is the measurement, the time a scale.
+  The application also checks the outputs byte for byte against expected outputs (from the
+  host build unless given), so a profile run is a bit-exactness run too.
+
+`profile_model()` is the API (the HTML report calls it); `profile_lines()` the text tables.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..driver import BuildOptions
+from ..errors import BuildError, McugenError, ModelError
+
+REPO = Path(__file__).resolve().parents[2]
+FIRMWARE_COMMON = REPO / "firmware" / "common"
+QEMU_TIMEOUT_S = 900
+DEFAULT_CPU_MHZ = 100.0
+
+Progress = Callable[[str], None]
+PROFILE_STEPS = {False: 2, True: 3}  # progress() calls of a host and of a QEMU profile
+
+PROFILE_LINE = re.compile(r"^PROFILE (\d+) (-?\d+) (\w+) (\d+) (\d+)$", re.MULTILINE)
+TOTAL_LINE = re.compile(r"^PROFILE_TOTAL (\d+) (\d+)$", re.MULTILINE)
+PASS_LINE = re.compile(r"^PASS \w+ \d+ bytes$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Board:
+    """A QEMU machine for a core, and its SysTick clock (the core clock QEMU gives the board:
+    25 MHz on mps2-an386, 32 MHz on mps3-an547; measured: a 600,000-instruction loop read
+    15,000 and 19,200 ticks under -icount shift=0)."""
+
+    make_core: str  # app.mk's core name: build-<core>, BUILD/<core>/app.elf
+    machine: str
+    cpu: str
+    systick_hz: float
+
+    def instructions(self, ticks: int) -> int:
+        return round(ticks * 1e9 / self.systick_hz)
+
+
+BOARDS = {
+    "cortex-m4": Board("m4", "mps2-an386", "cortex-m4", 25e6),
+    "cortex-m55": Board("m55", "mps3-an547", "cortex-m55", 32e6),
+}
+
+
+@dataclass
+class OpProfile:
+    """One op's share of an inference (per-inference figures: totals divided by the runs)."""
+
+    index: int  # the op's index in the .tflite file
+    kind: str
+    name: str
+    calls: int  # calls per inference
+    cpu_ns: float
+    instructions: int | None  # QEMU only
+    macs: int
+    position: int = 0  # execution order
+    # A tiled chain (tiling.py) runs its ops stripe by stripe in the step of its last op: that
+    # op's entry holds the time of all of them (their indices here) and the others read 0.
+    chain: list[int] = field(default_factory=list)
+
+    @property
+    def table_kind(self) -> str:
+        """The per-kind table's row: the kind, or the tiled chain this op's time covers."""
+        return f"TILED_CHAIN({self.chain[0]}..{self.chain[-1]})" if self.chain else self.kind
+
+
+@dataclass
+class KindRow:
+    """One row of the per-kind table: OpType | Call | CPU(ns) | NPU(ns) | Total(ns) | Ratio(%)."""
+
+    kind: str
+    calls: int
+    cpu_ns: float
+    npu_ns: float
+    total_ns: float
+    ratio: float  # percent of the summed op time
+    instructions: int | None
+    macs: int
+
+
+@dataclass
+class MemoryTable:
+    """Core | Command | Internal | Weight | KVCache | Total, in bytes (KiB when printed).
+
+    core: cores used (the CPU; no NPU yet); command: NPU command stream and register bytes
+    (0: no NPU yet); internal: the arena, every memory pool summed; weight: constant data in
+    flash; kvcache: persistent state such as variable tensors (0: none is kept across invokes).
+    """
+
+    core: int
+    command: int
+    internal: int
+    weight: int
+    kvcache: int
+
+    @property
+    def total(self) -> int:
+        return self.command + self.internal + self.weight + self.kvcache
+
+
+@dataclass
+class Profile:
+    model: str
+    target: str
+    where: str  # "host" or "qemu mps2-an386" ...
+    runs: int
+    cpu_mhz: float | None  # QEMU: the clock that turns instructions into ns
+    ops: list[OpProfile]
+    memory: MemoryTable
+    invoke_ns: float  # per inference, measured around invoke
+    invoke_instructions: int | None
+    report: dict[str, Any] = field(repr=False, default_factory=dict)  # the build's report.json
+
+    def by_kind(self) -> list[KindRow]:
+        """Per op kind, in order of total time (largest first); ratios sum to 100."""
+        total = sum(op.cpu_ns for op in self.ops)
+        timed_at = self.chain_members()
+        rows: dict[str, KindRow] = {}
+        for op in self.ops:
+            label = timed_at[op.index].table_kind if op.index in timed_at else op.table_kind
+            row = rows.setdefault(label, KindRow(label, 0, 0.0, 0.0, 0.0, 0.0,
+                                                 0 if op.instructions is not None else None, 0))
+            row.calls += op.calls
+            row.cpu_ns += op.cpu_ns
+            row.total_ns += op.cpu_ns
+            row.macs += op.macs
+            if row.instructions is not None and op.instructions is not None:
+                row.instructions += op.instructions
+        for row in rows.values():
+            row.ratio = 100.0 * row.total_ns / total if total > 0 else 100.0 / len(rows)
+        return sorted(rows.values(), key=lambda r: (-r.total_ns, r.kind))
+
+    def chain_members(self) -> dict[int, OpProfile]:
+        """Op index -> the op whose entry holds its time, for every op of a tiled chain (a
+        chain's row in by_kind() gathers its ops' calls, time and MACs)."""
+        return {index: op for op in self.ops for index in op.chain}
+
+    @property
+    def total_instructions(self) -> int | None:
+        if any(op.instructions is None for op in self.ops):
+            return None
+        return sum(op.instructions or 0 for op in self.ops)
+
+    def to_json(self) -> dict[str, Any]:
+        memory = asdict(self.memory) | {"total": self.memory.total}
+        return {
+            "model": self.model, "target": self.target, "where": self.where, "runs": self.runs,
+            "cpu_mhz": self.cpu_mhz, "invoke_ns": self.invoke_ns,
+            "invoke_instructions": self.invoke_instructions,
+            "total_instructions": self.total_instructions,
+            "macs": sum(op.macs for op in self.ops),
+            "ops": [asdict(op) for op in self.ops],
+            "by_kind": [asdict(row) for row in self.by_kind()],
+            "memory": memory,
+        }
+
+
+def memory_table(report: dict[str, Any]) -> MemoryTable:
+    """The memory table from a build's report.json."""
+    pools = report.get("pools") or []
+    internal = sum(int(p["bytes"]) for p in pools) if pools else int(report["arena_bytes"])
+    return MemoryTable(core=1, command=0, internal=internal, weight=int(report["weights_bytes"]), kvcache=0)
+
+
+def _parse_profile(text: str, report: dict[str, Any], runs: int, ticks_to_ns: float,
+                   board: Board | None) -> tuple[list[OpProfile], float, int | None]:
+    """Per-op records from the PROFILE lines, matched with report.json's ops (same order)."""
+    lines = PROFILE_LINE.findall(text)
+    total = TOTAL_LINE.search(text)
+    if total is None or (not lines and report["ops"]):
+        raise BuildError(f"the profiled program printed no PROFILE lines: {' '.join(text.split())[:300]}")
+    report_ops = report["ops"]
+    by_index = {op["index"]: op for op in report_ops}
+    ops = []
+    for position, op_index, kind, calls, ticks in lines:
+        pos, index = int(position), int(op_index)
+        entry = report_ops[pos] if pos < len(report_ops) and report_ops[pos]["index"] == index else by_index[index]
+        instructions = board.instructions(int(ticks)) // runs if board else None
+        ops.append(OpProfile(index=index, kind=kind, name=entry["name"], calls=int(calls) // runs,
+                             cpu_ns=int(ticks) * ticks_to_ns / runs, instructions=instructions,
+                             macs=int(entry["macs"]), position=pos))
+    for chain in (report.get("tiling") or {}).get("chains", []):
+        for op in ops:
+            if op.index == chain["ops"][-1]:
+                op.chain = list(chain["ops"])
+    invokes, invoke_ticks = int(total.group(1)), int(total.group(2))
+    invoke_instructions = board.instructions(invoke_ticks) // invokes if board else None
+    return ops, invoke_ticks * ticks_to_ns / invokes, invoke_instructions
+
+
+def random_inputs(report: dict[str, Any], seed: int = 0) -> list[np.ndarray]:
+    """One reproducible random case: integers over their whole range, floats around 0."""
+    rng = np.random.default_rng(seed)
+    cases = []
+    for io in report["inputs"]:
+        dtype = np.dtype(io["dtype"])
+        shape = tuple(io["shape"])
+        if dtype.kind == "b":
+            cases.append(rng.integers(0, 2, size=shape).astype(bool))
+        elif dtype.kind == "f":
+            cases.append(rng.standard_normal(size=shape).astype(dtype))
+        else:
+            info = np.iinfo(dtype)
+            cases.append(rng.integers(info.min, info.max, size=shape, endpoint=True, dtype=dtype))
+    return cases
+
+
+def _host_profile(model: Path, options: BuildOptions, runs: int,
+                  inputs: Sequence[np.ndarray] | None, progress: Progress) -> Profile:
+    from ..harness import build_program, check_inputs
+
+    program = build_program(model.read_bytes(), options, model.name, profile=True)
+    progress("compiled with the timing hook")
+    report = json.loads((program.path.parent / "report.json").read_text())
+    case = check_inputs(program, inputs if inputs is not None else random_inputs(report), "profile")
+    with tempfile.TemporaryDirectory(prefix="mcugen-profile-") as tmp:
+        in_path, out_path = Path(tmp) / "in.bin", Path(tmp) / "out.bin"
+        in_path.write_bytes(b"".join(v.tobytes() for v in case) * runs)
+        result = _run([str(program.path), str(in_path), str(out_path)], capture_output=True)
+    progress("ran")
+    if result.returncode != 0:
+        raise BuildError(f"the profiled model exited with status {result.returncode}: "
+                         f"{' '.join(result.stderr.split())[:300]}")
+    ops, invoke_ns, _ = _parse_profile(result.stdout, report, runs, 1.0, None)
+    return Profile(model.name, options.target, "host", runs, None, ops, memory_table(report),
+                   invoke_ns, None, report)
+
+
+def _run(command: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    """subprocess.run with text output and QEMU_TIMEOUT_S; a timeout is a BuildError."""
+    try:
+        return subprocess.run(command, check=False, text=True, timeout=QEMU_TIMEOUT_S, **kwargs)
+    except subprocess.TimeoutExpired:
+        raise BuildError(f"{Path(command[0]).name} took more than {QEMU_TIMEOUT_S} s: "
+                         f"{' '.join(command)[:200]}") from None
+
+
+def require_firmware_tools() -> None:
+    """BuildError naming what is missing for a QEMU run."""
+    missing = [t for t in ("make", "arm-none-eabi-gcc", "qemu-system-arm") if shutil.which(t) is None]
+    if missing:
+        raise BuildError(f"--qemu needs {', '.join(missing)} on PATH (Debian: apt-get install make "
+                         "gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm)")
+    if not (FIRMWARE_COMMON / "app.mk").is_file():
+        raise BuildError(f"--qemu needs mcugen's firmware/common directory, not found at {FIRMWARE_COMMON}")
+
+
+def _mcugen_options(options: BuildOptions) -> str:
+    """The `mcugen build` options (all but --target) that reproduce `options`."""
+    parts = [f"--rounding {options.rounding.value}"]
+    if options.prefix:
+        parts.append(f"--prefix {options.prefix}")
+    if not getattr(options, "tiling", True):
+        parts.append("--no-tiling")
+    for pool in options.pools:
+        if pool.capacity is None:
+            raise McugenError(f"--qemu: pool {pool.name} has no capacity to pass to mcugen build")
+        parts.append(f"--pool {pool.name}:{pool.capacity}:{pool.speed}")
+    return " ".join(parts)
+
+
+def build_firmware(model: Path, options: BuildOptions, case: dict[str, np.ndarray], build: Path,
+                   extra_cflags: str = "", opt: str = "-O2") -> Path:
+    """Cross-compile firmware/common's test application with `model` and `case` baked in,
+    through app.mk (the examples' make logic); returns the ELF."""
+    board = BOARDS[options.target]
+    build.mkdir(parents=True, exist_ok=True)
+    case_path = build / "case.npz"
+    np.savez(case_path, **case)  # type: ignore[arg-type]
+    command = ["make", "--no-print-directory", "-f", str(FIRMWARE_COMMON / "app.mk"),
+               f"MODEL={model.resolve()}", f"CASE={case_path.resolve()}", f"BUILD={build.resolve()}",
+               f"PYTHON={sys.executable}", f"MCUGEN_OPTS={_mcugen_options(options)}",
+               f"EXTRA_CFLAGS={extra_cflags}", f"OPT={opt}", f"build-{board.make_core}"]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+    result = _run(command, cwd=build, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    if result.returncode != 0:
+        tail = " | ".join(result.stdout.strip().splitlines()[-4:])
+        raise BuildError(f"{model.name}: the firmware build for {options.target} failed: {tail[-600:]}")
+    return build / board.make_core / "app.elf"
+
+
+def run_qemu(elf: Path, target: str, count_instructions: bool = True) -> str:
+    """Run an ELF on the target's QEMU board; its semihosting output (QEMU's stderr and stdout)."""
+    board = BOARDS[target]
+    command = ["qemu-system-arm", "-M", board.machine, "-cpu", board.cpu, "-nographic", "-monitor", "none",
+               "-serial", "none", "-semihosting-config", "enable=on,target=native"]
+    command += ["-icount", "shift=0"] if count_instructions else []
+    result = _run([*command, "-kernel", str(elf)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if result.returncode != 0 or not PASS_LINE.search(result.stdout):
+        raise BuildError(f"{elf.name} on QEMU {board.machine} exited with status {result.returncode}: "
+                         f"{' '.join(result.stdout.split())[-400:]}")
+    return result.stdout
+
+
+def _expected_outputs(model: Path, options: BuildOptions, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """The outputs of the host build of the same C (bit-exact with TFLite by contract)."""
+    from ..harness import run_model
+
+    return run_model(model, [inputs], options)[0]
+
+
+def _qemu_profile(model: Path, options: BuildOptions, runs: int, cpu_mhz: float,
+                  inputs: Sequence[np.ndarray] | None, expected: Sequence[np.ndarray] | None,
+                  extra_cflags: str, progress: Progress) -> Profile:
+    if options.target not in BOARDS:
+        raise McugenError(f"--qemu needs --target cortex-m4 or cortex-m55, not '{options.target}'")
+    require_firmware_tools()
+    board = BOARDS[options.target]
+    if inputs is None:
+        from ..driver import compile_model
+
+        inputs = random_inputs(compile_model(model, options).report())
+    if expected is None:
+        expected = _expected_outputs(model, options, inputs)
+    progress("expected outputs from the host build")
+    case = {f"input{i}": np.asarray(v) for i, v in enumerate(inputs)}
+    case |= {f"output{i}": np.asarray(v) for i, v in enumerate(expected)}
+    with tempfile.TemporaryDirectory(prefix="mcugen-qemu-") as tmp:
+        build = Path(tmp)
+        elf = build_firmware(model, options, case, build, f"-DMCUGEN_PROFILE -DAPP_PROFILE_RUNS={runs} {extra_cflags}".strip())
+        progress("firmware built")
+        report = json.loads((build / board.make_core / "gen" / "report.json").read_text())
+        text = run_qemu(elf, options.target)
+        progress("ran on QEMU")
+    ns_per_tick = 1e9 / board.systick_hz * 1000.0 / cpu_mhz  # ticks -> instructions -> ns at cpu_mhz
+    ops, invoke_ns, invoke_instructions = _parse_profile(text, report, runs, ns_per_tick, board)
+    return Profile(model.name, options.target, f"qemu {board.machine}", runs, cpu_mhz, ops,
+                   memory_table(report), invoke_ns, invoke_instructions, report)
+
+
+def profile_model(model: Path, options: BuildOptions, qemu: bool = False, runs: int = 1, *,
+                  cpu_mhz: float = DEFAULT_CPU_MHZ, inputs: Sequence[np.ndarray] | None = None,
+                  expected: Sequence[np.ndarray] | None = None, extra_cflags: str = "",
+                  progress: Progress | None = None) -> Profile:
+    """Build and run `model` with the per-op timing hook; `runs` inferences, averaged.
+
+    inputs: one case (default: random, seed 0). expected (QEMU only): the outputs the firmware
+    must reproduce byte for byte (default: the host build's outputs for the same inputs).
+    extra_cflags (QEMU only): more compile flags, e.g. -DMCUGEN_PORTABLE for the portable C.
+    progress: called after each of the PROFILE_STEPS[qemu] steps with what finished.
+    """
+    model = Path(model)
+    if not model.is_file():
+        raise ModelError(f"{model}: no such file")
+    if runs < 1:
+        raise McugenError(f"--runs must be at least 1, not {runs}")
+    advance = progress or (lambda _what: None)
+    if qemu:
+        return _qemu_profile(model, options, runs, cpu_mhz, inputs, expected, extra_cflags, advance)
+    return _host_profile(model, options, runs, inputs, advance)
+
+
+# ---- text tables ---------------------------------------------------------------------------------
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+
+    def line(cells: Sequence[str]) -> str:
+        return " | ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+
+    return [line(header), "-+-".join("-" * w for w in widths), *(line(r) for r in rows)]
+
+
+def _ns(value: float) -> str:
+    return f"{value:,.0f}"
+
+
+def profile_lines(profile: Profile, per_op: bool = False) -> list[str]:
+    """The time table (per kind, or per op) and the memory table, as printed by the CLI."""
+    with_insns = profile.total_instructions is not None
+    if profile.cpu_mhz is not None:
+        clock = (f"instructions counted by QEMU (-icount shift=0); ns = instructions at {profile.cpu_mhz:g} MHz, "
+                 "one instruction a cycle")
+    else:
+        clock = "ns of host wall time (CLOCK_MONOTONIC)"
+    lines = [f"{profile.model} on {profile.where} ({profile.target}), {profile.runs} run(s) averaged; {clock}"]
+    total_ns = sum(op.cpu_ns for op in profile.ops)
+    header = ["Op" if per_op else "OpType", "Call", "CPU(ns)", "NPU(ns)", "Total(ns)", "Ratio(%)"]
+    header += ["Instructions", "Instr/MAC"] if with_insns else []
+    rows: list[list[str]] = []
+    if per_op:
+        timed_at = profile.chain_members()
+        for op in profile.ops:
+            ratio = 100.0 * op.cpu_ns / total_ns if total_ns > 0 else 0.0
+            label = f"{op.index} {op.kind}"
+            if op.chain:
+                label += f" (tiled chain {op.chain[0]}..{op.chain[-1]})"
+            elif op.index in timed_at:
+                label += f" (timed in op {timed_at[op.index].index})"
+            row = [label, str(op.calls), _ns(op.cpu_ns), "0", _ns(op.cpu_ns), f"{ratio:.2f}"]
+            if with_insns:
+                insns = op.instructions or 0
+                row += [f"{insns:,}", f"{insns / op.macs:.2f}" if op.macs else "-"]
+            rows.append(row)
+    else:
+        for kind in profile.by_kind():
+            row = [kind.kind, str(kind.calls), _ns(kind.cpu_ns), "0", _ns(kind.total_ns), f"{kind.ratio:.2f}"]
+            if with_insns:
+                insns = kind.instructions or 0
+                row += [f"{insns:,}", f"{insns / kind.macs:.2f}" if kind.macs else "-"]
+            rows.append(row)
+    macs = sum(op.macs for op in profile.ops)
+    total_row = ["Total", str(sum(op.calls for op in profile.ops)), _ns(total_ns), "0", _ns(total_ns), "100.00"]
+    if with_insns:
+        insns = profile.total_instructions or 0
+        total_row += [f"{insns:,}", f"{insns / macs:.2f}" if macs else "-"]
+    rows.append(total_row)
+    lines += _table(header, rows)
+    invoke = f"invoke: {_ns(profile.invoke_ns)} ns"
+    if profile.invoke_instructions is not None:
+        invoke += f", {profile.invoke_instructions:,} instructions"
+    lines += [invoke + f" per inference; {macs:,} MACs", ""]
+    memory = profile.memory
+
+    def kib(value: int) -> str:
+        return f"{value / 1024:.2f}"
+
+    lines += _table(["Core", "Command(KiB)", "Internal(KiB)", "Weight(KiB)", "KVCache(KiB)", "Total(KiB)"],
+                    [[str(memory.core), kib(memory.command), kib(memory.internal), kib(memory.weight),
+                      kib(memory.kvcache), kib(memory.total)]])
+    return lines

@@ -1,0 +1,231 @@
+"""`mcugen report`: one self-contained HTML file that answers where the time, the memory and
+the accuracy go.
+
+Everything is inline (CSS, SVG charts, the memory plan picture of analysis/memory_plan.py); the
+file loads nothing from the network and has no script. Its numbers come from one build: the
+summary and the per-op MACs from the build's report.json (Compiled.report()), the parameters
+from the graph's constants, the time and memory tables from analysis/profile.py on the host,
+the accuracy table from analysis/per_layer.py. `report_data()` is the same content as JSON
+(`mcugen report --json`); every number shown in a table cell is also in the cell's
+`data-value` attribute, exactly as in the JSON, so a test can read them back from the DOM.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from html import escape
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..ir import Op
+
+Progress = Callable[[str], None]
+REPORT_STEPS = 7  # compile, profile, 4 per-layer steps, render
+
+
+def op_params(op: Op) -> int:
+    """Parameters of an op: the elements of its constant inputs (weights, biases, tables)."""
+    return sum(t.num_elements for t in op.inputs if t is not None and t.is_constant)
+
+
+def report_data(model: Path, options: Any, runs: int = 3, reference: str = "runtime",
+                case: Sequence[np.ndarray] | None = None, progress: Progress = lambda _: None) -> dict[str, Any]:
+    """The report's content: summary, per-op rows, profile, memory, plan and accuracy."""
+    from ..driver import compile_model
+    from .memory_plan import PlannedModel, plan_json, plan_svg
+    from .per_layer import per_layer
+    from .profile import profile_model, random_inputs
+
+    compiled = compile_model(model, options)
+    build = compiled.report()
+    progress("build")
+    inputs = list(case) if case is not None else random_inputs(build)
+    profile = profile_model(model, options, runs=runs, inputs=inputs)
+    progress("profile")
+    accuracy = per_layer(model, inputs, options, reference, progress)
+    timings = {op.index: op for op in profile.ops}
+    total_ns = sum(op.cpu_ns for op in profile.ops)
+    ops = []
+    for position, (op, entry) in enumerate(zip(compiled.order, build["ops"])):
+        timed = timings.get(op.index)
+        time_ns = timed.cpu_ns if timed is not None else 0.0
+        ops.append({"position": position, "index": op.index, "kind": op.kind.name, "name": op.name,
+                    "backend": entry["backend"], "macs": entry["macs"], "params": op_params(op),
+                    "time_ns": time_ns, "time_percent": 100.0 * time_ns / total_ns if total_ns else 0.0})
+    planned = PlannedModel(model.name, compiled.graph, compiled.order, compiled.plan)
+    constants = [t for t in compiled.graph.tensors if t.is_constant]
+    summary = {
+        "model": build["model"], "model_sha256": build["model_sha256"], "rounding": build["rounding"],
+        "target": build["target"], "ops": len(compiled.order), "macs": build["macs"],
+        "params": sum(t.num_elements for t in constants), "arena_bytes": build["arena_bytes"],
+        "weights_bytes": build["weights_bytes"], "lower_bound_bytes": build["lower_bound_bytes"],
+        "invoke_ns": profile.invoke_ns,
+    }
+    return {"summary": summary, "inputs": build["inputs"], "outputs": build["outputs"], "ops": ops,
+            "profile": profile.to_json(), "memory": profile.to_json()["memory"], "plan": plan_json(planned),
+            "accuracy": accuracy.to_json(), "plan_svg": plan_svg(planned)}
+
+
+def report_json(data: dict[str, Any]) -> str:
+    return json.dumps({k: v for k, v in data.items() if k != "plan_svg"}, indent=2, sort_keys=True)
+
+
+# ---- HTML ----------------------------------------------------------------------------------------
+
+_CSS = """
+body { font-family: system-ui, sans-serif; margin: 2em; color: #222; max-width: 1100px; }
+h1 { font-size: 1.5em; } h2 { border-bottom: 1px solid #ccc; padding-bottom: .2em; margin-top: 2em; }
+table { border-collapse: collapse; margin: .5em 0 1em; font-size: .9em; }
+th, td { border: 1px solid #ddd; padding: .25em .6em; } th { background: #f3f3f3; text-align: left; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td[data-key="name"], td[data-key="tensor"], td[data-key="model_sha256"] { max-width: 28em; overflow-wrap: anywhere; }
+tr.diverged td { background: #fde2e1; } .note { color: #555; font-size: .9em; }
+.chart { margin: .5em 0 1.5em; }
+"""
+
+
+def _number(value: Any) -> str:
+    if isinstance(value, bool) or value is None:
+        return str(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if value == 0.0:
+            return "0"
+        return f"{value:.6g}" if abs(value) < 1000 else f"{value:.0f}"
+    return str(value)
+
+
+def _cell(key: str, value: Any) -> str:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f'<td class="num" data-key="{key}" data-value="{escape(json.dumps(value))}">{_number(value)}</td>'
+    return f'<td data-key="{key}">{escape(str(value))}</td>'
+
+
+def _table(table_id: str, columns: Sequence[tuple[str, str]], rows: Sequence[dict[str, Any]],
+           row_class: Callable[[dict[str, Any]], str] = lambda _: "") -> str:
+    """A table of `rows` (dicts), one column per (key, heading)."""
+    head = "".join(f"<th>{escape(h)}</th>" for _, h in columns)
+    body = []
+    for row in rows:
+        cls = row_class(row)
+        attr = f' class="{cls}"' if cls else ""
+        body.append(f"<tr{attr}>" + "".join(_cell(k, row.get(k, "")) for k, _ in columns) + "</tr>")
+    return f'<table id="{table_id}"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+
+
+def bar_chart(chart_id: str, title: str, labels: Sequence[str], values: Sequence[float], unit: str,
+              width: int = 900) -> str:
+    """A horizontal bar chart as inline SVG: one bar per label, its value at its end."""
+    bar_h, gap, left, top = 14, 4, 260, 24
+    height = top + len(labels) * (bar_h + gap) + 10
+    largest = max([float(v) for v in values] + [0.0]) or 1.0
+    plot_w = width - left - 120
+    parts = [(f'<svg id="{chart_id}" class="chart" xmlns="http://www.w3.org/2000/svg" width="{width}" '
+              f'height="{height}" viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">'),
+             f'<text x="0" y="14" font-size="13" font-weight="bold">{escape(title)}</text>']
+    for row, (label, value) in enumerate(zip(labels, values)):
+        y = top + row * (bar_h + gap)
+        w = max(0.5, plot_w * float(value) / largest) if value else 0.0
+        short = label if len(label) <= 40 else label[:37] + "..."
+        shown = _number(value)
+        parts.append(f'<text x="{left - 6}" y="{y + bar_h - 3}" text-anchor="end">{escape(short)}</text>')
+        parts.append(f'<rect class="bar" x="{left}" y="{y}" width="{w:.1f}" height="{bar_h}" fill="#4e79a7" '
+                     f'data-value="{escape(json.dumps(value))}"><title>{escape(label)}: {shown} {unit}</title></rect>')
+        parts.append(f'<text x="{left + w + 4:.1f}" y="{y + bar_h - 3}">{shown} {escape(unit)}</text>')
+    parts.append("</svg>")
+    return "\n".join(parts)
+
+
+_SUMMARY = [("model", "Model"), ("model_sha256", "SHA-256"), ("rounding", "Rounding"), ("target", "Target"),
+            ("ops", "Ops"), ("macs", "MACs"), ("params", "Parameters"), ("arena_bytes", "Arena (bytes)"),
+            ("weights_bytes", "Weights (bytes)"), ("lower_bound_bytes", "Whole-tensor lower bound (bytes)"),
+            ("invoke_ns", "Invoke, host (ns)")]
+_IO = [("name", "Tensor"), ("shape", "Shape"), ("dtype", "Type"), ("scale", "Scale"),
+       ("zero_point", "Zero point"), ("bytes", "Bytes")]
+_OPS = [("position", "Step"), ("index", "Op"), ("kind", "Kind"), ("name", "Output"), ("backend", "Backend"),
+        ("macs", "MACs"), ("params", "Parameters"), ("time_ns", "Time (ns)"), ("time_percent", "Time (%)")]
+_KINDS = [("kind", "OpType"), ("calls", "Call"), ("cpu_ns", "CPU(ns)"), ("npu_ns", "NPU(ns)"),
+          ("total_ns", "Total(ns)"), ("ratio", "Ratio(%)"), ("macs", "MACs")]
+_MEMORY = [("core", "Core"), ("command", "Command (bytes)"), ("internal", "Internal (bytes)"),
+           ("weight", "Weight (bytes)"), ("kvcache", "KVCache (bytes)"), ("total", "Total (bytes)")]
+_ACCURACY = [("step", "Step"), ("op_index", "Op"), ("kind", "Kind"), ("tensor", "Tensor"), ("cosine", "Cosine"),
+             ("euclidean", "Euclidean"), ("max_abs_diff", "Max |diff| (steps)"), ("mismatches", "Differ")]
+
+
+def _summary_table(summary: dict[str, Any]) -> str:
+    rows = "".join(f"<tr><th>{escape(h)}</th>{_cell(k, summary[k])}</tr>" for k, h in _SUMMARY)
+    return f'<table id="summary-table"><tbody>{rows}</tbody></table>'
+
+
+def _io_rows(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{**item, "shape": "x".join(str(d) for d in item["shape"]) or "scalar"} for item in items]
+
+
+def _accuracy_section(accuracy: dict[str, Any]) -> str:
+    first = accuracy["first_divergence"]
+    if first is None:
+        verdict = f'<p id="first-divergence">No divergence: every tensor is bit-exact with {escape(accuracy["reference"])}.</p>'
+    else:
+        verdict = (f'<p id="first-divergence">First divergence: step {first["step"]}, op {first["op_index"]} '
+                   f'{escape(first["kind"])} \'{escape(first["tensor"])}\'.</p>')
+    diverged_step = None if first is None else first["step"]
+
+    def mark(row: dict[str, Any]) -> str:
+        return "diverged" if row["mismatches"] else ("first" if row["step"] == diverged_step else "")
+
+    note = (f'<p class="note">Every op output of the compiled C (one random case) against '
+            f'{escape(accuracy["reference"])}, rounding {escape(accuracy["rounding"])}; cosine and Euclidean '
+            f'distance on dequantized values.</p>')
+    return note + _table("accuracy-table", _ACCURACY, accuracy["layers"], mark) + verdict
+
+
+def render_html(data: dict[str, Any]) -> str:
+    """The whole report as one HTML document."""
+    summary, ops = data["summary"], data["ops"]
+    labels = [f'{op["index"]} {op["kind"]}' for op in ops]
+    profile = data["profile"]
+    charts = "\n".join([
+        bar_chart("chart-macs", "MACs per op", labels, [op["macs"] for op in ops], "MACs"),
+        bar_chart("chart-params", "Parameters per op", labels, [op["params"] for op in ops], "params"),
+        bar_chart("chart-time", f'Time per op ({profile["where"]}, {profile["runs"]} runs averaged)', labels,
+                  [op["time_ns"] for op in ops], "ns"),
+    ])
+    title = f'mcugen report: {summary["model"]}'
+    sections = [
+        f"<h1>{escape(title)}</h1>",
+        '<h2 id="summary">Model</h2>', _summary_table(summary),
+        "<h3>Inputs</h3>", _table("inputs-table", _IO, _io_rows(data["inputs"])),
+        "<h3>Outputs</h3>", _table("outputs-table", _IO, _io_rows(data["outputs"])),
+        '<h2 id="ops">Per op</h2>',
+        ('<p class="note">The ops of a tiled chain (run in stripes, see <code>mcugen plan</code>) are timed '
+         'together, on the chain\'s last op.</p>'),
+        charts, _table("ops-table", _OPS, ops),
+        '<h2 id="time">Where the time goes</h2>',
+        (f'<p class="note">Host wall time (CLOCK_MONOTONIC) of the generated C, {profile["runs"]} runs '
+         f'averaged: relative shares; use <code>mcugen profile --qemu</code> for instruction counts.</p>'),
+        _table("profile-table", _KINDS, profile["by_kind"]),
+        '<h2 id="memory">Where the memory goes</h2>', _table("memory-table", _MEMORY, [data["memory"]]),
+        f'<div id="plan-picture">{data["plan_svg"]}</div>',
+        '<h2 id="accuracy">Where the accuracy goes</h2>', _accuracy_section(data["accuracy"]),
+    ]
+    body = "\n".join(sections)
+    return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>{escape(title)}</title>\n'
+            f"<style>{_CSS}</style>\n</head>\n<body>\n{body}\n</body>\n</html>\n")
+
+
+def write_report(model: Path, options: Any, out: Path, runs: int = 3, reference: str = "runtime",
+                 case: Sequence[np.ndarray] | None = None) -> dict[str, Any]:
+    """Build, profile and check `model`, and write the HTML report to `out` (with a progress bar
+    on a terminal); returns the report's data."""
+    from .progress import progress_steps
+
+    with progress_steps(f"{model.name} report", REPORT_STEPS) as advance:
+        data = report_data(model, options, runs, reference, case, advance)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(render_html(data))
+        advance("render")
+    return data

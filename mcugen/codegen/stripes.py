@@ -1,0 +1,260 @@
+"""The C of a tiled chain (mcugen.tiling): every op's kernel called once per stripe, on
+sub-tensors.
+
+The whole chain runs at its last op's step, as one call of a static function
+`<prefix>_tiled_ops_<first>_<last>`: for stripe k, for op j, one call of the op's usual
+kernel on a stand-in op whose tensors have the stripe's rows. Stripes that make the same calls
+with every pointer offset moving by the same bytes each time (all the middle ones; with a
+stride-2 op, every other one) become one `for` loop over k with offsets `first + k * step`;
+the others stay straight-line calls.
+
+Pointers go to row `in_start` of the chain's whole input, into the stripe slots of the
+intermediates (at the row's place in what the slot holds), and to row `out_start` of the
+chain's whole output; a residual ADD's other operand is read from its whole tensor at the
+stripe's rows. The stand-in op's index is op.index * 100 + a geometry number, so that each
+distinct stripe geometry gets its own parameter structs in the function and equal geometries
+share them; flash constants (multipliers, shifts) are shared through a content cache.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..ir import Op, OpKind, Tensor
+from ..planner import Plan
+from ..tiling import Chain, OpRows, Stripe, row_bytes, stripe_view
+from . import emit
+from .emit import KernelCall
+from .ops_conv import emit_convolution_rows
+from .ops_pool import emit_pool_rows
+
+GEOMETRIES_PER_OP = 100  # the stand-in index's factor; a chain has far fewer stripes
+
+
+class _StripeContext:
+    """The generator's context, with the stripe's pointers for the stand-in tensors."""
+
+    def __init__(self, inner: Any, cache: dict[tuple[str, str, tuple[int, ...], bytes], str],
+                 chain: Chain) -> None:
+        self.inner = inner
+        self.chain = chain
+        self.rounding = inner.rounding
+        self.pointers: dict[int, str] = {}
+        self.renamed = ("", "")  # (stand-in's "opN ", the op's own) in constant names
+        self.cache = cache
+
+    def ptr(self, tensor: Tensor) -> str:
+        return self.pointers.get(id(tensor)) or self.inner.ptr(tensor)
+
+    def constant(self, hint: str, values: np.ndarray, ctype: str) -> str:
+        values = np.ascontiguousarray(values)
+        key = (ctype, values.dtype.str, tuple(values.shape), values.tobytes())
+        if key not in self.cache:
+            self.cache[key] = self.inner.constant(hint.replace(*self.renamed), values, ctype)
+        return self.cache[key]
+
+    def scratch(self, op: Op) -> tuple[str, int]:
+        """The chain's one scratch buffer (planned for its last op), shared by its calls."""
+        return self.inner.scratch(self.chain.ops[-1])
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+MARK = "\x01"  # around every byte offset that may change from stripe to stripe
+MOVE, MOVED = "((void)memmove(", ", MCUGEN_OK)"  # a move as an expression of status type
+
+
+def _offset(value: int) -> str:
+    return f"{MARK}{value}{MARK}"
+
+
+def _pointer(tensor: Tensor, address: str, byte_offset: int) -> str:
+    return f"(({tensor.dtype.ctype} *)({address} + {_offset(byte_offset)}))"
+
+
+def _slot_pointer(chain: Chain, stripe: Stripe, j: int, row: int, region: str) -> str:
+    """Where row `row` of intermediate j is in its slot during `stripe`."""
+    tensor = chain.ops[j].outputs[0]
+    offset = chain.slot_offsets[j] + (row - stripe.held[j][0]) * row_bytes(tensor)
+    return _pointer(tensor, region, offset)
+
+
+def _stand_in(chain: Chain, j: int, stripe: Stripe, ctx: _StripeContext, slot: str, number: int) -> Op:
+    """Op j of the chain as the kernel sees it in one stripe; its pointers go into ctx."""
+    op = chain.ops[j]
+    rows = stripe.calls[j]
+    assert rows is not None
+    flow = chain.flow_operand(j)
+    inputs: list[Tensor | None] = list(op.inputs)
+    for n, tensor in enumerate(op.inputs):
+        if tensor is None or tensor.is_constant:
+            continue
+        if n == flow:
+            view = stripe_view(tensor, rows.in_rows)
+            if j == 0:
+                pointer = _pointer(tensor, ctx.inner.address(tensor), rows.in_start * row_bytes(tensor))
+            else:
+                pointer = _slot_pointer(chain, stripe, j - 1, rows.in_start, slot)
+        else:  # a residual operand: the whole tensor's rows of this stripe
+            view = stripe_view(tensor, rows.out_rows)
+            pointer = _pointer(tensor, ctx.inner.address(tensor), rows.out_start * row_bytes(tensor))
+        inputs[n] = view
+        ctx.pointers[id(view)] = pointer
+    y = op.outputs[0]
+    out = stripe_view(y, rows.out_rows)
+    if j == len(chain.ops) - 1:
+        ctx.pointers[id(out)] = _pointer(y, ctx.inner.address(y), rows.out_start * row_bytes(y))
+    else:
+        ctx.pointers[id(out)] = _slot_pointer(chain, stripe, j, rows.out_start, slot)
+    stand_in = dataclasses.replace(op, inputs=inputs, outputs=[out], index=op.index * GEOMETRIES_PER_OP + number)
+    ctx.renamed = (f"op{stand_in.index} ", f"op{op.index} ")
+    return stand_in
+
+
+def _moves(chain: Chain, stripe: Stripe, region: str) -> list[str]:
+    """Rows a rolling chain keeps from the stripe before, moved to the start of their slots (an
+    expression of status type, as the template's calls are)."""
+    moves = []
+    for j, kept in enumerate(stripe.kept):
+        if kept is None or kept[0] == 0:
+            continue
+        size = row_bytes(chain.ops[j].outputs[0])
+        at = chain.slot_offsets[j]
+        moves.append(f"{MOVE}{region} + {_offset(at)}, {region} + {_offset(at + kept[0] * size)}, "
+                     f"{_offset(kept[1] * size)}){MOVED}")
+    return moves
+
+
+def _call(op: Op, ctx: _StripeContext, rows: OpRows) -> KernelCall:
+    if op.kind in (OpKind.CONV_2D, OpKind.DEPTHWISE_CONV_2D):
+        return emit_convolution_rows(op, ctx, rows.pad_top)
+    if op.kind in (OpKind.AVERAGE_POOL_2D, OpKind.MAX_POOL_2D):
+        return emit_pool_rows(op, ctx, rows.pad_top)
+    return emit.emit(op, ctx)
+
+
+def _stripe_calls(chain: Chain, ctx: Any, slot: str, result: KernelCall) -> list[list[str]]:
+    """Each stripe's calls (byte offsets marked), its declarations and runtime into `result`."""
+    cache: dict[tuple[str, str, tuple[int, ...], bytes], str] = {}
+    numbers: dict[tuple[int, int, int, int], int] = {}
+    stripes = []
+    for stripe in chain.stripes:
+        calls = _moves(chain, stripe, slot)
+        for j, rows in enumerate(stripe.calls):
+            if rows is None:
+                continue
+            key = (j, rows.in_rows, rows.out_rows, rows.pad_top)
+            number = numbers.setdefault(key, sum(1 for k in numbers if k[0] == j))
+            assert number < GEOMETRIES_PER_OP, "stand-in names would collide"
+            sctx = _StripeContext(ctx, cache, chain)
+            call = _call(_stand_in(chain, j, stripe, sctx, slot, number), sctx, rows)
+            result.declarations += [d for d in call.declarations if d not in result.declarations]
+            calls += call.calls
+            result.runtime |= call.runtime
+        stripes.append(calls)
+    return stripes
+
+
+Shape = tuple[tuple[str, ...], ...]  # each call's text between its marked offsets
+
+
+def _shape(calls: list[str]) -> tuple[Shape, tuple[int, ...]]:
+    parts = [call.split(MARK) for call in calls]
+    return tuple(tuple(p[0::2]) for p in parts), tuple(int(v) for p in parts for v in p[1::2])
+
+
+Run = tuple[Shape, tuple[int, ...], tuple[int, ...], int]  # shape, first offsets, steps, repeats
+MAX_PERIOD = 4  # a chain with a stride-2 op repeats every 2 stripes, two such ops every 4
+
+
+def _repeats(units: list[tuple[Shape, tuple[int, ...]]]) -> int:
+    """How many of `units`, from the first, have its shape, with offsets moving evenly."""
+    shape, first = units[0]
+    if len(units) < 2 or units[1][0] != shape:
+        return 1
+    step = tuple(b - a for a, b in zip(first, units[1][1]))
+    count = 2
+    while count < len(units) and units[count][0] == shape and all(
+            o == f + count * s for o, f, s in zip(units[count][1], first, step)):
+        count += 1
+    return count
+
+
+def _runs(stripes: list[list[str]]) -> list[Run]:
+    """Stripes grouped into loops: at each point the period (1..MAX_PERIOD stripes) whose
+    repeats cover the most stripes; a period repeats when its calls are the same and each
+    offset moves by the same bytes every time."""
+    runs: list[Run] = []
+    i = 0
+    while i < len(stripes):
+        best_period, best_count = 1, 1
+        for period in range(1, MAX_PERIOD + 1):
+            units = [_shape([c for s in stripes[k:k + period] for c in s])
+                     for k in range(i, len(stripes) - period + 1, period)]
+            count = _repeats(units) if units else 1
+            if count > 1 and count * period > best_count * best_period:
+                best_period, best_count = period, count
+        shape, first = _shape([c for s in stripes[i:i + best_period] for c in s])
+        following = _shape([c for s in stripes[i + best_period:i + 2 * best_period] for c in s])[1]
+        step = tuple(b - a for a, b in zip(first, following)) if best_count > 1 else (0,) * len(first)
+        runs.append((shape, first, step, best_count))
+        i += best_period * best_count
+    return runs
+
+
+def _render(shape: Shape, offsets: Sequence[int], step: Sequence[int]) -> list[str]:
+    """The calls of a run, each offset `first + k * step` (k: the stripe within the run)."""
+    values = iter(zip(offsets, step))
+    calls = []
+    for texts in shape:
+        out = [texts[0]]
+        for text in texts[1:]:
+            first, by = next(values)
+            out.append(str(first) if by == 0 else f"{first} + k * {by}" if by > 0 else f"{first} - k * {-by}")
+            out.append(text)
+        calls.append("".join(out))
+    return calls
+
+
+def _function(name: str, declarations: list[str], stripes: list[list[str]]) -> str:
+    """A static function running the stripes: a loop over each run of alike stripes."""
+    lines = [f"static mcugen_status {name}(void)", "{", "    mcugen_status status = MCUGEN_OK;"]
+    lines += [f"    {d}" for d in declarations]
+    for shape, first, step, count in _runs(stripes):
+        indent = "    " if count == 1 else "        "
+        if count > 1:
+            lines.append(f"    for (int32_t k = 0; k < {count}; ++k) {{")
+        for call in _render(shape, first, step):
+            if call.startswith(MOVE) and call.endswith(MOVED):  # a statement here, no status
+                lines.append(f"{indent}{call[1:-len(MOVED)]};")
+                continue
+            lines += [f"{indent}status = {call};", f"{indent}if (status != MCUGEN_OK) {{",
+                      f"{indent}    return status;", f"{indent}}}"]
+        if count > 1:
+            lines.append("    }")
+    lines += ["    return status;", "}"]
+    return "\n".join(lines)
+
+
+def emit_chain_step(op: Op, chain: Chain, ctx: Any, plan: Plan) -> tuple[str, KernelCall, str]:
+    """(title note, C, a file-scope function or '') of `op`'s step: the whole chain runs at its
+    last op, as one call of a static function that loops over the stripes; nothing at the
+    chain's other ops."""
+    first, last = chain.ops[0].index, chain.ops[-1].index
+    if op is not chain.ops[-1]:
+        return f" (in the tiled chain of ops {first}..{last}, run at op {last})", KernelCall(), ""
+    region = next(b for b in plan.buffers if b.name == chain.region_name)
+    slot = f"{ctx.base(region)} + {region.offset}"
+    body = KernelCall()
+    stripes = _stripe_calls(chain, ctx, slot, body)
+    name = f"{ctx.prefix}_tiled_ops_{first}_{last}"
+    function = _function(name, body.declarations, stripes)
+    halos = "halo rows kept" if chain.rolling else "halo rows recomputed"
+    note = (f" (tiled chain of ops {first}..{last}: {len(chain.stripes)} stripes, {halos}, "
+            f"{chain.extra_macs} extra MACs)")
+    return note, KernelCall(calls=[f"{name}()"], runtime=body.runtime), function

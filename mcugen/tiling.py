@@ -1,0 +1,599 @@
+"""Tiling below the whole-tensor bound: chains of spatial ops run in horizontal stripes.
+
+The idea is Vela's cascading and MCUNetV2's patch-based inference. A chain is a run of ops,
+consecutive in the execution order, each reading the previous one's output row by row:
+CONV_2D, DEPTHWISE_CONV_2D, AVERAGE_POOL_2D, MAX_POOL_2D (any stride, dilation, SAME/VALID) and
+a residual ADD whose other operand is a whole tensor made before the chain. The chain's input
+and output are whole tensors; its intermediate tensors never exist whole.
+
+Stripes
+-------
+The last op's output rows are cut into N stripes [r0, r1). Walking the chain backwards, an op
+whose output rows [o0, o1) are needed reads input rows [i0, i1) with
+i0 = max(0, o0 * stride - pad_top) and i1 = min(H_in, (o1 - 1) * stride - pad_top +
+(k - 1) * dilation + 1); an ADD reads the rows it writes. Each call of a kernel on a stripe
+sees a sub-tensor: its input starts at row i0 (a pointer into a row-major NHWC buffer), has
+i1 - i0 rows, its output o1 - o0 rows, and its top padding is pad_top - o0 * stride + i0 (>= 0).
+Taps below the sub-tensor's last row are skipped by the kernel as they are below the whole
+tensor's, because i1 is the last row any tap of the stripe reaches (or H_in): the set of taps
+inside the input is the same for every output element as in the untiled call, so every sum,
+count and maximum is the same and the result is bit-exact. Rows needed by two stripes (the
+halos) are computed twice; `extra_macs` counts that cost.
+
+Memory
+------
+In stripe k, op j writes its rows of intermediate j into a stripe slot of
+max_k(rows) * row bytes. Slot j is dead once op j + 1 has run, so the slots ping-pong inside one
+region per chain: even slots at its start, odd slots at its end, the region being the largest
+sum of two neighbouring slots. The planner (planner.collect_buffers) sees the whole chain at
+the step of its last op: the region and the chain's kernel scratch live there, the chain's
+external inputs are read there and its output is written there.
+
+Output over input: if the chain's input dies in the chain, the output may share its bytes,
+starting `lag` bytes before it: stripe k writes output rows [r0, r1) only after every read of
+that stripe except the residual ADD's own row (which reads element e before writing element e
+at a lower or equal address), and later stripes read input rows from need(k) on, so
+lag = max(0, max_k(r1 * out_row_bytes - need(k) * in_row_bytes)) keeps every write below every
+byte still to be read. The planner makes plans with and without this sharing and keeps the
+smaller.
+
+Choice
+------
+`choose_tiling` tries, around the current peak step, every chain of 2..MAX_CHAIN_OPS ops that
+covers it (each with its least-memory cut first, then every cut of the best few), scores each
+by the bytes live at each step of the tiled buffers (cheap; largest first, compared element by
+element, so that taking one of two equal peaks down counts), keeps the best and repeats while
+that goes down; then it drops every chain the peak does not need. The driver keeps the tiling
+only if the placed plan is smaller than the untiled one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .analysis.macs import op_macs
+from .ir import Conv2DOptions, DepthwiseConv2DOptions, Graph, Op, OpKind, Pool2DOptions, Tensor
+from .opparams import conv_padding
+
+ALIGNMENT = 16
+RECOMPUTED_COUNTS = (2, 4, 8, 16)
+MAX_ROUNDS = 6
+MAX_CHAIN_OPS = 12
+SHORTLIST = 3
+# Ops a chain may start with; an ADD (of two tensors of one shape) may follow one.
+WINDOW_KINDS = frozenset({OpKind.CONV_2D, OpKind.DEPTHWISE_CONV_2D, OpKind.AVERAGE_POOL_2D,
+                          OpKind.MAX_POOL_2D})
+
+
+def _align(value: int) -> int:
+    return (value + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
+
+
+@dataclass(frozen=True)
+class OpRows:
+    """One kernel call of one op in one stripe: rows of its output and of its (flow) input, in
+    whole-tensor coordinates, and the zero rows above the sub-tensor's first row."""
+
+    out_start: int
+    out_stop: int
+    in_start: int
+    in_stop: int
+    pad_top: int
+
+    @property
+    def out_rows(self) -> int:
+        return self.out_stop - self.out_start
+
+    @property
+    def in_rows(self) -> int:
+        return self.in_stop - self.in_start
+
+
+@dataclass(frozen=True)
+class Stripe:
+    """One stripe: each op's call (None: it computes no new row), the rows of each
+    intermediate its slot holds while the stripe runs, and, for a rolling chain, the rows kept
+    from the stripe before: (first kept row's offset in the slot, rows kept), moved to the slot's
+    start before the stripe's calls."""
+
+    calls: tuple[OpRows | None, ...]
+    held: tuple[tuple[int, int], ...]
+    kept: tuple[tuple[int, int] | None, ...]
+
+
+@dataclass
+class Chain:
+    """A tiled run of ops, run stripe after stripe."""
+
+    ops: list[Op]
+    first_step: int
+    last_step: int
+    stripes: list[Stripe]
+    rolling: bool  # halo rows kept in the slots (no recompute) or recomputed per stripe
+    slot_offsets: list[int]  # byte offset of intermediate j's slot in the region
+    region_bytes: int
+    extra_macs: int
+    lag: int | None  # output may start this many bytes before the input; None: may not
+
+    @property
+    def input(self) -> Tensor:
+        x = self.ops[0].inputs[0]
+        assert x is not None
+        return x
+
+    @property
+    def output(self) -> Tensor:
+        return self.ops[-1].outputs[0]
+
+    @property
+    def intermediates(self) -> list[Tensor]:
+        return [op.outputs[0] for op in self.ops[:-1]]
+
+    @property
+    def region_name(self) -> str:
+        return f"stripes of ops {self.ops[0].index}..{self.ops[-1].index}"
+
+    def side_inputs(self) -> list[Tensor]:
+        """Whole tensors the chain reads besides its input (the residual ADDs' other operands)."""
+        inner = {id(t) for t in self.intermediates}
+        found: list[Tensor] = []
+        for op in self.ops[1:]:
+            for t in op.inputs:
+                if t is not None and id(t) not in inner and not any(t is f for f in found):
+                    found.append(t)
+        return found
+
+    def external_inputs(self) -> list[Tensor]:
+        return [self.input, *[t for t in self.side_inputs() if t is not self.input]]
+
+    def flow_operand(self, j: int) -> int:
+        """Which input of op j carries the chain (0 for window ops; the intermediate for ADD)."""
+        if j == 0:
+            return 0
+        previous = self.ops[j - 1].outputs[0]
+        return next(n for n, t in enumerate(self.ops[j].inputs) if t is previous)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "ops": [op.index for op in self.ops],
+            "kinds": [op.kind.name for op in self.ops],
+            "stripes": len(self.stripes),
+            "halos": "kept" if self.rolling else "recomputed",
+            "stripe_bytes": self.region_bytes,
+            "extra_macs": self.extra_macs,
+            "input": self.input.name,
+            "output": self.output.name,
+        }
+
+
+@dataclass
+class Tiling:
+    """The chains of a build; an empty Tiling plans and generates as if there were none."""
+
+    chains: list[Chain] = field(default_factory=list)
+    share_output: bool = True  # the planner variant: output over a dying input (set by the planner)
+
+    def __post_init__(self) -> None:
+        self._by_op = {id(op): chain for chain in self.chains for op in chain.ops}
+
+    def chain_of(self, op: Op) -> Chain | None:
+        return self._by_op.get(id(op))
+
+    def reads(self, op: Op) -> list[Tensor | None]:
+        """What the planner sees `op` read: a chain reads everything at its last op."""
+        chain = self.chain_of(op)
+        if chain is None:
+            return list(op.inputs)
+        return list(chain.external_inputs()) if op is chain.ops[-1] else []
+
+    def writes(self, op: Op) -> list[Tensor]:
+        chain = self.chain_of(op)
+        if chain is None:
+            return list(op.outputs)
+        return [chain.output] if op is chain.ops[-1] else []
+
+    def scratch(self, op: Op, step: int, scratch_bytes: Callable[[Op], int]) -> tuple[int, int]:
+        """(step, bytes) of op's scratch: a chain's ops take turns on one scratch buffer, the
+        largest any of them needs, planned at the chain's last op."""
+        chain = self.chain_of(op)
+        if chain is None:
+            return step, scratch_bytes(op)
+        if op is not chain.ops[-1]:
+            return step, 0
+        return chain.last_step, max(scratch_bytes(o) for o in chain.ops)
+
+    def variants(self) -> list[Tiling]:
+        """The planner's two tries: outputs over dying inputs where they may, and never."""
+        if not self.chains:
+            return [self]
+        return [dataclasses.replace(self, share_output=True), dataclasses.replace(self, share_output=False)]
+
+
+# --- geometry --------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=1024)
+def _window(op: Op) -> tuple[int, int, int, int]:
+    """(kernel rows, stride, dilation, top padding) of a window op."""
+    x, y = op.inputs[0], op.outputs[0]
+    assert x is not None
+    o = op.options
+    if isinstance(o, Pool2DOptions):
+        kh, stride, dilation = o.filter_h, o.stride_h, 1
+    else:
+        assert isinstance(o, (Conv2DOptions, DepthwiseConv2DOptions))
+        w = op.inputs[1]
+        assert w is not None
+        kh, stride, dilation = w.shape[1], o.stride_h, o.dilation_h
+    pad = conv_padding(o.padding, x.shape[1], kh, stride, dilation, y.shape[1])
+    return kh, stride, dilation, pad
+
+
+def op_rows(op: Op, out_start: int, out_stop: int) -> OpRows:
+    """The input rows and top padding of `op` computing output rows [out_start, out_stop)."""
+    if op.kind is OpKind.ADD:
+        return OpRows(out_start, out_stop, out_start, out_stop, 0)
+    x = op.inputs[0]
+    assert x is not None
+    kh, stride, dilation, pad = _window(op)
+    first = out_start * stride - pad
+    last = (out_stop - 1) * stride - pad + (kh - 1) * dilation
+    in_start, in_stop = max(0, first), min(x.shape[1], last + 1)
+    return OpRows(out_start, out_stop, in_start, in_stop, pad - out_start * stride + in_start)
+
+
+def row_bytes(tensor: Tensor) -> int:
+    return tensor.shape[2] * tensor.shape[3] * tensor.dtype.itemsize
+
+
+def _split(rows: int, count: int) -> list[tuple[int, int]]:
+    bounds = [round(k * rows / count) for k in range(count + 1)]
+    return [(a, b) for a, b in itertools.pairwise(bounds) if b > a]
+
+
+def _recomputed_stripes(ops: Sequence[Op], count: int) -> list[Stripe] | None:
+    """Cut the last op's rows; walk each stripe backwards, every op computing every row the
+    next one reads (halos recomputed). None if a call would see no input row."""
+    links = len(ops) - 1
+    stripes: list[Stripe] = []
+    for start, stop in _split(ops[-1].outputs[0].shape[1], count):
+        calls: list[OpRows] = []
+        for op in reversed(ops):
+            rows = op_rows(op, start, stop)
+            if rows.in_rows < 1:
+                return None
+            calls.append(rows)
+            start, stop = rows.in_start, rows.in_stop
+        calls.reverse()
+        held = tuple((calls[j + 1].in_start, calls[j + 1].in_stop) for j in range(links))
+        stripes.append(Stripe(tuple(calls), held, (None,) * links))
+    return stripes
+
+
+def _next_rows(op: Op, done: int, available: int) -> int:
+    """How far `op` can compute past row `done` with `available` rows of its input made."""
+    out_h = op.outputs[0].shape[1]
+    stop = done
+    while stop < out_h and op_rows(op, done, stop + 1).in_stop <= available:
+        stop += 1
+    return stop
+
+
+def _rolling_stripes(ops: Sequence[Op], count: int) -> list[Stripe] | None:
+    """Each op advances by at most 1/count of its rows per stripe, computing only rows whose
+    input rows are all made (no row is computed twice), until every op is done. A slot keeps
+    from the first row its reader still needs: those rows move to the slot's start before the
+    stripe's calls."""
+    links = len(ops) - 1
+    heights = [op.outputs[0].shape[1] for op in ops]
+    pace = [-(-h // count) for h in heights]
+    done = [0] * len(ops)
+    first = [0] * links
+    stripes: list[Stripe] = []
+    while done != heights:
+        if len(stripes) > 4 * count + len(ops):
+            return None
+        calls: list[OpRows | None] = [None] * len(ops)
+        kept: list[tuple[int, int] | None] = [None] * links
+        for j in range(links):
+            reader = ops[j + 1]
+            needed = done[j]
+            if done[j + 1] < heights[j + 1]:
+                needed = min(needed, op_rows(reader, done[j + 1], done[j + 1] + 1).in_start)
+            if needed > first[j] and done[j] > needed:
+                kept[j] = (needed - first[j], done[j] - needed)
+            first[j] = max(first[j], needed)
+        for j, op in enumerate(ops):
+            target = heights[0] if j == 0 else _next_rows(op, done[j], done[j - 1])
+            target = min(target, done[j] + pace[j])
+            if target > done[j]:
+                rows = op_rows(op, done[j], target)
+                if rows.in_rows < 1:
+                    return None
+                calls[j] = rows
+                done[j] = target
+        if all(c is None for c in calls):
+            return None
+        held = tuple((first[j], done[j]) for j in range(links))
+        stripes.append(Stripe(tuple(calls), held, tuple(kept)))
+    return stripes
+
+
+def _keeps_rows(stripes: Sequence[Stripe], links: int) -> list[bool]:
+    """Whether slot j holds rows from one stripe into the next."""
+    return [any(later.held[j][0] < earlier.held[j][1] for earlier, later in itertools.pairwise(stripes))
+            for j in range(links)]
+
+
+def _layout(sizes: Sequence[int], keeps: Sequence[bool]) -> tuple[list[int], int]:
+    """(slot offsets, region bytes): slots that keep rows one after another; the others live
+    only from their writer's call to their reader's, so two of them are live at once only if
+    neighbours: even ones share the start of what is left, odd ones its end."""
+    offsets = [0] * len(sizes)
+    kept_bytes = 0
+    for j, size in enumerate(sizes):
+        if keeps[j]:
+            offsets[j], kept_bytes = kept_bytes, kept_bytes + size
+    passing = [j for j in range(len(sizes)) if not keeps[j]]
+    area = max([sizes[j] for j in passing]
+               + [sizes[j] + sizes[j + 1] for j in passing if j + 1 in passing], default=0)
+    for j in passing:
+        offsets[j] = kept_bytes + (0 if j % 2 == 0 else area - sizes[j])
+    return offsets, kept_bytes + area
+
+
+def make_chain(ops: Sequence[Op], first_step: int, count: int, rolling: bool = False) -> Chain | None:
+    """The chain of `ops` in `count` stripes, or None if it cannot be cut so."""
+    stripes = _rolling_stripes(ops, count) if rolling else _recomputed_stripes(ops, count)
+    if stripes is None:
+        return None
+    slot_sizes = [_align(max(s.held[j][1] - s.held[j][0] for s in stripes) * row_bytes(op.outputs[0]))
+                  for j, op in enumerate(ops[:-1])]
+    offsets, region = _layout(slot_sizes, _keeps_rows(stripes, len(slot_sizes)))
+    macs = [op_macs(op) for op in ops]
+    rows_made = [0] * len(ops)
+    for stripe in stripes:
+        for j, rows in enumerate(stripe.calls):
+            rows_made[j] += rows.out_rows if rows is not None else 0
+    extra = sum(made * m // op.outputs[0].shape[1] - m for made, m, op in zip(rows_made, macs, ops))
+    chain = Chain(list(ops), first_step, first_step + len(ops) - 1, stripes, rolling, offsets, region, extra, None)
+    chain.lag = _output_lag(chain)
+    return chain
+
+
+def _output_lag(chain: Chain) -> int | None:
+    """Bytes the output must start before the input to share its buffer (module docstring)."""
+    x, y = chain.input, chain.output
+    readers = [(j, n) for j, op in enumerate(chain.ops) for n, t in enumerate(op.inputs) if t is x]
+    lag = 0
+    for k, stripe in enumerate(chain.stripes[:-1]):
+        reads = [(rows.in_start if n == chain.flow_operand(j) else rows.out_start)
+                 for s in chain.stripes[k + 1:] for j, n in readers
+                 for rows in [s.calls[j]] if rows is not None]
+        last = stripe.calls[-1]
+        if reads and last is not None:
+            lag = max(lag, last.out_stop * row_bytes(y) - min(reads) * row_bytes(x))
+    return _align(lag)
+
+
+# --- which runs of ops can be chained --------------------------------------------------------
+
+
+def _is_spatial(tensor: Tensor | None) -> bool:
+    return tensor is not None and len(tensor.shape) == 4 and tensor.shape[0] == 1 and not tensor.is_constant
+
+
+def _can_start(op: Op) -> bool:
+    """An op that may be a chain's first op (it reads a whole tensor)."""
+    return (op.kind in WINDOW_KINDS and op.backend == "cpu" and len(op.outputs) == 1
+            and _is_spatial(op.inputs[0]) and _is_spatial(op.outputs[0]))
+
+
+def _can_follow(op: Op, previous: Op, graph_outputs: set[int]) -> bool:
+    """`op` may extend a chain ending in `previous`: it reads previous's output, row by row, and
+    nothing else reads that output."""
+    link = previous.outputs[0]
+    if id(link) in graph_outputs or len(link.consumers) != 1 or link.consumers[0] is not op:
+        return False
+    if op.kind in WINDOW_KINDS:
+        return _can_start(op) and op.inputs[0] is link
+    if op.kind is not OpKind.ADD or op.backend != "cpu" or len(op.inputs) != 2:
+        return False
+    a, b = op.inputs
+    side = b if a is link else a
+    return (side is not link and _is_spatial(side) and side is not None
+            and side.shape == link.shape == op.outputs[0].shape and (a is link or b is link))
+
+
+def chain_runs(graph: Graph, order: Sequence[Op]) -> list[tuple[int, int]]:
+    """Maximal (first step, last step) runs of consecutive ops that can form a chain."""
+    outputs = {id(t) for t in graph.outputs}
+    runs: list[tuple[int, int]] = []
+    step = 0
+    while step < len(order):
+        if not _can_start(order[step]):
+            step += 1
+            continue
+        end = step
+        while end + 1 < len(order) and _can_follow(order[end + 1], order[end], outputs):
+            end += 1
+        if end > step:
+            runs.append((step, end))
+        step = end + 1
+    return runs
+
+
+def _side_inputs_ready(ops: Sequence[Op]) -> bool:
+    """Every residual operand is made before the chain, so it is whole while the chain runs."""
+    inside = {id(op.outputs[0]) for op in ops}
+    return all(t is None or t is ops[j - 1].outputs[0] or id(t) not in inside
+               for j, op in enumerate(ops[1:], start=1) for t in op.inputs)
+
+
+# --- choosing ----------------------------------------------------------------------------------
+
+
+# Bytes live at each step, largest first: lower is better, compared element by element, so
+# that taking one of two equal peaks down counts as progress.
+Score = Callable[[Tiling], tuple[int, ...]]
+Trial = tuple[tuple[int, ...], int, int, Tiling]  # (score, extra MACs, stripes, tiling)
+
+
+def _runs_around(graph: Graph, order: Sequence[Op], taken: Sequence[Chain], peak: int) -> list[tuple[int, int]]:
+    """(first, last) steps of every chain of 2..MAX_CHAIN_OPS free ops covering the peak step
+    (a chain ending just before it counts: its output is what the peak step reads)."""
+    used = {id(op) for chain in taken for op in chain.ops}
+    found = []
+    for first, last in chain_runs(graph, order):
+        for a in range(first, last):
+            for b in range(a + 1, min(last, a + MAX_CHAIN_OPS - 1) + 1):
+                ops = order[a:b + 1]
+                if a <= peak <= b + 1 and not any(id(op) in used for op in ops) and _side_inputs_ready(ops):
+                    found.append((a, b))
+    return found
+
+
+def _counts(ops: Sequence[Op], rolling: bool) -> list[int]:
+    if rolling:
+        rows = ops[0].outputs[0].shape[1]
+        return sorted({c for c in (rows, rows // 2, rows // 4) if c >= 2}, reverse=True)
+    rows = ops[-1].outputs[0].shape[1]
+    return sorted({c for c in (rows, *RECOMPUTED_COUNTS) if 2 <= c <= rows}, reverse=True)
+
+
+def _least_memory_cut(ops: Sequence[Op]) -> list[tuple[int, bool]]:
+    """[(stripes, rolling)] of the most stripes, halo rows kept if the first op has the rows
+    for it, else recomputed; [] if the chain cannot be cut at all."""
+    for rolling in (True, False):
+        counts = _counts(ops, rolling)
+        if counts:
+            return [(counts[0], rolling)]
+    return []
+
+
+def _best(trials: list[Trial]) -> Trial | None:
+    return min(trials, key=lambda t: t[:3]) if trials else None
+
+
+def _try(tiling: Tiling, order: Sequence[Op], a: int, b: int, count: int, rolling: bool,
+         score: Score) -> Trial | None:
+    chain = make_chain(order[a:b + 1], a, count, rolling)
+    if chain is None:
+        return None
+    trial = Tiling([*tiling.chains, chain])
+    return score(trial), chain.extra_macs, len(chain.stripes), trial
+
+
+def choose_tiling(graph: Graph, order: Sequence[Op], score: Score,
+                  peak_step: Callable[[Tiling], int]) -> Tiling:
+    """Greedy: add the chain (and stripe count) that lowers `score` most, while it goes down;
+    then drop every chain the peak does not need.
+
+    `score` is the cost of a tiling (the bytes live at each step of the planner's buffers,
+    largest first); ties go to fewer extra MACs, then fewer stripes.
+    """
+    tiling = Tiling()
+    best = score(tiling)
+    for _ in range(MAX_ROUNDS):
+        runs = _runs_around(graph, order, tiling.chains, peak_step(tiling))
+        # Each run first with its least-memory cut (rolling, a row per stripe); then every cut
+        # of the few best runs.
+        first = [t for a, b in runs for count, rolling in _least_memory_cut(order[a:b + 1])
+                 for t in [_try(tiling, order, a, b, count, rolling, score)] if t is not None]
+        first.sort(key=lambda t: t[:3])
+        trials = list(first)
+        for _, _, _, trial in first[:SHORTLIST]:
+            chain = trial.chains[-1]
+            a, b = chain.first_step, chain.last_step
+            for rolling in (True, False):
+                for count in _counts(chain.ops, rolling):
+                    result = _try(tiling, order, a, b, count, rolling, score)
+                    if result is not None:
+                        trials.append(result)
+        winner = _best(trials)
+        if winner is None or winner[0] >= best:
+            break
+        best, tiling = winner[0], winner[3]
+    for chain in reversed(list(tiling.chains)):
+        without = Tiling([c for c in tiling.chains if c is not chain])
+        if score(without)[0] <= best[0]:
+            tiling = without
+    tiling.chains.sort(key=lambda c: c.first_step)
+    return tiling
+
+
+def stripe_view(tensor: Tensor, rows: int) -> Tensor:
+    """A stand-in for `tensor` with `rows` rows: what one stripe's kernel call sees."""
+    n, _, w, c = tensor.shape
+    return dataclasses.replace(tensor, shape=(n, rows, w, c), consumers=[])
+
+
+# --- the planner's side ------------------------------------------------------------------------
+
+
+def add_tiling_buffers(tiling: Tiling, buffers: list[Any]) -> list[Any]:
+    """The planner's buffers plus each chain's stripe region, with outputs over dying inputs
+    where `tiling.share_output` (planner.collect_buffers calls this last)."""
+    from .planner import Buffer
+
+    for chain in tiling.chains:
+        buffers.append(Buffer(name=chain.region_name, size=chain.region_bytes, first=chain.last_step,
+                              last=chain.last_step, uses=1))
+        if tiling.share_output and chain.lag is not None:
+            _share(chain, buffers)
+    return buffers
+
+
+def _holding(buffers: list[Any], tensor: Tensor) -> Any:
+    return next((b for b in buffers if any(t is tensor for t in b.tensors)), None)
+
+
+def _share(chain: Chain, buffers: list[Any]) -> None:
+    """Put the chain's output `lag` bytes before its input in one buffer, if both are whole
+    buffers of their own, the input's ending and the output's starting at the chain."""
+    x, y = _holding(buffers, chain.input), _holding(buffers, chain.output)
+    if x is None or y is None or x is y or chain.lag is None:
+        return
+    for buffer, tensor in ((x, chain.input), (y, chain.output)):
+        if buffer.size != tensor.nbytes or buffer.view_offsets or buffer.concat_ops:
+            return
+    if x.last != chain.last_step or y.first != chain.last_step:
+        return
+    lag = chain.lag
+    x.view_offsets = {id(t): lag for t in x.tensors} if lag else {}
+    x.tensors.extend(y.tensors)
+    x.size = max(lag + x.size, y.size)
+    x.last = y.last
+    x.uses += y.uses
+    x.in_place_ops.extend(y.in_place_ops)
+    buffers.remove(y)
+
+
+def plan_tiling(graph: Graph, order: Sequence[Op], scratch_bytes: Callable[[Op], int]) -> Tiling:
+    """The chains for `order`, scored by the liveness bound of the tiled buffers (in place on)."""
+    from .planner import collect_buffers, live_by_step
+
+    def best_buffers(tiling: Tiling) -> list[Any]:
+        return min((collect_buffers(graph, list(order), scratch_bytes, tiling=t) for t in tiling.variants()),
+                   key=lambda buffers: sorted(live_by_step(buffers), reverse=True))
+
+    def score(tiling: Tiling) -> tuple[int, ...]:
+        return tuple(sorted(live_by_step(best_buffers(tiling)), reverse=True))
+
+    def peak(tiling: Tiling) -> int:
+        totals = live_by_step(best_buffers(tiling))
+        return totals.index(max(totals)) if totals else 0
+
+    return choose_tiling(graph, order, score, peak)
+
+
+def tiling_report(tiling: Tiling | None, enabled: bool = True) -> dict[str, Any]:
+    """report.json's "tiling": on or off, each chain (ops, stripes, stripe bytes, extra MACs)."""
+    chains = tiling.chains if tiling is not None else []
+    return {"enabled": enabled, "chains": [c.describe() for c in chains],
+            "extra_macs": sum(c.extra_macs for c in chains)}

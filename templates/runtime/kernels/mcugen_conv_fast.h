@@ -1,0 +1,102 @@
+/* mcugen runtime: fast int8 inner loops for CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED.
+ *
+ * The public kernels (mcugen_conv.h, mcugen_fully_connected.h) validate their arguments, then
+ * offer the work to these functions; each returns 1 when it computed the whole output and 0
+ * when the caller must run its portable loops (a configuration the fast path does not cover,
+ * or scratch too small). Every fast path is bit-exact with the portable C: the same int32
+ * sums modulo 2^32 and the same requantization (mcugen_requantize's double rounding).
+ *
+ * Which path, chosen by the compiler's macros (so by -mcpu, i.e. mcugen's --target):
+ *   MCUGEN_FAST_MVE  Helium (__ARM_FEATURE_MVE, Cortex-M55): ACLE MVE intrinsics.
+ *   MCUGEN_FAST_DSP  the DSP extension (__ARM_FEATURE_DSP, Cortex-M4/M7): SMLAD and friends.
+ *   neither          (host, Cortex-M0/M3, or -DMCUGEN_PORTABLE): every function returns 0.
+ *
+ * How the sums stay exact:
+ *   DSP conv: four output pixels at a time are copied (im2col) into int16 with the input offset
+ *        added (|x + off| <= 255), interleaved by groups of four in the order x0 x2 x1 x3, the
+ *        order __sxtb16 / SXTB16 ROR #8 unpack a word of four int8 weights into; SMLAD then
+ *        forms w * (x + off) exactly, one weight row against four pixels. Taps in the padding
+ *        are stored as 0, which is what skipping them adds. FULLY_CONNECTED: the same with one
+ *        input row. Depthwise (ch_mult 1, channels % 4 == 0): SMLABB/SMLATT per channel.
+ *   DSP requantization: scalar, multipliers != INT32_MIN (else the portable C runs): the
+ *        doubling high multiply is then floor((x m + 2^30) / 2^31), and RoundingDivideByPOT a
+ *        round-half-up shift of x - 1 for negative x (requantize_fast in the .c).
+ *   MVE conv: int8 x int8 dot products (VMLADAVA, three rows by two pixels) plus
+ *        input_offset * sum(w) + bias per output channel, which equals sum(w * (x + off)) + bias
+ *        modulo 2^32; taps in the padding are stored as the input zero point (-input_offset),
+ *        whose (x + off) is 0; a 1x1, stride-1, unpadded conv reads the input directly.
+ *        Depthwise (ch_mult 1): eight channels as int16 (x + off), VMULLB/VMULLT into int32.
+ *        The requantization is vectorised: VQRDMULH is gemmlowp's
+ *        SaturatingRoundingDoublingHighMul exactly (saturation included), and VRSHL after
+ *        subtracting 1 from negative values is RoundingDivideByPOT (ties away from zero).
+ *
+ * Scratch (ctx->buf, 4-byte aligned): the *_buffer_size functions below, which depend on the
+ * path compiled in (0 for the portable build); mcugen plans the same sizes in the arena for
+ * --target cortex-m4/m7 (DSP) and cortex-m55 (MVE), none for host (mcugen/codegen/ops_conv.py).
+ * With less scratch than that, a fast path declines and the portable loops run.
+ */
+#ifndef MCUGEN_CONV_FAST_H
+#define MCUGEN_CONV_FAST_H
+
+#include <stdint.h>
+
+#include "mcugen_nn_types.h"
+
+#if !defined(MCUGEN_PORTABLE) && defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
+#define MCUGEN_FAST_MVE 1
+#elif !defined(MCUGEN_PORTABLE) && defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+#define MCUGEN_FAST_DSP 1
+#endif
+
+/* What the fast paths need of the conv and depthwise params (mcugen_conv.h), copied by the
+ * caller, so that this file depends on no other kernel's header. */
+typedef struct {
+    int32_t input_offset;
+    int32_t output_offset;
+    mcugen_tile stride;
+    mcugen_tile padding;
+    mcugen_tile dilation;
+    mcugen_activation activation;
+    int32_t ch_mult; /* depthwise only */
+} mcugen_fast_conv_params;
+
+/* What the fast path needs of mcugen_fc_params (mcugen_fully_connected.h). */
+typedef struct {
+    int32_t input_offset;
+    int32_t output_offset;
+    mcugen_activation activation;
+    int32_t per_channel;
+} mcugen_fast_fc_params;
+
+/* Scratch bytes of the conv fast paths: the im2col columns and per-channel sums. */
+int32_t mcugen_conv_fast_s8_buffer_size(const mcugen_dims *filter_dims);
+
+/* Scratch bytes of the depthwise fast paths: one pixel's sums. */
+int32_t mcugen_dw_conv_fast_s8_buffer_size(const mcugen_dims *filter_dims);
+
+/* Scratch bytes of the FULLY_CONNECTED fast paths: the input row as int16. */
+int32_t mcugen_fc_fast_s8_buffer_size(const mcugen_dims *filter_dims);
+
+/* Arguments as mcugen_convolve_s8, already validated by it (groups == 1 is checked here). */
+int mcugen_conv_fast_s8(const mcugen_context *ctx, const mcugen_fast_conv_params *params,
+                        const mcugen_per_channel_quant_params *quant,
+                        const mcugen_dims *input_dims, const int8_t *input,
+                        const mcugen_dims *filter_dims, const int8_t *filter, const int32_t *bias,
+                        const mcugen_dims *output_dims, int8_t *output);
+
+/* Arguments as mcugen_depthwise_conv_s8, already validated by it. */
+int mcugen_dw_conv_fast_s8(const mcugen_context *ctx, const mcugen_fast_conv_params *params,
+                           const mcugen_per_channel_quant_params *quant,
+                           const mcugen_dims *input_dims, const int8_t *input,
+                           const mcugen_dims *filter_dims, const int8_t *filter,
+                           const int32_t *bias, const mcugen_dims *output_dims, int8_t *output);
+
+/* Arguments as mcugen_fully_connected_s8, already validated by it; only for filter_offset 0
+ * and the fixed-point requantization (real_scale == NULL), which the caller checks. */
+int mcugen_fc_fast_s8(const mcugen_context *ctx, const mcugen_fast_fc_params *params,
+                      const mcugen_per_channel_quant_params *quant,
+                      const mcugen_dims *input_dims, const int8_t *input,
+                      const mcugen_dims *filter_dims, const int8_t *filter, const int32_t *bias,
+                      const mcugen_dims *output_dims, int8_t *output);
+
+#endif /* MCUGEN_CONV_FAST_H */

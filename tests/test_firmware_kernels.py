@@ -1,0 +1,87 @@
+"""Kernel unit tests of the fast int8 paths (templates/runtime/kernels/mcugen_conv_fast.c) on
+emulated cores: the DSP-extension path on Cortex-M4 (QEMU mps2-an386) and the Helium path on
+Cortex-M55 (mps3-an547), each against the portable C on seeded random shapes and parameters
+inside one image (firmware_tests/kernel_tests.c, which exits 1 on the first differing byte);
+also int8 ADD/SUB, whose Helium rows live in mcugen_elementwise.c.
+
+Needs arm-none-eabi-gcc and qemu-system-arm: without them the QEMU tests skip, except under
+CI=true, where a missing tool is a failure (tests/test_firmware.require_tools). The host build
+(no fast path) checks that the harness itself builds and that its spread check holds.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.test_firmware import require_tools
+
+REPO = Path(__file__).resolve().parents[1]
+FIRMWARE_TESTS = REPO / "firmware_tests"
+KERNELS = REPO / "templates" / "runtime" / "kernels"
+CASES = 150
+PASS_LINE = re.compile(r"^KERNELS PASS (\d+) cases \((\d+) on the fast path\)$", re.MULTILINE)
+PATH_LINE = re.compile(r"^path: (.+)$", re.MULTILINE)
+
+
+def run_make(build: Path, target: str, *args: str) -> subprocess.CompletedProcess[str]:
+    command = ["make", "--no-print-directory", "-C", str(FIRMWARE_TESTS), f"BUILD={build}",
+               f"CASES={CASES}", target, *args]
+    return subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          timeout=600, check=False)
+
+
+@pytest.mark.parametrize(("target", "path"), [("qemu-m4", "DSP"), ("qemu-m55", "MVE")])
+@pytest.mark.parametrize("seed", [2654435769, 12345])
+def test_fast_paths_match_portable(target: str, path: str, seed: int, tmp_path: Path) -> None:
+    require_tools("make", "arm-none-eabi-gcc", "qemu-system-arm")
+    result = run_make(tmp_path, target, f"SEED={seed}")
+    assert result.returncode == 0, result.stdout
+    assert PATH_LINE.findall(result.stdout) == [path], result.stdout
+    passed = PASS_LINE.findall(result.stdout)
+    assert passed, result.stdout
+    cases, fast = (int(v) for v in passed[0])
+    assert cases == 4 * CASES  # conv, depthwise, fully connected, add/sub
+    # most cases take the fast path (not: depthwise shapes a path lacks, or a multiplier of
+    # INT32_MIN on the DSP path)
+    assert fast >= 3 * CASES // 2, result.stdout
+
+
+# (core, file, correct text, wrong text): rounding ties the wrong way, once on each path
+MUTATIONS = [
+    ("qemu-m55", "mcugen_conv_fast.c", "return vrshlq_s32(vqaddq_s32(acc, fix), right);",
+     "(void)fix;\n    return vrshlq_s32(acc, right);"),
+    ("qemu-m4", "mcugen_elementwise.c", "        y += y >> 31;\n", ""),
+]
+
+
+@pytest.mark.parametrize(("target", "name", "right", "wrong"), MUTATIONS)
+def test_a_wrong_fast_path_fails(target: str, name: str, right: str, wrong: str,
+                                 tmp_path: Path) -> None:
+    """The harness catches a one-off rounding error: a requantization that rounds negative
+    ties toward +infinity (no -1 before the rounding shift) instead of away from zero."""
+    require_tools("make", "arm-none-eabi-gcc", "qemu-system-arm")
+    kernels = tmp_path / "kernels"
+    kernels.mkdir()
+    for source in KERNELS.iterdir():
+        text = source.read_text()
+        if source.name == name:
+            assert text.count(right) == 1
+            text = text.replace(right, wrong)
+        (kernels / source.name).write_text(text)
+    result = run_make(tmp_path / "build", target, f"KERNELS={kernels}")
+    assert result.returncode != 0, result.stdout
+    assert re.search(r"^FAIL (conv|depthwise|fully_connected|add|sub) case \d+: byte \d+ got "
+                     r"-?\d+ want -?\d+$", result.stdout, re.MULTILINE), result.stdout
+
+
+def test_host_build_has_no_fast_path(tmp_path: Path) -> None:
+    require_tools("make", "cc")
+    result = run_make(tmp_path, "host", f"CC={'cc' if sys.platform != 'win32' else 'gcc'}")
+    assert result.returncode == 0, result.stdout
+    assert PATH_LINE.findall(result.stdout) == ["portable only"], result.stdout
+    assert PASS_LINE.findall(result.stdout) == [(str(4 * CASES), "0")], result.stdout
