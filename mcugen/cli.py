@@ -5,8 +5,9 @@ from __future__ import annotations
 import functools
 import re
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import Any
 
 import click
 import numpy as np
@@ -55,7 +56,7 @@ def _build_options(function: Callable[..., Any]) -> Callable[..., Any]:
     return function
 
 
-def _options(rounding: str, prefix: Optional[str], target: str, pools: Sequence[str] = (),
+def _options(rounding: str, prefix: str | None, target: str, pools: Sequence[str] = (),
              tiling: bool = True) -> Any:
     from .driver import BuildOptions
     from .pools import parse_pools
@@ -82,8 +83,8 @@ def main() -> None:
 @_build_options
 @TILING_OPTION
 @_fail_cleanly
-def build(model: Path, out_dir: Path, rounding: str, prefix: Optional[str], target: str,
-          pools: Sequence[str], size: Optional[bool], tiling: bool) -> None:
+def build(model: Path, out_dir: Path, rounding: str, prefix: str | None, target: str,
+          pools: Sequence[str], size: bool | None, tiling: bool) -> None:
     """Generate C sources for MODEL into a directory."""
     from .driver import build as run_build
 
@@ -135,8 +136,8 @@ def _describe(index: int, value: np.ndarray) -> str:
 @_build_options
 @TILING_OPTION
 @_fail_cleanly
-def run(model: Path, input_path: Path, output_path: Optional[Path], rounding: str,
-        prefix: Optional[str], target: str, pools: Sequence[str], tiling: bool) -> None:
+def run(model: Path, input_path: Path, output_path: Path | None, rounding: str,
+        prefix: str | None, target: str, pools: Sequence[str], tiling: bool) -> None:
     """Compile MODEL's C on the host, run it on the inputs, print and save the outputs."""
     from .harness import run_model
 
@@ -186,7 +187,7 @@ def _random_inputs(graph: Any, rng: np.random.Generator) -> list[np.ndarray]:
 @TILING_OPTION
 @_fail_cleanly
 def verify(model: Path, cases: int, input_paths: Sequence[Path], seed: int, rounding: str, per_layer: bool,
-           reference: str, float_model: Optional[Path], threshold: float, as_json: bool, tiling: bool) -> None:
+           reference: str, float_model: Path | None, threshold: float, as_json: bool, tiling: bool) -> None:
     """Check the compiled C against mcugen's Python reference, case by case (exit 1 on mismatch)."""
     from .driver import BuildOptions, load_graph
     from .harness import build_program, run_program
@@ -254,7 +255,7 @@ def inspect(model: Path) -> None:
 @POOL_OPTION
 @TILING_OPTION
 @_fail_cleanly
-def plan(model: Path, as_json: bool, picture: Optional[Path], rounding: str, pools: Sequence[str],
+def plan(model: Path, as_json: bool, picture: Path | None, rounding: str, pools: Sequence[str],
          tiling: bool) -> None:
     """The memory plan: pools, lower bounds and gap, and every buffer's pool, offset and lifetime."""
     from .analysis.memory_plan import plan_lines, plan_svg, planned
@@ -278,7 +279,7 @@ def plan(model: Path, as_json: bool, picture: Optional[Path], rounding: str, poo
 @_build_options
 @_fail_cleanly
 def profile(model: Path, qemu: bool, runs: int, per_op: bool, cpu_mhz: float, as_json: bool, rounding: str,
-            prefix: Optional[str], target: str, pools: Sequence[str]) -> None:
+            prefix: str | None, target: str, pools: Sequence[str]) -> None:
     """Run MODEL's C with per-op timing: time per op type (or op) and the memory table."""
     import json
 
@@ -307,7 +308,7 @@ def profile(model: Path, qemu: bool, runs: int, per_op: bool, cpu_mhz: float, as
 @click.option("--rounding", type=click.Choice([r.value for r in Rounding]), default="tflm", show_default=True)
 @POOL_OPTION
 @_fail_cleanly
-def report(model: Path, out: Path, runs: int, input_path: Optional[Path], reference: str, as_json: bool,
+def report(model: Path, out: Path, runs: int, input_path: Path | None, reference: str, as_json: bool,
            rounding: str, pools: Sequence[str]) -> None:
     """One self-contained HTML report: summary, per-op charts, time, memory plan, per-layer accuracy."""
     from .analysis.report_html import report_json, write_report

@@ -15,7 +15,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from . import __version__
 from .analysis.macs import op_macs
@@ -40,7 +40,7 @@ TARGETS = ("host", "cortex-m4", "cortex-m7", "cortex-m55")
 @dataclass(frozen=True)
 class BuildOptions:
     rounding: Rounding = Rounding.TFLM
-    prefix: Optional[str] = None
+    prefix: str | None = None
     target: str = "host"
     pools: tuple[PoolSpec, ...] = ()  # --pool; () is the one unlimited arena
     guard: int = 0  # canary bytes after every buffer and around every pool (tests only)
@@ -130,7 +130,7 @@ def load_graph(model: Path | bytes, label: str | None = None,
     return graph
 
 
-def resolve_prefix(graph: Graph, prefix: Optional[str]) -> str:
+def resolve_prefix(graph: Graph, prefix: str | None) -> str:
     if prefix is None:
         return default_prefix(graph.name)
     if not is_valid_prefix(prefix):
@@ -138,7 +138,7 @@ def resolve_prefix(graph: Graph, prefix: Optional[str]) -> str:
     return prefix
 
 
-def compile_model(model: Path | bytes, options: BuildOptions, label: Optional[str] = None) -> Compiled:
+def compile_model(model: Path | bytes, options: BuildOptions, label: str | None = None) -> Compiled:
     if options.target not in TARGETS:
         raise McugenError(f"--target '{options.target}' is not one of {', '.join(TARGETS)}")
     load_emitters()
@@ -201,7 +201,7 @@ def write_output(compiled: Compiled, out_dir: Path) -> None:
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def build(model: Path, out_dir: Path, options: BuildOptions, size: Optional[bool] = None) -> Compiled:
+def build(model: Path, out_dir: Path, options: BuildOptions, size: bool | None = None) -> Compiled:
     """compile_model + write_output; `size` measures the code size for report.json (None: for
     Cortex-M targets only, where it costs about a second of arm-none-eabi-gcc, and a failure
     to measure is recorded in report.json rather than failing the build)."""

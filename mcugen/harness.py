@@ -13,10 +13,10 @@ import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Optional, Sequence
 
 import numpy as np
 
@@ -86,7 +86,7 @@ def _cache_key(model: bytes, options: BuildOptions, flags: Sequence[str], cc: st
     return digest.hexdigest()[:32]
 
 
-def _load_program(directory: Path) -> Optional[HostProgram]:
+def _load_program(directory: Path) -> HostProgram | None:
     """A cached program, its input and output layout read from the build's report.json."""
     binary, report = directory / "model_test", directory / "report.json"
     if not (binary.exists() and report.exists()):
@@ -131,7 +131,7 @@ def build_program(model: bytes, options: BuildOptions, label: str, sanitize: boo
         sources = [name for name in sorted(compiled.code.files) if name.endswith(".c")] + ["harness_main.c"]
         command = [cc, *flags, "-I.", *sources, "-o", "model_test", "-lm"]  # float kernels use libm
         try:
-            result = subprocess.run(command, cwd=staging, capture_output=True, text=True,
+            result = subprocess.run(command, check=False, cwd=staging, capture_output=True, text=True,
                                     timeout=COMPILE_TIMEOUT_S)
         except subprocess.TimeoutExpired:
             raise BuildError(f"{label}: compiling the generated C took over {COMPILE_TIMEOUT_S} s") from None
@@ -166,17 +166,16 @@ def check_inputs(program: HostProgram, inputs: Sequence[np.ndarray], where: str)
 
 
 def run_program(program: HostProgram, cases: Sequence[Sequence[np.ndarray]],
-                dump_to: Optional[Path] = None) -> list[list[np.ndarray]]:
+                dump_to: Path | None = None) -> list[list[np.ndarray]]:
     """Run every case (a list of inputs) in one process; returns the outputs of each case.
     A program built with dump=True needs `dump_to`, the file its hook writes."""
     with tempfile.TemporaryDirectory(prefix="mcugen-run-") as tmp:
         in_path, out_path = Path(tmp) / "in.bin", Path(tmp) / "out.bin"
         with open(in_path, "wb") as stream:
             for case in cases:
-                for value in check_inputs(program, case, "run"):
-                    stream.write(value.tobytes())
+                stream.writelines(value.tobytes() for value in check_inputs(program, case, "run"))
         extra = [] if dump_to is None else [str(dump_to)]
-        result = subprocess.run([str(program.path), str(in_path), str(out_path), *extra],
+        result = subprocess.run([str(program.path), str(in_path), str(out_path), *extra], check=False,
                                 capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
         if result.returncode != 0:
             detail = " ".join(result.stderr.split())[:400] or "no message"

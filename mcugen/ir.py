@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Optional, Union
+from typing import Union
 
 import numpy as np
 
@@ -90,7 +90,7 @@ class Conv2DOptions:
     activation: Activation
     # The schema's quantized_bias_type (None: not set). For int16 ops it picks the accumulator
     # width when there is no bias (TFLM) and how LiteRT reads an int32 bias.
-    quantized_bias_type: Optional["DType"] = None
+    quantized_bias_type: DType | None = None
 
 
 @dataclass(frozen=True)
@@ -109,7 +109,7 @@ class FullyConnectedOptions:
     activation: Activation
     keep_num_dims: bool
     shuffled_weights: bool
-    quantized_bias_type: Optional["DType"] = None  # as in Conv2DOptions
+    quantized_bias_type: DType | None = None  # as in Conv2DOptions
 
 
 @dataclass(frozen=True)
@@ -207,7 +207,7 @@ class StridedSliceOptions:
 
 @dataclass(frozen=True)
 class ShapeOptions:
-    out_type: "DType"
+    out_type: DType
 
 
 @dataclass(frozen=True)
@@ -218,7 +218,7 @@ class GatherOptions:
 
 @dataclass(frozen=True)
 class ArgMaxOptions:
-    output_type: "DType"
+    output_type: DType
 
 
 @dataclass(frozen=True)
@@ -326,10 +326,10 @@ class Tensor:
     name: str
     shape: tuple[int, ...]
     dtype: DType
-    quant: Optional[Quant] = None
-    data: Optional[np.ndarray] = None
-    producer: Optional["Op"] = field(default=None, repr=False)
-    consumers: list["Op"] = field(default_factory=list, repr=False)
+    quant: Quant | None = None
+    data: np.ndarray | None = None
+    producer: Op | None = field(default=None, repr=False)
+    consumers: list[Op] = field(default_factory=list, repr=False)
     # Axes the model leaves open (shape_signature -1, e.g. a dynamic batch). MCU code is static:
     # each is fixed at its stored extent (1 for a converter's dynamic batch), as TFLite does
     # when nothing resizes the input.
@@ -353,7 +353,7 @@ class Op:
     """One operator. `index` is its position in the TFLite file, used in every message."""
 
     kind: OpKind
-    inputs: list[Optional[Tensor]]
+    inputs: list[Tensor | None]
     outputs: list[Tensor]
     options: OpOptions
     index: int

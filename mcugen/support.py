@@ -7,7 +7,7 @@ value. `check_graph` runs every constraint on every op and reports all failures 
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+from collections.abc import Callable
 
 import numpy as np
 
@@ -28,7 +28,7 @@ from .ir import (
 from .support_activation import ACTIVATION_RULES
 from .support_movement import MOVEMENT_RULES
 
-Constraint = Callable[[Op], Optional[str]]
+Constraint = Callable[[Op], str | None]
 
 CLAMP_ACTIVATIONS = (Activation.NONE, Activation.RELU, Activation.RELU6, Activation.RELU_N1_TO_1)
 
@@ -45,7 +45,7 @@ def _activations(op: Op) -> list[Tensor]:
     return [t for t in op.inputs if t is not None and not t.is_constant] + list(op.outputs)
 
 
-def int8_activations(op: Op) -> Optional[str]:
+def int8_activations(op: Op) -> str | None:
     """Activation inputs and outputs are int8."""
     bad = [f"'{t.name}' is {t.dtype.short}" for t in _activations(op) if t.dtype is not DType.INT8]
     return ", ".join(bad) or None
@@ -54,7 +54,7 @@ def int8_activations(op: Op) -> Optional[str]:
 def activation_dtypes(*allowed: DType) -> Constraint:
     """Rule factory: every activation input and output has one of the allowed dtypes."""
 
-    def check(op: Op) -> Optional[str]:
+    def check(op: Op) -> str | None:
         bad = [f"'{t.name}' is {t.dtype.short}" for t in _activations(op) if t.dtype not in allowed]
         return ", ".join(bad) or None
 
@@ -64,13 +64,13 @@ def activation_dtypes(*allowed: DType) -> Constraint:
     return check
 
 
-def same_input_output_dtype(op: Op) -> Optional[str]:
+def same_input_output_dtype(op: Op) -> str | None:
     """The output has the dtype of the first input."""
     src, dst = _input(op), op.outputs[0]
     return None if src.dtype is dst.dtype else f"{src.dtype.short} -> {dst.dtype.short}"
 
 
-def per_tensor_activation_quant(op: Op) -> Optional[str]:
+def per_tensor_activation_quant(op: Op) -> str | None:
     """Activations carry per-tensor quantization (one scale and zero point)."""
     bad = [
         f"'{t.name}' has {'no' if t.quant is None else len(t.quant.scale)} scales"
@@ -80,29 +80,29 @@ def per_tensor_activation_quant(op: Op) -> Optional[str]:
     return ", ".join(bad) or None
 
 
-def clamp_activation(op: Op) -> Optional[str]:
+def clamp_activation(op: Op) -> str | None:
     """The fused activation is NONE, RELU, RELU6 or RELU_N1_TO_1."""
     activation = getattr(op.options, "activation", Activation.NONE)
     return None if activation in CLAMP_ACTIVATIONS else f"fused activation {activation.name}"
 
 
-def input_rank_4(op: Op) -> Optional[str]:
+def input_rank_4(op: Op) -> str | None:
     """The input is a 4-D NHWC tensor."""
     shape = op.inputs[0].shape if op.inputs and op.inputs[0] is not None else ()
     return None if len(shape) == 4 else f"input shape {list(shape)}"
 
 
-def rank_at_most_4(op: Op) -> Optional[str]:
+def rank_at_most_4(op: Op) -> str | None:
     """Inputs and outputs have at most 4 dimensions."""
     bad = [f"'{t.name}' has shape {list(t.shape)}" for t in _activations(op) if len(t.shape) > 4]
     return ", ".join(bad) or None
 
 
-def _weights(op: Op) -> Optional[Tensor]:
+def _weights(op: Op) -> Tensor | None:
     return op.inputs[1] if len(op.inputs) > 1 else None
 
 
-def constant_int8_weights(op: Op) -> Optional[str]:
+def constant_int8_weights(op: Op) -> str | None:
     """The weights are a constant int8 tensor with quantization."""
     w = _weights(op)
     if w is None:
@@ -114,7 +114,7 @@ def constant_int8_weights(op: Op) -> Optional[str]:
     return None
 
 
-def symmetric_per_channel_weights(op: Op) -> Optional[str]:
+def symmetric_per_channel_weights(op: Op) -> str | None:
     """Per-channel weights are symmetric (zero point 0) and quantized along the output-channel axis."""
     w = _weights(op)
     if w is None or w.quant is None or not w.quant.per_channel:
@@ -128,7 +128,7 @@ def symmetric_per_channel_weights(op: Op) -> Optional[str]:
     return None
 
 
-def symmetric_conv_weights(op: Op) -> Optional[str]:
+def symmetric_conv_weights(op: Op) -> str | None:
     """Convolution weights have zero point 0."""
     w = _weights(op)
     if w is not None and w.quant is not None and any(z != 0 for z in w.quant.zero_point):
@@ -136,7 +136,7 @@ def symmetric_conv_weights(op: Op) -> Optional[str]:
     return None
 
 
-def positive_strides_and_dilations(op: Op) -> Optional[str]:
+def positive_strides_and_dilations(op: Op) -> str | None:
     """Strides, dilations and filter sizes are at least 1."""
     options = op.options
     names = ("stride_h", "stride_w", "dilation_h", "dilation_w", "filter_h", "filter_w", "depth_multiplier")
@@ -144,7 +144,7 @@ def positive_strides_and_dilations(op: Op) -> Optional[str]:
     return ", ".join(bad) or None
 
 
-def depthwise_channels(op: Op) -> Optional[str]:
+def depthwise_channels(op: Op) -> str | None:
     """Depthwise output channels equal input channels times the depth multiplier."""
     assert isinstance(op.options, DepthwiseConv2DOptions)
     in_c, out_c = _input(op).shape[-1], op.outputs[0].shape[-1]
@@ -156,7 +156,7 @@ def depthwise_channels(op: Op) -> Optional[str]:
     return None
 
 
-def conv_channels(op: Op) -> Optional[str]:
+def conv_channels(op: Op) -> str | None:
     """Convolution weights are [out_c, kh, kw, in_c] matching the input channels (no grouped conv)."""
     assert isinstance(op.options, Conv2DOptions)
     w = _weights(op)
@@ -167,7 +167,7 @@ def conv_channels(op: Op) -> Optional[str]:
     return None
 
 
-def fully_connected_shapes(op: Op) -> Optional[str]:
+def fully_connected_shapes(op: Op) -> str | None:
     """Weights are 2-D [units, depth] in the default layout, and depth divides the input size."""
     assert isinstance(op.options, FullyConnectedOptions)
     w = _weights(op)
@@ -180,7 +180,7 @@ def fully_connected_shapes(op: Op) -> Optional[str]:
     return None
 
 
-def pool_shapes(op: Op) -> Optional[str]:
+def pool_shapes(op: Op) -> str | None:
     """Input and output have the same number of channels."""
     assert isinstance(op.options, Pool2DOptions)
     if _input(op).shape[-1] != op.outputs[0].shape[-1]:
@@ -188,7 +188,7 @@ def pool_shapes(op: Op) -> Optional[str]:
     return None
 
 
-def constant_int32_axis(op: Op) -> Optional[str]:
+def constant_int32_axis(op: Op) -> str | None:
     """The reduction axes are a constant int32 tensor."""
     axis = op.inputs[1] if len(op.inputs) > 1 else None
     if axis is None or not axis.is_constant or axis.dtype is not DType.INT32:
@@ -196,7 +196,7 @@ def constant_int32_axis(op: Op) -> Optional[str]:
     return None
 
 
-def same_element_count(op: Op) -> Optional[str]:
+def same_element_count(op: Op) -> str | None:
     """The output has as many elements as the input, with the same dtype and quantization."""
     src, dst = _input(op), op.outputs[0]
     if src.num_elements != dst.num_elements:
@@ -327,7 +327,7 @@ def bilinear_flags(op: Op) -> str | None:
 
 
 def input_arity(count: int) -> Constraint:
-    def check(op: Op) -> Optional[str]:
+    def check(op: Op) -> str | None:
         present = sum(1 for t in op.inputs[:count] if t is not None)
         return None if present >= count else f"{present} inputs"
 

@@ -15,8 +15,9 @@ code sets both the deprecated int8 code and the int32 code (schema v3a).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Optional, Sequence, Union
+from typing import Any
 
 import flatbuffers
 import numpy as np
@@ -113,10 +114,10 @@ class _Tensor:
     shape: list[int]
     type: int
     buffer: int
-    scale: Optional[list[float]]
-    zero_point: Optional[list[int]]
+    scale: list[float] | None
+    zero_point: list[int] | None
     quantized_dimension: int
-    shape_signature: Optional[list[int]]
+    shape_signature: list[int] | None
 
 
 @dataclass
@@ -145,11 +146,11 @@ class ModelBuilder:
         name: str,
         shape: Sequence[int],
         dtype: str,
-        scale: Union[float, Sequence[float], None] = None,
-        zero_point: Union[int, Sequence[int], None] = None,
+        scale: float | Sequence[float] | None = None,
+        zero_point: int | Sequence[int] | None = None,
         quantized_dimension: int = 0,
-        data: Optional[np.ndarray] = None,
-        shape_signature: Optional[Sequence[int]] = None,
+        data: np.ndarray | None = None,
+        shape_signature: Sequence[int] | None = None,
     ) -> int:
         """Add a tensor; `data` makes it a constant with its own buffer. Returns its index."""
         if dtype not in _TYPES:
@@ -188,7 +189,7 @@ class ModelBuilder:
         builtin: str,
         inputs: Sequence[int],
         outputs: Sequence[int],
-        options: Optional[dict] = None,
+        options: dict | None = None,
     ) -> int:
         """Add a builtin op; input -1 marks an omitted optional input. Returns its op index."""
         code = _builtin_code(builtin)
@@ -328,7 +329,7 @@ def _operator(b: flatbuffers.Builder, op: _Op) -> int:
     return tflite.OperatorEnd(b)
 
 
-def _options(b: flatbuffers.Builder, builtin: str, given: dict[str, Any]) -> Optional[tuple[int, int]]:
+def _options(b: flatbuffers.Builder, builtin: str, given: dict[str, Any]) -> tuple[int, int] | None:
     """Write the op's options table; returns (union type, table offset) or None for no table."""
     if builtin not in _OPTIONS:
         return None

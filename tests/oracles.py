@@ -8,7 +8,7 @@ With BUILTIN_REF (no XNNPACK delegate) neither interpreter prints INFO lines.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import tflite

@@ -17,9 +17,7 @@ _NOT_IDENTIFIER = re.compile(r"[^A-Za-z0-9_]+")
 _COMMENT_UNSAFE = re.compile(r"[^A-Za-z0-9 _\-.:;,()\[\]+=<>@#%&!^~|']")
 C_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 C_KEYWORDS = frozenset(
-    "auto break case char const continue default do double else enum extern float for goto if "
-    "inline int long register restrict return short signed sizeof static struct switch typedef "
-    "union unsigned void volatile while _Bool _Complex _Imaginary".split()
+    ["auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "_Bool", "_Complex", "_Imaginary"]
 )
 
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
 
 import flatbuffers
 import numpy as np
@@ -122,7 +123,7 @@ def _conv(op: Any, where: str) -> Conv2DOptions:
     )
 
 
-def _quantized_bias_type(options: Any) -> Optional[DType]:
+def _quantized_bias_type(options: Any) -> DType | None:
     """The options' quantized_bias_type; the schema default (FLOAT32) means not set."""
     value = options.QuantizedBiasType()
     return None if value == tflite.TensorType.FLOAT32 else _DTYPES.get(value)
@@ -402,7 +403,7 @@ class _Reader:
             raise ModelError(f"{self.label}: {what} refers to tensor {index}, but there are {len(tensors)}")
         return tensors[index]
 
-    def _buffer_bytes(self, buffer_index: int, where: str) -> Optional[bytes]:
+    def _buffer_bytes(self, buffer_index: int, where: str) -> bytes | None:
         model = self.model
         if not 0 <= buffer_index < model.BuffersLength():
             raise ModelError(f"{where}: buffer index {buffer_index} out of range (0..{model.BuffersLength() - 1})")
@@ -457,7 +458,7 @@ class _Reader:
         return Tensor(index=index, name=name, shape=shape, dtype=dtype, quant=self._quant(t, shape, where), data=data,
                       dynamic_axes=dynamic_axes)
 
-    def _quant(self, t: Any, shape: tuple[int, ...], where: str) -> Optional[Quant]:
+    def _quant(self, t: Any, shape: tuple[int, ...], where: str) -> Quant | None:
         q = t.Quantization()
         if q is None or q.ScaleLength() == 0:
             return None

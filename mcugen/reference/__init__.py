@@ -7,7 +7,7 @@ per op kind with @reference; run_graph executes a whole Graph.
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+from collections.abc import Callable
 
 import numpy as np
 
@@ -17,7 +17,7 @@ from ..quantization import Rounding
 
 # A kernel gets the op (tensors carry quantization and options), one array per op input
 # (constants included, None for an omitted optional input) and returns one array per output.
-ReferenceKernel = Callable[[Op, list[Optional[np.ndarray]], Rounding], list[np.ndarray]]
+ReferenceKernel = Callable[[Op, list[np.ndarray | None], Rounding], list[np.ndarray]]
 
 KERNELS: dict[OpKind, ReferenceKernel] = {}
 
@@ -30,7 +30,7 @@ def reference(kind: OpKind) -> Callable[[ReferenceKernel], ReferenceKernel]:
     return register
 
 
-def run_op(op: Op, inputs: list[Optional[np.ndarray]], rounding: Rounding) -> list[np.ndarray]:
+def run_op(op: Op, inputs: list[np.ndarray | None], rounding: Rounding) -> list[np.ndarray]:
     if op.kind not in KERNELS:
         raise UnsupportedError(
             f"{op.where()}: no reference kernel (registered: {', '.join(sorted(k.name for k in KERNELS))})"
@@ -49,7 +49,7 @@ def run_graph(
         if tensor.data is not None:
             values[tensor.index] = tensor.data
 
-    def value_of(tensor: Optional[Tensor]) -> Optional[np.ndarray]:
+    def value_of(tensor: Tensor | None) -> np.ndarray | None:
         return None if tensor is None else values[tensor.index]
 
     for op in graph.ops:
@@ -65,4 +65,4 @@ def run_outputs(graph: Graph, inputs: list[np.ndarray], rounding: Rounding) -> l
 
 
 # Importing the kernel modules registers them.
-from . import kernels  # noqa: E402,F401
+from . import kernels  # noqa: F401
