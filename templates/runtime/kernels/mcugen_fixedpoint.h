@@ -14,7 +14,8 @@
 #define MCUGEN_INLINE static inline
 #endif
 
-/* gemmlowp SaturatingRoundingDoublingHighMul: round(a * b / 2^31), ties away from zero. */
+/* gemmlowp SaturatingRoundingDoublingHighMul: round(a * b / 2^31); ties go toward +infinity
+ * (a positive tie rounds away from zero, a negative one toward zero), as in gemmlowp. */
 MCUGEN_INLINE int32_t mcugen_srdhm(int32_t a, int32_t b)
 {
     if (a == INT32_MIN && b == INT32_MIN) {
