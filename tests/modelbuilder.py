@@ -127,6 +127,7 @@ class _Op:
     outputs: list[int]
     builtin: str = ""
     options: dict[str, Any] = field(default_factory=dict)
+    options_table: bool = True
 
 
 class ModelBuilder:
@@ -190,12 +191,18 @@ class ModelBuilder:
         inputs: Sequence[int],
         outputs: Sequence[int],
         options: dict | None = None,
+        *,
+        options_table: bool = True,
     ) -> int:
-        """Add a builtin op; input -1 marks an omitted optional input. Returns its op index."""
+        """Add a builtin op; input -1 marks an omitted optional input. Returns its op index.
+
+        options_table=False writes no options table at all, as some writers do: runtimes then
+        use their own defaults, not the schema's."""
         code = _builtin_code(builtin)
         if options and builtin not in _OPTIONS:
             raise ValueError(f"options for {builtin} are not supported by ModelBuilder")
-        op = _Op(self._opcode(code, ""), list(inputs), list(outputs), builtin, dict(options or {}))
+        op = _Op(self._opcode(code, ""), list(inputs), list(outputs), builtin, dict(options or {}),
+                 options_table)
         self._ops.append(op)
         return len(self._ops) - 1
 
@@ -316,7 +323,7 @@ def _quantization(b: flatbuffers.Builder, t: _Tensor) -> int:
 
 
 def _operator(b: flatbuffers.Builder, op: _Op) -> int:
-    options = _options(b, op.builtin, op.options)
+    options = _options(b, op.builtin, op.options) if op.options_table else None
     inputs = _ints(b, op.inputs)
     outputs = _ints(b, op.outputs)
     tflite.OperatorStart(b)

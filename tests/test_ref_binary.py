@@ -318,6 +318,26 @@ def test_pot_path_differs_between_runtimes() -> None:
     assert_exact(_reference(case, model, inputs, Rounding.LITERT), litert)
 
 
+def test_add_without_options_table_takes_the_general_path() -> None:
+    """An int16 ADD written with no options table: LiteRT keeps pot_scale_int16 false (its
+    zero-initialised params), not the schema default true, so it takes the general path."""
+    case = pot_cases()[0]
+    values = random_inputs(case)
+    b = ModelBuilder(case.id)
+    a, c = (b.add_tensor(n, case.shape1, "int16", scale=s, zero_point=0)
+            for n, s in (("a", case.scales[0]), ("b", case.scales[1])))
+    y = b.add_tensor("y", case.output_shape, "int16", scale=case.scales[2], zero_point=0)
+    b.add_op("ADD", [a, c], [y], options_table=False)
+    b.set_io([a, c], [y])
+    model = b.build()
+    graph = parse_model(model, "no_table.tflite")
+    assert graph.ops[0].options.pot_scale_int16 is False
+    litert = run_litert(model, values)[0]
+    pot_model, _ = model_and_inputs(case)
+    assert np.sum(run_litert(pot_model, values)[0] != litert) > 0  # the flag matters here
+    assert_exact(run_outputs(graph, values, Rounding.LITERT)[0], litert)
+
+
 def test_mul_and_prelu_differ_between_runtimes() -> None:
     """The precision cases' MUL and PRELU outputs differ between TFLM and LiteRT (so each mode
     needs its own multipliers; test_reference_matches_oracle holds each mode to its runtime)."""

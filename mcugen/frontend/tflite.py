@@ -169,7 +169,10 @@ def _arithmetic(options_class: Any) -> Callable[[Any, str], ArithmeticOptions]:
 
     def read(op: Any, where: str) -> ArithmeticOptions:
         o = _options_table(op, options_class)
-        pot = bool(o.PotScaleInt16()) if hasattr(o, "PotScaleInt16") else False
+        # Without a table LiteRT keeps its zero-initialised params (pot_scale_int16 false), not
+        # the schema default (true); TFLM ignores the flag.
+        has_table = op.BuiltinOptions() is not None
+        pot = has_table and hasattr(o, "PotScaleInt16") and bool(o.PotScaleInt16())
         return ArithmeticOptions(_enum(_ACTIVATIONS, o.FusedActivationFunction(), "activation", where), pot)
 
     return read
