@@ -6,6 +6,9 @@ go with them are facts of the model, not of either implementation: the C emitter
 (mcugen.codegen.ops_*) and the reference kernels (mcugen.reference.*) both take them from
 here, so the two paths differ only in the per-element arithmetic. That arithmetic is not
 here: it lives, independently, in the generated C and in mcugen.reference.
+
+This module holds the shared int8 conv, FC, pool and softmax parameters; each later family has
+its own module beside it (conv, elementwise, activation, movement, reduce, resize).
 """
 
 from __future__ import annotations
@@ -168,70 +171,6 @@ def pool_geometry(op: Op) -> PoolGeometry:
         pad_left=conv_padding(o.padding, x.shape[2], o.filter_w, o.stride_w, 1, y.shape[2]),
         activation_min=low,
         activation_max=high,
-    )
-
-
-# --- MEAN --------------------------------------------------------------------------------
-
-# The int32 sum and the centred sum - input_zero_point * count (|.| <= 255 * count) must stay
-# inside int32, as TFLite's accumulator assumes.
-MAX_REDUCED_ELEMENTS = (1 << 31) // 256 - 1
-
-
-@dataclass(frozen=True)
-class MeanParams:
-    """Build-time facts of one int8 MEAN; multiplier and shift already include 1/count."""
-
-    axes: tuple[int, ...]  # resolved (non-negative), unique, sorted
-    count: int  # elements averaged into each output
-    input_zero_point: int
-    output_zero_point: int
-    multiplier: int
-    shift: int
-
-
-def resolve_axes(op: Op) -> tuple[int, ...]:
-    """TFLite's ResolveAxis: negative axes count from the end, duplicates are dropped."""
-    x, axis = op.inputs[0], op.inputs[1]
-    assert x is not None
-    if axis is None or axis.data is None:
-        raise UnsupportedError(f"{op.where()}: the axes input must be a constant tensor")
-    rank = len(x.shape)
-    resolved = set()
-    for value in np.asarray(axis.data).reshape(-1).tolist():
-        current = value + rank if value < 0 else value
-        if not 0 <= current < rank:
-            raise UnsupportedError(f"{op.where()}: axis {value} is out of range for rank {rank}")
-        resolved.add(int(current))
-    return tuple(sorted(resolved))
-
-
-def fold_count(multiplier: int, shift: int, count: int) -> tuple[int, int]:
-    """QuantizedMeanOrSum's rescale of (multiplier, shift) by 1/count, integer-exact."""
-    s = min(count.bit_length() - 1, 32, 31 + shift)
-    return (multiplier << s) // count, shift - s
-
-
-def mean_params(op: Op) -> MeanParams:
-    x, y = op.inputs[0], op.outputs[0]
-    assert x is not None and x.quant and y.quant
-    axes = resolve_axes(op)
-    count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64)) if axes else 1
-    if count == 0:
-        raise UnsupportedError(f"{op.where()}: the reduced axes {list(axes)} are empty")
-    if count > MAX_REDUCED_ELEMENTS:
-        raise UnsupportedError(
-            f"{op.where()}: {count} elements per mean overflow the int32 sum (at most {MAX_REDUCED_ELEMENTS})"
-        )
-    multiplier, shift = quantize_multiplier(x.quant.single_scale / y.quant.single_scale)
-    multiplier, shift = fold_count(multiplier, shift, count)
-    return MeanParams(
-        axes=axes,
-        count=count,
-        input_zero_point=x.quant.single_zero_point,
-        output_zero_point=y.quant.single_zero_point,
-        multiplier=multiplier,
-        shift=shift,
     )
 
 

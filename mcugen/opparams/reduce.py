@@ -18,9 +18,31 @@ import numpy as np
 from ..errors import UnsupportedError
 from ..ir import DType, Op, OpKind
 from ..quantization import Rounding, dtype_range, quantize_multiplier
-from . import fold_count, resolve_axes
 
 MAX_LOOPS = 4  # MCUGEN_REDUCE_MAX_LOOPS in mcugen_reduce.h
+
+
+def resolve_axes(op: Op) -> tuple[int, ...]:
+    """TFLite's ResolveAxis: negative axes count from the end, duplicates are dropped."""
+    x, axis = op.inputs[0], op.inputs[1]
+    assert x is not None
+    if axis is None or axis.data is None:
+        raise UnsupportedError(f"{op.where()}: the axes input must be a constant tensor")
+    rank = len(x.shape)
+    resolved = set()
+    for value in np.asarray(axis.data).reshape(-1).tolist():
+        current = value + rank if value < 0 else value
+        if not 0 <= current < rank:
+            raise UnsupportedError(f"{op.where()}: axis {value} is out of range for rank {rank}")
+        resolved.add(int(current))
+    return tuple(sorted(resolved))
+
+
+def fold_count(multiplier: int, shift: int, count: int) -> tuple[int, int]:
+    """QuantizedMeanOrSum's rescale of (multiplier, shift) by 1/count, integer-exact."""
+    s = min(count.bit_length() - 1, 32, 31 + shift)
+    return (multiplier << s) // count, shift - s
+
 
 Level = tuple[int, int]  # (extent, input stride in elements)
 
