@@ -53,65 +53,24 @@ static int32_t rescale_one(const mcugen_pointwise_rescale_params *p, int32_t x)
     return mcugen_clamp(scaled + p->output_offset, p->activation.min, p->activation.max);
 }
 
-mcugen_status mcugen_pointwise_rescale_s8_s8(const mcugen_pointwise_rescale_params *params, int32_t size,
-                                   const int8_t *input, int8_t *output)
-{
-    CHECK_ARGS(params != NULL && input != NULL && output != NULL && size >= 0);
-    for (int32_t i = 0; i < size; ++i) {
-        output[i] = (int8_t)rescale_one(params, input[i]);
+/* One rescale kernel per (input, output) type pair: the same loop, only the types differ. */
+#define MCUGEN_POINTWISE_RESCALE(NAME, IN_T, OUT_T)                                           \
+    mcugen_status NAME(const mcugen_pointwise_rescale_params *params, int32_t size,           \
+                       const IN_T *input, OUT_T *output)                                      \
+    {                                                                                         \
+        CHECK_ARGS(params != NULL && input != NULL && output != NULL && size >= 0);           \
+        for (int32_t i = 0; i < size; ++i) {                                                  \
+            output[i] = (OUT_T)rescale_one(params, input[i]);                                 \
+        }                                                                                     \
+        return MCUGEN_OK;                                                                     \
     }
-    return MCUGEN_OK;
-}
 
-mcugen_status mcugen_pointwise_rescale_s8_s16(const mcugen_pointwise_rescale_params *params, int32_t size,
-                                    const int8_t *input, int16_t *output)
-{
-    CHECK_ARGS(params != NULL && input != NULL && output != NULL && size >= 0);
-    for (int32_t i = 0; i < size; ++i) {
-        output[i] = (int16_t)rescale_one(params, input[i]);
-    }
-    return MCUGEN_OK;
-}
-
-mcugen_status mcugen_pointwise_rescale_s8_u8(const mcugen_pointwise_rescale_params *params, int32_t size,
-                                   const int8_t *input, uint8_t *output)
-{
-    CHECK_ARGS(params != NULL && input != NULL && output != NULL && size >= 0);
-    for (int32_t i = 0; i < size; ++i) {
-        output[i] = (uint8_t)rescale_one(params, input[i]);
-    }
-    return MCUGEN_OK;
-}
-
-mcugen_status mcugen_pointwise_rescale_u8_s8(const mcugen_pointwise_rescale_params *params, int32_t size,
-                                   const uint8_t *input, int8_t *output)
-{
-    CHECK_ARGS(params != NULL && input != NULL && output != NULL && size >= 0);
-    for (int32_t i = 0; i < size; ++i) {
-        output[i] = (int8_t)rescale_one(params, input[i]);
-    }
-    return MCUGEN_OK;
-}
-
-mcugen_status mcugen_pointwise_rescale_s16_s16(const mcugen_pointwise_rescale_params *params, int32_t size,
-                                     const int16_t *input, int16_t *output)
-{
-    CHECK_ARGS(params != NULL && input != NULL && output != NULL && size >= 0);
-    for (int32_t i = 0; i < size; ++i) {
-        output[i] = (int16_t)rescale_one(params, input[i]);
-    }
-    return MCUGEN_OK;
-}
-
-mcugen_status mcugen_pointwise_rescale_s16_s8(const mcugen_pointwise_rescale_params *params, int32_t size,
-                                    const int16_t *input, int8_t *output)
-{
-    CHECK_ARGS(params != NULL && input != NULL && output != NULL && size >= 0);
-    for (int32_t i = 0; i < size; ++i) {
-        output[i] = (int8_t)rescale_one(params, input[i]);
-    }
-    return MCUGEN_OK;
-}
+MCUGEN_POINTWISE_RESCALE(mcugen_pointwise_rescale_s8_s8, int8_t, int8_t)
+MCUGEN_POINTWISE_RESCALE(mcugen_pointwise_rescale_s8_s16, int8_t, int16_t)
+MCUGEN_POINTWISE_RESCALE(mcugen_pointwise_rescale_s8_u8, int8_t, uint8_t)
+MCUGEN_POINTWISE_RESCALE(mcugen_pointwise_rescale_u8_s8, uint8_t, int8_t)
+MCUGEN_POINTWISE_RESCALE(mcugen_pointwise_rescale_s16_s16, int16_t, int16_t)
+MCUGEN_POINTWISE_RESCALE(mcugen_pointwise_rescale_s16_s8, int16_t, int8_t)
 
 /* The input in table steps: (x * multiplier + round) >> shift, as reference_integer_ops. */
 static int32_t sigmoid_input(const mcugen_sigmoid_s16_params *p, int16_t x)

@@ -83,9 +83,9 @@ mcugen_status mcugen_lut_s16_s16(const int16_t *table, int32_t size, const int16
                                  int16_t *output);
 
 mcugen_status mcugen_pointwise_rescale_s8_s8(const mcugen_pointwise_rescale_params *params, int32_t size,
-                                   const int8_t *input, int8_t *output);
+                                             const int8_t *input, int8_t *output);
 mcugen_status mcugen_pointwise_rescale_s8_s16(const mcugen_pointwise_rescale_params *params, int32_t size,
-                                    const int8_t *input, int16_t *output);
+                                              const int8_t *input, int16_t *output);
 
 mcugen_status mcugen_lut_s8_s8(const int8_t *table, int32_t size, const int8_t *input,
                                int8_t *output);
@@ -94,13 +94,13 @@ mcugen_status mcugen_lut_s8_s16(const int16_t *table, int32_t size, const int8_t
 
 /* QUANTIZE between int8 and uint8 (TFLite's Requantize). */
 mcugen_status mcugen_pointwise_rescale_s8_u8(const mcugen_pointwise_rescale_params *params, int32_t size,
-                                   const int8_t *input, uint8_t *output);
+                                             const int8_t *input, uint8_t *output);
 mcugen_status mcugen_pointwise_rescale_u8_s8(const mcugen_pointwise_rescale_params *params, int32_t size,
-                                   const uint8_t *input, int8_t *output);
+                                             const uint8_t *input, int8_t *output);
 mcugen_status mcugen_pointwise_rescale_s16_s16(const mcugen_pointwise_rescale_params *params, int32_t size,
-                                     const int16_t *input, int16_t *output);
+                                               const int16_t *input, int16_t *output);
 mcugen_status mcugen_pointwise_rescale_s16_s8(const mcugen_pointwise_rescale_params *params, int32_t size,
-                                    const int16_t *input, int8_t *output);
+                                              const int16_t *input, int8_t *output);
 
 /* table: TFLite's sigmoid_table_uint16 (256 entries). */
 mcugen_status mcugen_logistic_s16(const mcugen_sigmoid_s16_params *params, const uint16_t *table,
