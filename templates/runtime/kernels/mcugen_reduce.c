@@ -72,55 +72,34 @@ static int quant_is_valid(const mcugen_reduce_quant_params *quant)
            quant->output_min <= quant->output_max;
 }
 
-mcugen_status mcugen_reduce_sum_requant_s8(const mcugen_reduce_params *params,
-                                           const mcugen_reduce_quant_params *quant,
-                                           const int8_t *input, int8_t *output)
-{
-    if (!params_are_valid(params, input, output) || !quant_is_valid(quant)) {
-        return MCUGEN_ARG_ERROR;
+/* int8 and int16 sums: the same loop nest, only the element type differs. */
+#define MCUGEN_REDUCE_SUM_REQUANT(NAME, T)                                                    \
+    mcugen_status NAME(const mcugen_reduce_params *params,                                    \
+                       const mcugen_reduce_quant_params *quant, const T *input, T *output)    \
+    {                                                                                         \
+        if (!params_are_valid(params, input, output) || !quant_is_valid(quant)) {             \
+            return MCUGEN_ARG_ERROR;                                                          \
+        }                                                                                     \
+        const int32_t outputs = nest_count(&params->outer);                                   \
+        const int32_t count = nest_count(&params->inner);                                     \
+        nest_cursor out, in;                                                                  \
+        cursor_reset(&out);                                                                   \
+        for (int32_t o = 0; o < outputs; ++o) {                                               \
+            const T *base = input + out.offset;                                               \
+            int32_t sum = 0;                                                                  \
+            cursor_reset(&in);                                                                \
+            for (int32_t i = 0; i < count; ++i) {                                             \
+                sum += base[in.offset];                                                       \
+                cursor_step(&in, &params->inner);                                             \
+            }                                                                                 \
+            output[o] = (T)requantize_sum(sum, quant);                                        \
+            cursor_step(&out, &params->outer);                                                \
+        }                                                                                     \
+        return MCUGEN_OK;                                                                     \
     }
-    const int32_t outputs = nest_count(&params->outer);
-    const int32_t count = nest_count(&params->inner);
-    nest_cursor out, in;
-    cursor_reset(&out);
-    for (int32_t o = 0; o < outputs; ++o) {
-        const int8_t *base = input + out.offset;
-        int32_t sum = 0;
-        cursor_reset(&in);
-        for (int32_t i = 0; i < count; ++i) {
-            sum += base[in.offset];
-            cursor_step(&in, &params->inner);
-        }
-        output[o] = (int8_t)requantize_sum(sum, quant);
-        cursor_step(&out, &params->outer);
-    }
-    return MCUGEN_OK;
-}
 
-mcugen_status mcugen_reduce_sum_requant_s16(const mcugen_reduce_params *params,
-                                            const mcugen_reduce_quant_params *quant,
-                                            const int16_t *input, int16_t *output)
-{
-    if (!params_are_valid(params, input, output) || !quant_is_valid(quant)) {
-        return MCUGEN_ARG_ERROR;
-    }
-    const int32_t outputs = nest_count(&params->outer);
-    const int32_t count = nest_count(&params->inner);
-    nest_cursor out, in;
-    cursor_reset(&out);
-    for (int32_t o = 0; o < outputs; ++o) {
-        const int16_t *base = input + out.offset;
-        int32_t sum = 0;
-        cursor_reset(&in);
-        for (int32_t i = 0; i < count; ++i) {
-            sum += base[in.offset];
-            cursor_step(&in, &params->inner);
-        }
-        output[o] = (int16_t)requantize_sum(sum, quant);
-        cursor_step(&out, &params->outer);
-    }
-    return MCUGEN_OK;
-}
+MCUGEN_REDUCE_SUM_REQUANT(mcugen_reduce_sum_requant_s8, int8_t)
+MCUGEN_REDUCE_SUM_REQUANT(mcugen_reduce_sum_requant_s16, int16_t)
 
 mcugen_status mcugen_reduce_sum_f32(const mcugen_reduce_params *params, int32_t mean,
                                     const float *input, float *output)
