@@ -1,8 +1,8 @@
 /*
- * Kernel unit tests for the fast int8 paths (mcugen_conv_fast.c: DSP on Cortex-M4, Helium on
+ * Kernel unit tests for the fast int8 paths (mcugen_conv_fast_dsp.c on Cortex-M4, mcugen_conv_fast_mve.c on
  * Cortex-M55) against the portable C, inside one QEMU image.
  *
- * The image links mcugen_conv_fast.c built for the core (fast paths on) with mcugen_conv.c and
+ * The image links mcugen_conv_fast*.c built for the core (fast paths on) with mcugen_conv.c and
  * mcugen_fully_connected.c built with -DMCUGEN_PORTABLE (their dispatch to the fast paths off),
  * so each case runs both on the same seeded random shapes, parameters and data and compares
  * the output bytes (and a guard byte past the end). Prints one line per kernel and

@@ -276,10 +276,11 @@ def plan(model: Path, as_json: bool, picture: Path | None, rounding: str, pools:
 @click.option("--cpu-mhz", default=100.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
               help="With --qemu: the clock that turns instructions into ns (one instruction a cycle).")
 @click.option("--json", "as_json", is_flag=True, help="Print the profile as JSON.")
+@TILING_OPTION
 @_build_options
 @_fail_cleanly
 def profile(model: Path, qemu: bool, runs: int, per_op: bool, cpu_mhz: float, as_json: bool, rounding: str,
-            prefix: str | None, target: str, pools: Sequence[str]) -> None:
+            prefix: str | None, target: str, pools: Sequence[str], tiling: bool) -> None:
     """Run MODEL's C with per-op timing: time per op type (or op) and the memory table."""
     import json
 
@@ -287,7 +288,7 @@ def profile(model: Path, qemu: bool, runs: int, per_op: bool, cpu_mhz: float, as
     from .analysis.progress import progress_steps
 
     with progress_steps(f"profile {model.name}", PROFILE_STEPS[qemu]) as advance:
-        result = profile_model(model, _options(rounding, prefix, target, pools), qemu=qemu, runs=runs,
+        result = profile_model(model, _options(rounding, prefix, target, pools, tiling), qemu=qemu, runs=runs,
                                cpu_mhz=cpu_mhz, progress=advance)
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2))

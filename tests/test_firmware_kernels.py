@@ -1,4 +1,4 @@
-"""Kernel unit tests of the fast int8 paths (templates/runtime/kernels/mcugen_conv_fast.c) on
+"""Kernel unit tests of the fast int8 paths (templates/runtime/kernels/mcugen_conv_fast_dsp.c, _mve.c) on
 emulated cores: the DSP-extension path on Cortex-M4 (QEMU mps2-an386) and the Helium path on
 Cortex-M55 (mps3-an547), each against the portable C on seeded random shapes and parameters
 inside one image (firmware_tests/kernel_tests.c, which exits 1 on the first differing byte);
@@ -53,9 +53,9 @@ def test_fast_paths_match_portable(target: str, path: str, seed: int, tmp_path: 
 
 # (core, file, correct text, wrong text): rounding ties the wrong way, once on each path
 MUTATIONS = [
-    ("qemu-m55", "mcugen_conv_fast.c", "return vrshlq_s32(vqaddq_s32(acc, fix), right);",
+    ("qemu-m55", "mcugen_fast_common.h", "return vrshlq_s32(vqaddq_s32(acc, fix), right);",
      "(void)fix;\n    return vrshlq_s32(acc, right);"),
-    ("qemu-m4", "mcugen_elementwise.c", "        y += y >> 31;\n", ""),
+    ("qemu-m4", "mcugen_fast_common.h", "        y += y >> 31;\n", ""),
 ]
 
 

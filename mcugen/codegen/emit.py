@@ -83,7 +83,7 @@ def op_scratch_bytes(op: Op) -> int:
     return SCRATCH[op.kind](op) if op.kind in SCRATCH else 0
 
 
-# Scratch that only the fast int8 paths (DSP, Helium: runtime/kernels/mcugen_conv_fast.c) use;
+# Scratch that only the fast int8 paths (DSP, Helium: runtime/kernels/mcugen_conv_fast_dsp.c, _mve.c) use;
 # planned for the Cortex-M targets, not for `host`, whose portable C needs none.
 FastPathScratch = Callable[[Op, str], int]  # (op, target) -> bytes
 FAST_PATH_SCRATCH: dict[OpKind, FastPathScratch] = {}

@@ -187,7 +187,7 @@ def generate(graph: Graph, order: list[Op], plan: Plan, prefix: str, rounding: R
             step.dumps = [(t.index, ctx.address(t), t.nbytes) for t in step.op.outputs
                           if not t.is_constant and _planned(plan, t)]
 
-    kernel_files = sorted(f"{stem}{ext}" for stem in runtime for ext in (".c", ".h"))
+    kernel_files = sorted(_stem_files(runtime))
     runtime_files = sorted(set(COMMON_RUNTIME) | set(kernel_files))
     weights_bytes = sum(c.nbytes for c in ctx.constants)
     data: dict[str, Any] = {
@@ -231,6 +231,16 @@ def generate(graph: Graph, order: list[Op], plan: Plan, prefix: str, rounding: R
             raise BuildError(f"runtime file {name} is missing from {RUNTIME}")
         files[name] = path.read_text()
     return GeneratedCode(files=files, weights_bytes=weights_bytes, runtime=runtime_files)
+
+
+def _stem_files(stems: set[str]) -> list[str]:
+    """The .c and .h files of each runtime stem: a stem may be header-only (shared inline
+    helpers) or source-only (one instruction set's paths behind another stem's header)."""
+    files = [f"{stem}{ext}" for stem in stems for ext in (".c", ".h") if (RUNTIME / f"{stem}{ext}").exists()]
+    missing = sorted(stem for stem in stems if not any(f.startswith(f"{stem}.") for f in files))
+    if missing:
+        raise BuildError(f"runtime files for {', '.join(missing)} are missing from {RUNTIME}")
+    return files
 
 
 def render_harness(prefix: str, model_label: str, graph: Graph) -> str:

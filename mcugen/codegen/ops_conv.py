@@ -31,8 +31,10 @@ from .emit import EmitContext, KernelCall, c_dims, emitter, fast_path_scratch
 SHIFT_RANGE = (-31, 30)  # TFLite's QuantizeMultiplier range, which the C kernels check
 
 
-RUNTIME_CONV = {"mcugen_conv", "mcugen_conv_fast", "mcugen_rescale"}
-RUNTIME_FC = {"mcugen_fully_connected", "mcugen_conv_fast", "mcugen_rescale"}
+# the fast paths: entry points, one file per instruction set, and their shared helpers
+RUNTIME_FAST = {"mcugen_conv_fast", "mcugen_conv_fast_dsp", "mcugen_conv_fast_mve", "mcugen_fast_common"}
+RUNTIME_CONV = {"mcugen_conv", "mcugen_rescale"} | RUNTIME_FAST
+RUNTIME_FC = {"mcugen_fully_connected", "mcugen_rescale"} | RUNTIME_FAST
 
 
 def _round_up4(n: int) -> int:

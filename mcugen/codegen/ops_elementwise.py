@@ -31,7 +31,7 @@ from .cnames import c_float
 from .emit import EmitContext, KernelCall, emitter
 
 MAX_LOOPS = 6  # MCUGEN_BROADCAST_MAX_LOOPS in mcugen_elementwise.h
-RUNTIME = "mcugen_elementwise"
+RUNTIME = {"mcugen_elementwise", "mcugen_fast_common"}  # the ADD/SUB rows share fast helpers
 _SUFFIX = {DType.INT8: "s8", DType.INT16: "s16", DType.FLOAT32: "f32"}
 
 
@@ -131,7 +131,7 @@ class _Call:
         pointers = [self.operand(a), self.operand(b), self.ctx.ptr(y)]
         return KernelCall(declarations=self.declarations,
                           calls=[f"{function}({', '.join([*args, *pointers])})"],
-                          runtime={RUNTIME})
+                          runtime=set(RUNTIME))
 
 
 def _operands(op: Op) -> tuple[Tensor, Tensor, Tensor]:

@@ -6,10 +6,14 @@
  * or scratch too small). Every fast path is bit-exact with the portable C: the same int32
  * sums modulo 2^32 and the same requantization (mcugen_requantize's double rounding).
  *
- * Which path, chosen by the compiler's macros (so by -mcpu, i.e. mcugen's --target):
- *   MCUGEN_FAST_MVE  Helium (__ARM_FEATURE_MVE, Cortex-M55): ACLE MVE intrinsics.
- *   MCUGEN_FAST_DSP  the DSP extension (__ARM_FEATURE_DSP, Cortex-M4/M7): SMLAD and friends.
- *   neither          (host, Cortex-M0/M3, or -DMCUGEN_PORTABLE): every function returns 0.
+ * Which path, chosen by the compiler's macros (so by -mcpu, i.e. mcugen's --target; see
+ * mcugen_platform.h), and where it lives:
+ *   MCUGEN_FAST_MVE  Helium (__ARM_FEATURE_MVE, Cortex-M55): ACLE MVE intrinsics;
+ *                    mcugen_conv_fast_mve.c.
+ *   MCUGEN_FAST_DSP  the DSP extension (__ARM_FEATURE_DSP, Cortex-M4/M7): SMLAD and friends;
+ *                    mcugen_conv_fast_dsp.c.
+ *   neither          (host, Cortex-M0/M3, or -DMCUGEN_PORTABLE): every function returns 0;
+ *                    mcugen_conv_fast.c.
  *
  * How the sums stay exact:
  *   DSP conv: four output pixels at a time are copied (im2col) into int16 with the input offset
@@ -41,12 +45,7 @@
 #include <stdint.h>
 
 #include "mcugen_nn_types.h"
-
-#if !defined(MCUGEN_PORTABLE) && defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
-#define MCUGEN_FAST_MVE 1
-#elif !defined(MCUGEN_PORTABLE) && defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
-#define MCUGEN_FAST_DSP 1
-#endif
+#include "mcugen_platform.h" /* which path: MCUGEN_FAST_MVE, MCUGEN_FAST_DSP or neither */
 
 /* What the fast paths need of the conv and depthwise params (mcugen_conv.h), copied by the
  * caller, so that this file depends on no other kernel's header. */

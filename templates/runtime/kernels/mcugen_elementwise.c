@@ -2,6 +2,7 @@
 
 #include <stddef.h>
 
+#include "mcugen_fast_common.h"
 #include "mcugen_fixedpoint.h"
 
 /* What one kernel's per-element arithmetic reads: at most one quant struct and a clamp. */
@@ -191,21 +192,7 @@ MCUGEN_ROW(prelu_f32_row, float, float, float, a >= 0.0f ? a : a * b)
 
 /* --- int8 ADD/SUB rows: Helium (Cortex-M55), DSP-extension cores (Cortex-M4/M7) ------------ */
 
-#if !defined(MCUGEN_PORTABLE) && defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
-#include <arm_mve.h>
-
-/* mcugen_requantize on four lanes, bit-exact: VQRDMULH is gemmlowp's doubling high multiply
- * (saturation included), and VRSHL after subtracting 1 from negative values is its
- * RoundingDivideByPOT (ties away from zero); see mcugen_conv_fast.h. */
-static inline int32x4_t requantize_x4(int32x4_t acc, int32x4_t multiplier, int32x4_t shift)
-{
-    const int32x4_t zero = vdupq_n_s32(0);
-    const int32x4_t left = vmaxq_s32(shift, zero);
-    const int32x4_t right = vminq_s32(shift, zero);
-    acc = vqrdmulhq_s32(vshlq_s32(acc, left), multiplier);
-    const int32x4_t fix = vshrq_n_s32(vandq_s32(acc, right), 31);
-    return vrshlq_s32(vqaddq_s32(acc, fix), right);
-}
+#if defined(MCUGEN_FAST_MVE)
 
 /* rescale_add on four elements at a time; steps 0 (a broadcast scalar) or 1. */
 static void add_s8_row_mve(int32_t count, const int8_t *x1, int32_t step1, const int8_t *x2,
@@ -232,23 +219,7 @@ static void add_s8_row_mve(int32_t count, const int8_t *x1, int32_t step1, const
 }
 #define MCUGEN_ADD_S8_FAST 1
 
-#elif !defined(MCUGEN_PORTABLE) && defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
-
-/* mcugen_requantize for multiplier != INT32_MIN, shifts decoded once per row: the doubling
- * high multiply is then floor((x * m + 2^30) / 2^31) and never INT32_MIN, and the rounding
- * divide (ties away from zero) a round-half-up shift of x - 1 for negative x (see
- * mcugen_conv_fast.c, requantize_fast). */
-static inline int32_t requantize_decoded(int32_t x, int32_t multiplier, int32_t left,
-                                         int32_t right)
-{
-    const int32_t shifted = (int32_t)((uint32_t)x << left);
-    int32_t y = (int32_t)(((int64_t)shifted * multiplier + ((int64_t)1 << 30)) >> 31);
-    if (right > 0) {
-        y += y >> 31;
-        y = (y >> right) + ((y >> (right - 1)) & 1);
-    }
-    return y;
-}
+#elif defined(MCUGEN_FAST_DSP)
 
 /* rescale_add, element by element, with the shifts decoded once. */
 static void add_s8_row_dsp(int32_t count, const int8_t *x1, int32_t step1, const int8_t *x2,
