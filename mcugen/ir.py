@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Union
 
 import numpy as np
 
@@ -229,29 +228,29 @@ class ResizeOptions:
     half_pixel_centers: bool
 
 
-OpOptions = Union[
-    Conv2DOptions,
-    DepthwiseConv2DOptions,
-    FullyConnectedOptions,
-    Pool2DOptions,
-    ArithmeticOptions,
-    ReducerOptions,
-    SoftmaxOptions,
-    NoOptions,
-    TransposeConvOptions,
-    BatchMatMulOptions,
-    LeakyReluOptions,
-    SqueezeOptions,
-    ConcatenationOptions,
-    PackOptions,
-    UnpackOptions,
-    SplitOptions,
-    StridedSliceOptions,
-    ShapeOptions,
-    GatherOptions,
-    ArgMaxOptions,
-    ResizeOptions,
-]
+OpOptions = (
+    Conv2DOptions
+    | DepthwiseConv2DOptions
+    | FullyConnectedOptions
+    | Pool2DOptions
+    | ArithmeticOptions
+    | ReducerOptions
+    | SoftmaxOptions
+    | NoOptions
+    | TransposeConvOptions
+    | BatchMatMulOptions
+    | LeakyReluOptions
+    | SqueezeOptions
+    | ConcatenationOptions
+    | PackOptions
+    | UnpackOptions
+    | SplitOptions
+    | StridedSliceOptions
+    | ShapeOptions
+    | GatherOptions
+    | ArgMaxOptions
+    | ResizeOptions
+)
 
 
 class OpKind(enum.Enum):

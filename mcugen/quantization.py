@@ -35,7 +35,7 @@ class Rounding(enum.Enum):
 
 def _round_half_away(value: float) -> int:
     """TfLiteRound / std::round: halves go away from zero."""
-    return int(math.floor(abs(value) + 0.5)) * (1 if value >= 0 else -1)
+    return math.floor(abs(value) + 0.5) * (1 if value >= 0 else -1)
 
 
 def quantize_multiplier(real: float) -> tuple[int, int]:

@@ -104,7 +104,7 @@ def _camel(snake: str) -> str:
 def _builtin_code(name: str) -> int:
     code = getattr(tflite.BuiltinOperator, name, None)
     if not isinstance(code, int):
-        raise ValueError(f"unknown TFLite builtin operator '{name}'")
+        raise ValueError(f"unknown TFLite builtin operator '{name}'")  # noqa: TRY004 - a name, not a type
     return code
 
 

@@ -349,7 +349,7 @@ def parse_model(data: bytes, label: str) -> Graph:
         return _Reader(data, label).graph()
     except (ModelError, UnsupportedError):
         raise
-    except Exception as exc:  # the flatbuffers runtime raises bare errors on a corrupt file
+    except Exception as exc:  # noqa: BLE001 - the flatbuffers runtime raises bare errors on a corrupt file
         raise ModelError(
             f"{label}: corrupt or truncated flatbuffer ({type(exc).__name__}: {exc})"
         ) from None
