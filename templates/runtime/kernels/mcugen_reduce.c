@@ -46,10 +46,11 @@ static void cursor_reset(nest_cursor *cursor)
     cursor->offset = 0;
 }
 
-/* Advance to the next position, innermost level first (row-major order). */
-static void cursor_step(nest_cursor *cursor, const mcugen_loop_nest *nest)
+/* Advance to the next position at `level` or above (MCUGEN_REDUCE_MAX_LOOPS - 1: the next
+ * element; one less: the next row of the innermost level), row-major order. */
+static void cursor_step_from(nest_cursor *cursor, const mcugen_loop_nest *nest, int32_t level)
 {
-    for (int32_t level = MCUGEN_REDUCE_MAX_LOOPS - 1; level >= 0; --level) {
+    for (; level >= 0; --level) {
         cursor->offset += (size_t)nest->stride[level];
         if (++cursor->index[level] < nest->extent[level]) {
             return;
@@ -57,6 +58,11 @@ static void cursor_step(nest_cursor *cursor, const mcugen_loop_nest *nest)
         cursor->offset -= (size_t)nest->extent[level] * (size_t)nest->stride[level];
         cursor->index[level] = 0;
     }
+}
+
+static void cursor_step(nest_cursor *cursor, const mcugen_loop_nest *nest)
+{
+    cursor_step_from(cursor, nest, MCUGEN_REDUCE_MAX_LOOPS - 1);
 }
 
 /* The quantized sum, requantized and clamped; the build bounds the count so |sum| < 2^31. */
@@ -82,15 +88,22 @@ static int quant_is_valid(const mcugen_reduce_quant_params *quant)
         }                                                                                     \
         const int32_t outputs = nest_count(&params->outer);                                   \
         const int32_t count = nest_count(&params->inner);                                     \
+        const int32_t row_length = params->inner.extent[MCUGEN_REDUCE_MAX_LOOPS - 1];         \
+        const int32_t row_stride = params->inner.stride[MCUGEN_REDUCE_MAX_LOOPS - 1];         \
         nest_cursor out, in;                                                                  \
         cursor_reset(&out);                                                                   \
         for (int32_t o = 0; o < outputs; ++o) {                                               \
             const T *base = input + out.offset;                                               \
             int32_t sum = 0;                                                                  \
             cursor_reset(&in);                                                                \
-            for (int32_t i = 0; i < count; ++i) {                                             \
-                sum += base[in.offset];                                                       \
-                cursor_step(&in, &params->inner);                                             \
+            /* the innermost level as a plain strided loop, the odometer only between rows    \
+             * (an integer sum: the order does not matter) */                                 \
+            for (int32_t r = 0; r < count / row_length; ++r) {                                \
+                const T *row = base + in.offset;                                              \
+                for (int32_t k = 0; k < row_length; ++k) {                                    \
+                    sum += row[(size_t)k * (size_t)row_stride];                               \
+                }                                                                             \
+                cursor_step_from(&in, &params->inner, MCUGEN_REDUCE_MAX_LOOPS - 2);           \
             }                                                                                 \
             output[o] = (T)requantize_sum(sum, quant);                                        \
             cursor_step(&out, &params->outer);                                                \
