@@ -292,18 +292,19 @@ def emit_fully_connected(op: Op, ctx: EmitContext) -> KernelCall:
     wide = is_int16(op)
     if wide:
         declarations += rescale_decls(ctx, op, f"fc_quant_{i}", fc_rescale(op, ctx.rounding))
-        real_scale, quant_arg = "NULL", f"&fc_quant_{i}"
+        function, real_scale, quant_arg = "mcugen_fully_connected_s16", "NULL", f"&fc_quant_{i}, "
     elif ctx.rounding is Rounding.LITERT:
         # LiteRT's reference FC rescales in double (see fc_real_scales in mcugen.opparams).
         scales = fc_real_scales(op)
         declarations.append(
             const_decl("double", f"fc_scale_{i}[{scales.size}]", f"{{ {_c_doubles(scales)} }}")
         )
-        real_scale, quant_arg = f"fc_scale_{i}", "NULL"
+        # its own entry point, without quant, so that TFLM-mode firmware links no double code
+        function, real_scale, quant_arg = "mcugen_fully_connected_s8_real_scale", f"fc_scale_{i}", ""
     else:
         multipliers, shifts = fc_multipliers(op)
         declarations.append(_quant_decl(ctx, op, f"fc_quant_{i}", multipliers, shifts))
-        real_scale, quant_arg = "NULL", f"&fc_quant_{i}"
+        function, real_scale, quant_arg = "mcugen_fully_connected_s8", "NULL", f"&fc_quant_{i}, "
     params = (
         f"static const mcugen_fc_params fc_params_{i} = {{ "
         f".input_offset = {-x.quant.single_zero_point}, .filter_offset = {offset}, "
@@ -325,7 +326,7 @@ def emit_fully_connected(op: Op, ctx: EmitContext) -> KernelCall:
         context_decl(op, ctx, f"fc_ctx_{i}"),
     ]
     call = (
-        f"mcugen_fully_connected_s{16 if wide else 8}(&fc_ctx_{i}, &fc_params_{i}, {quant_arg}, "
+        f"{function}(&fc_ctx_{i}, &fc_params_{i}, {quant_arg}"
         f"&fc_input_dims_{i}, {ctx.ptr(x)}, &fc_filter_dims_{i}, {ctx.ptr(w)}, {bias_args}, "
         f"&fc_output_dims_{i}, {ctx.ptr(y)})"
     )

@@ -69,14 +69,21 @@ int32_t mcugen_fully_connected_s8_get_buffer_size(const mcugen_dims *filter_dims
     return mcugen_fc_fast_s8_buffer_size(filter_dims); /* the DSP path's int16 input row */
 }
 
-mcugen_status mcugen_fully_connected_s8(const mcugen_context *ctx, const mcugen_fc_params *params,
+/* LiteRT's double-precision rescale, or NULL for TFLM's fixed point: passed in by the two
+ * public entry points so that a firmware using only the fixed point never links the double
+ * arithmetic (soft-float on single-precision FPUs, ~2 KB of code). */
+typedef int32_t (*requantize_real_fn)(int64_t acc, double scale);
+
+static mcugen_status fully_connected_s8(const mcugen_context *ctx, const mcugen_fc_params *params,
                                         const mcugen_per_channel_quant_params *quant,
                                         const mcugen_dims *input_dims, const int8_t *input,
                                         const mcugen_dims *filter_dims, const int8_t *filter,
                                         const mcugen_dims *bias_dims, const int32_t *bias,
-                                        const mcugen_dims *output_dims, int8_t *output)
+                                        const mcugen_dims *output_dims, int8_t *output,
+                                        requantize_real_fn requantize_real)
 {
     if (params == NULL || input == NULL || filter == NULL || output == NULL ||
+        (params->real_scale != NULL) != (requantize_real != NULL) ||
         !dims_flat(input_dims) || !dims_flat(filter_dims) || !dims_flat(output_dims)) {
         return MCUGEN_ARG_ERROR;
     }
@@ -93,7 +100,7 @@ mcugen_status mcugen_fully_connected_s8(const mcugen_context *ctx, const mcugen_
 #if !defined(MCUGEN_PORTABLE)
     const mcugen_fast_fc_params fast = {params->input_offset, params->output_offset,
                                         params->activation, params->per_channel};
-    if (params->filter_offset == 0 && params->real_scale == NULL &&
+    if (params->filter_offset == 0 && requantize_real == NULL &&
         mcugen_fc_fast_s8(ctx, &fast, quant, input_dims, input, filter_dims, filter, bias,
                           output_dims, output)) {
         return MCUGEN_OK; /* DSP or MVE inner loops (mcugen_conv_fast.h) */
@@ -111,14 +118,35 @@ mcugen_status mcugen_fully_connected_s8(const mcugen_context *ctx, const mcugen_
                 acc = wrap_add(acc, bias[u]);
             }
             const int32_t scaled =
-                params->real_scale != NULL
-                    ? mcugen_requantize_double(acc, params->real_scale[q])
+                requantize_real != NULL
+                    ? requantize_real(acc, params->real_scale[q])
                     : mcugen_requantize(acc, quant->multiplier[q], quant->shift[q]);
             const int32_t y = wrap_add(scaled, params->output_offset);
             out[u] = (int8_t)mcugen_clamp(y, params->activation.min, params->activation.max);
         }
     }
     return MCUGEN_OK;
+}
+
+mcugen_status mcugen_fully_connected_s8(const mcugen_context *ctx, const mcugen_fc_params *params,
+                                        const mcugen_per_channel_quant_params *quant,
+                                        const mcugen_dims *input_dims, const int8_t *input,
+                                        const mcugen_dims *filter_dims, const int8_t *filter,
+                                        const mcugen_dims *bias_dims, const int32_t *bias,
+                                        const mcugen_dims *output_dims, int8_t *output)
+{
+    return fully_connected_s8(ctx, params, quant, input_dims, input, filter_dims, filter,
+                              bias_dims, bias, output_dims, output, NULL);
+}
+
+mcugen_status mcugen_fully_connected_s8_real_scale(
+    const mcugen_context *ctx, const mcugen_fc_params *params, const mcugen_dims *input_dims,
+    const int8_t *input, const mcugen_dims *filter_dims, const int8_t *filter,
+    const mcugen_dims *bias_dims, const int32_t *bias, const mcugen_dims *output_dims,
+    int8_t *output)
+{
+    return fully_connected_s8(ctx, params, NULL, input_dims, input, filter_dims, filter,
+                              bias_dims, bias, output_dims, output, mcugen_requantize_double);
 }
 
 mcugen_status mcugen_fully_connected_s16(const mcugen_context *ctx, const mcugen_fc_params *params,

@@ -12,13 +12,15 @@
  *   bias    units int32 values (any dims whose product is units), or NULL
  *   output  {n = batch, c = units}           (h = w = 1)
  *
- * Requantization, two ways:
- *   real_scale == NULL: TFLM's MultiplyByQuantizedMultiplier with quant->multiplier/shift
- *       (mcugen_requantize).
- *   real_scale != NULL: LiteRT's reference kernel, which rescales in double precision:
+ * Requantization, two ways, one entry point each (so that a firmware with only the first never
+ * links double arithmetic):
+ *   mcugen_fully_connected_s8, real_scale == NULL: TFLM's MultiplyByQuantizedMultiplier with
+ *       quant->multiplier/shift (mcugen_requantize).
+ *   mcugen_fully_connected_s8_real_scale, real_scale != NULL: LiteRT's reference kernel, which
+ *       rescales in double precision:
  *       round(double(acc) * real_scale[u]), ties away from zero, then to int32 (a result
- *       outside int32 gives INT32_MIN, as the x86-64 LiteRT build does); quant is unused and
- *       may be NULL. Needs IEEE double arithmetic (soft-float on a single-precision FPU).
+ *       outside int32 gives INT32_MIN, as the x86-64 LiteRT build does). Needs IEEE double
+ *       arithmetic (soft-float on a single-precision FPU).
  * per_channel == 0 means per-tensor: element 0 of quant's arrays (or of real_scale) serves
  * every unit, so the emitter stores one value instead of `units` copies.
  * Returns MCUGEN_ARG_ERROR for inconsistent dims or parameters.
@@ -46,6 +48,13 @@ mcugen_status mcugen_fully_connected_s8(const mcugen_context *ctx, const mcugen_
                                         const mcugen_dims *filter_dims, const int8_t *filter,
                                         const mcugen_dims *bias_dims, const int32_t *bias,
                                         const mcugen_dims *output_dims, int8_t *output);
+
+/* LiteRT's double-precision requantization (params->real_scale must be set); no quant. */
+mcugen_status mcugen_fully_connected_s8_real_scale(
+    const mcugen_context *ctx, const mcugen_fc_params *params, const mcugen_dims *input_dims,
+    const int8_t *input, const mcugen_dims *filter_dims, const int8_t *filter,
+    const mcugen_dims *bias_dims, const int32_t *bias, const mcugen_dims *output_dims,
+    int8_t *output);
 
 /* Scratch bytes mcugen_fully_connected_s8 needs in ctx->buf (mcugen_conv_fast.h). */
 int32_t mcugen_fully_connected_s8_get_buffer_size(const mcugen_dims *filter_dims);
