@@ -80,15 +80,19 @@ def main() -> None:
               help="Directory for the generated C, mcugen.mk and report.json.")
 @click.option("--size/--no-size", "size", default=None,
               help="Measure code size (arm-none-eabi-gcc -Os) into report.json; default: for Cortex-M targets.")
+@click.option("--instructions", is_flag=True,
+              help="Run the model on the emulated core of --target (QEMU, as mcugen profile --qemu) and record "
+                   "instructions per inference and per op in report.json.")
 @_build_options
 @TILING_OPTION
 @_fail_cleanly
 def build(model: Path, out_dir: Path, rounding: str, prefix: str | None, target: str,
-          pools: Sequence[str], size: bool | None, tiling: bool) -> None:
+          pools: Sequence[str], size: bool | None, instructions: bool, tiling: bool) -> None:
     """Generate C sources for MODEL into a directory."""
     from .driver import build as run_build
 
-    compiled = run_build(model, out_dir, _options(rounding, prefix, target, pools, tiling), size=size)
+    compiled = run_build(model, out_dir, _options(rounding, prefix, target, pools, tiling), size=size,
+                         instructions=instructions)
     plan = compiled.plan
     click.echo(
         f"{model.name}: {len(compiled.order)} ops, arena {plan.arena_size} bytes "
@@ -101,6 +105,10 @@ def build(model: Path, out_dir: Path, rounding: str, prefix: str | None, target:
         click.echo(f"code size ({target}, -Os): runtime {code['runtime_flash_bytes']} bytes of flash "
                    f"(text {code['text']}, rodata {code['rodata']}, data {code['data']}), bss {code['bss']}, "
                    f"weights {code['weights_bytes']}")
+    counted = compiled.instructions
+    if counted.get("measured"):
+        click.echo(f"instructions ({counted['where']}): {counted['per_inference']:,} per inference, "
+                   f"{counted['per_mac']} per MAC")
 
 
 def _load_cases(path: Path) -> list[np.ndarray]:

@@ -63,6 +63,9 @@ class Compiled:
     model_label: str
     # report.json's "code_size" (analysis/codesize.py); only `build` measures it
     code_size: dict[str, Any] = field(default_factory=lambda: {"measured": False, "reason": "not measured"})
+    # report.json's "instructions" (analysis/profile.py, QEMU); only `build --instructions` runs it
+    instructions: dict[str, Any] = field(default_factory=lambda: {
+        "measured": False, "reason": "not asked: mcugen build --instructions runs the model on QEMU"})
 
     def report(self) -> dict[str, Any]:
         graph, plan = self.graph, self.plan
@@ -88,6 +91,7 @@ class Compiled:
             ],
             "files": sorted(self.code.files),
             "code_size": self.code_size,
+            "instructions": self.instructions,
         }
 
 
@@ -201,11 +205,18 @@ def write_output(compiled: Compiled, out_dir: Path) -> None:
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def build(model: Path, out_dir: Path, options: BuildOptions, size: bool | None = None) -> Compiled:
+def build(model: Path, out_dir: Path, options: BuildOptions, size: bool | None = None,
+          instructions: bool = False) -> Compiled:
     """compile_model + write_output; `size` measures the code size for report.json (None: for
     Cortex-M targets only, where it costs about a second of arm-none-eabi-gcc, and a failure
-    to measure is recorded in report.json rather than failing the build)."""
+    to measure is recorded in report.json rather than failing the build); `instructions` runs
+    the model on the emulated core of --target (mcugen profile --qemu, random input, outputs
+    checked against the host build) and records instructions per inference and per op."""
     compiled = compile_model(model, options)
+    if instructions:
+        from .analysis.profile import profile_model
+
+        compiled.instructions = profile_model(model, options, qemu=True).instructions_report()
     if size is not False and (size or options.target != "host"):
         from .analysis.codesize import measure_code_size
 

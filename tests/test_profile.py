@@ -158,3 +158,31 @@ def test_code_size_in_report_json(tmp_path: Path) -> None:
     assert host["measured"] is False and host["reason"]
     build(model, tmp_path / "skip", BuildOptions(target="cortex-m4"), size=False)
     assert json.loads((tmp_path / "skip" / "report.json").read_text())["code_size"]["measured"] is False
+
+
+def test_build_instructions_in_report_json(tmp_path: Path) -> None:
+    """mcugen build --instructions: the QEMU count per inference and per op lands in report.json,
+    and agrees with the ops' MACs and with a build without it (which says why it has none)."""
+    require_tools("make", "arm-none-eabi-gcc", "qemu-system-arm")
+    model = public_model("ad_autoencoder")
+    result = CliRunner().invoke(main, ["build", str(model), "-o", str(tmp_path / "m55"), "--target", "cortex-m55",
+                                       "--no-size", "--instructions"])
+    assert result.exit_code == 0, result.output
+    assert "per inference" in result.output
+    report = json.loads((tmp_path / "m55" / "report.json").read_text())
+    counted = report["instructions"]
+    assert counted["measured"] is True and "mps3-an547" in counted["where"]
+    ops = counted["ops"]
+    assert [op["index"] for op in ops] == [op["index"] for op in report["ops"]]
+    assert sum(op["macs"] for op in ops) == report["macs"]
+    per_op = sum(op["instructions"] for op in ops)
+    # every op does work; invoke holds the ops plus the timing hook around each of them
+    assert all(op["instructions"] > 0 for op in ops)
+    assert per_op <= counted["per_inference"] < per_op + 2000 * len(ops)
+    assert counted["per_mac"] == pytest.approx(counted["per_inference"] / report["macs"], rel=1e-3)
+    plain = build(model, tmp_path / "plain", BuildOptions(target="cortex-m55"), size=False)
+    assert plain.report()["instructions"]["measured"] is False
+    result = CliRunner().invoke(main, ["build", str(model), "-o", str(tmp_path / "m7"), "--target", "cortex-m7",
+                                       "--instructions"])
+    assert result.exit_code == 2 and "--target cortex-m4 or cortex-m55" in result.output
+    assert not (tmp_path / "m7").exists()

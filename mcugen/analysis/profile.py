@@ -169,6 +169,18 @@ class Profile:
             return None
         return sum(op.instructions or 0 for op in self.ops)
 
+    def instructions_report(self) -> dict[str, Any]:
+        """report.json's "instructions" (mcugen build --instructions): per inference and per op
+        on the emulated core; a tiled chain's ops read 0 but for its last, which holds them all."""
+        macs = sum(op.macs for op in self.ops)
+        total = self.invoke_instructions
+        return {
+            "measured": True, "where": self.where, "runs": self.runs,
+            "per_inference": total, "per_mac": round(total / macs, 4) if total and macs else None,
+            "ops": [{"index": op.index, "kind": op.kind, "instructions": op.instructions, "macs": op.macs,
+                     "chain": op.chain} for op in self.ops],
+        }
+
     def to_json(self) -> dict[str, Any]:
         memory = asdict(self.memory) | {"total": self.memory.total}
         return {
@@ -331,7 +343,8 @@ def _qemu_profile(model: Path, options: BuildOptions, runs: int, cpu_mhz: float,
                   inputs: Sequence[np.ndarray] | None, expected: Sequence[np.ndarray] | None,
                   extra_cflags: str, progress: Progress) -> Profile:
     if options.target not in BOARDS:
-        raise McugenError(f"--qemu needs --target cortex-m4 or cortex-m55, not '{options.target}'")
+        raise McugenError(f"running on QEMU (--qemu, --instructions) needs --target cortex-m4 or cortex-m55, "
+                          f"not '{options.target}'")
     require_firmware_tools()
     board = BOARDS[options.target]
     if inputs is None:
