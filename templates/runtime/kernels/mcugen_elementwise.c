@@ -1,6 +1,7 @@
 #include "mcugen_elementwise.h"
 
 #include <stddef.h>
+#include <string.h>
 
 #include "mcugen_fast_common.h"
 #include "mcugen_fixedpoint.h"
@@ -192,106 +193,278 @@ MCUGEN_ROW(prelu_f32_row, float, float, float, a >= 0.0f ? a : a * b)
 
 /* --- int8 ADD/SUB rows: Helium (Cortex-M55), DSP-extension cores (Cortex-M4/M7) ------------ */
 
-#if defined(MCUGEN_FAST_MVE)
+#if defined(MCUGEN_FAST_DSP) || defined(MCUGEN_FAST_MVE)
 
-/* rescale_add on four elements at a time; steps 0 (a broadcast scalar) or 1. */
-static void add_s8_row_mve(int32_t count, const int8_t *x1, int32_t step1, const int8_t *x2,
-                           int32_t step2, int8_t *y, const op_args *args, int32_t sign)
+/* The fast rows take the parameters TFLite's Prepare makes: left_shift 20, offsets in
+ * [-128, 128] (so |x + offset| <= 256), and one input, E, with multiplier 2^30 and shift 0 (the
+ * input of the larger scale), whose rescale is exact: SRDHM((x + o) << 20, 2^30) = (x + o) << 19.
+ * The other input, G, and the output are rescaled with a multiplier m >= 0 and a shift -r <= -1:
+ * then SRDHM(v, m) has v's sign or is 0, and RoundingDivideByPOT(SRDHM(v, m), r) equals
+ * (SRDHM(v, m) + 2^(r-1) - [v < 0]) >> r (ties away from zero; where SRDHM is 0 the -1 changes
+ * nothing, as 2^(r-1) - 1 < 2^r). With both inputs exact, G's (2^30, 0) is replaced by
+ * (2^31 - 1, 1), which gives the same (x + o) << 19 for |x + o| <= 256. |aE|, |aG| <= 2^27 + 1,
+ * so no sum below overflows. SUB negates E's term, which is exact. Any other configuration
+ * (and steps other than 0 or 1) runs the portable row. */
+typedef struct {
+    op_args base;         /* first member: the row functions get &base and cast back */
+    int32_t fast;         /* the fields below are set: the rows may take the fast loop */
+    int32_t exact1;       /* E is input 1 (else input 2) */
+    int32_t e_offset;     /* MVE: E's offset times e_scale, +-2^19 (SUB negates E's term) */
+    int32_t e_scale;
+    int32_t g_offset;     /* G: offset << 21 (DSP) or << 20 (MVE), multiplier, r, */
+    int32_t g_multiplier;
+    int32_t g_shift;
+    int32_t g_round;      /* DSP: 2^(r-1) + (E's signed offset << 19) << r */
+    int32_t o_multiplier; /* MVE: negated when the loop computes -S */
+    int32_t o_shift;
+    int32_t o_offset;
+    int32_t o_round;      /* DSP: 2^(r-1) + output offset << r */
+    int32_t negate;       /* MVE: SUB with E = input 1 computes aG - aE = -S */
+    int32_t clamp;        /* DSP: the activation is narrower than int8, */
+    uint32_t low;         /* its bounds in each byte */
+    uint32_t high;
+} add_args;
+
+/* Four elements at a time, from E's and G's bytes to the output's. */
+typedef void (*add_blocks_fn)(int32_t blocks, const int8_t *xe, const int8_t *xg, int8_t *y,
+                              const add_args *a);
+
+static void add_prepare(add_args *a, const mcugen_elementwise_params *params,
+                        const mcugen_rescale_quant_params *q, int32_t sign)
 {
-    const mcugen_rescale_quant_params *q = args->rescale;
-    const int32x4_t left = vdupq_n_s32(q->left_shift);
-    const int32x4_t m1 = vdupq_n_s32(q->input1_multiplier), s1 = vdupq_n_s32(q->input1_shift);
-    const int32x4_t m2 = vdupq_n_s32(q->input2_multiplier), s2 = vdupq_n_s32(q->input2_shift);
-    const int32x4_t mo = vdupq_n_s32(q->output_multiplier), so = vdupq_n_s32(q->output_shift);
-    for (int32_t i = 0; i < count; i += 4) {
-        const mve_pred16_t p = vctp32q((uint32_t)(count - i));
-        const int32x4_t a0 = step1 != 0 ? vldrbq_z_s32(x1 + i, p) : vdupq_n_s32(x1[0]);
-        const int32x4_t b0 = step2 != 0 ? vldrbq_z_s32(x2 + i, p) : vdupq_n_s32(x2[0]);
-        const int32x4_t a =
-            requantize_x4(vshlq_s32(vaddq_n_s32(a0, q->input1_offset), left), m1, s1);
-        const int32x4_t b =
-            requantize_x4(vshlq_s32(vaddq_n_s32(b0, q->input2_offset), left), m2, s2);
-        int32x4_t r = requantize_x4(sign > 0 ? vaddq_s32(a, b) : vsubq_s32(a, b), mo, so);
-        r = vaddq_n_s32(r, q->output_offset);
-        r = vminq_s32(vmaxq_s32(r, vdupq_n_s32(args->min)), vdupq_n_s32(args->max));
-        vstrbq_p_s32(y + i, r, p);
+    a->fast = 0;
+    if (params == NULL || q == NULL || q->left_shift != 20 || params->activation.min < -128 ||
+        params->activation.max > 127 || params->activation.min > params->activation.max) {
+        return;
     }
-}
-#define MCUGEN_ADD_S8_FAST 1
-
-#elif defined(MCUGEN_FAST_DSP)
-
-/* rescale_add, element by element, with the shifts decoded once. */
-static void add_s8_row_dsp(int32_t count, const int8_t *x1, int32_t step1, const int8_t *x2,
-                           int32_t step2, int8_t *y, const op_args *args, int32_t sign)
-{
-    const mcugen_rescale_quant_params *q = args->rescale;
-    const int32_t l1 = q->input1_shift > 0 ? q->input1_shift : 0;
-    const int32_t r1 = q->input1_shift > 0 ? 0 : -q->input1_shift;
-    const int32_t l2 = q->input2_shift > 0 ? q->input2_shift : 0;
-    const int32_t r2 = q->input2_shift > 0 ? 0 : -q->input2_shift;
-    const int32_t lo = q->output_shift > 0 ? q->output_shift : 0;
-    const int32_t ro = q->output_shift > 0 ? 0 : -q->output_shift;
-    for (int32_t i = 0; i < count; ++i) {
-        const int32_t a = requantize_decoded(
-            (x1[i * step1] + q->input1_offset) * ((int32_t)1 << q->left_shift),
-            q->input1_multiplier, l1, r1);
-        const int32_t b = requantize_decoded(
-            (x2[i * step2] + q->input2_offset) * ((int32_t)1 << q->left_shift),
-            q->input2_multiplier, l2, r2);
-        const int32_t raw =
-            requantize_decoded(sign > 0 ? a + b : a - b, q->output_multiplier, lo, ro) +
-            q->output_offset;
-        y[i] = (int8_t)mcugen_clamp(raw, args->min, args->max);
+    const int32_t exact1 = q->input1_multiplier == ((int32_t)1 << 30) && q->input1_shift == 0;
+    const int32_t exact2 = q->input2_multiplier == ((int32_t)1 << 30) && q->input2_shift == 0;
+    int32_t g_multiplier = exact1 ? q->input2_multiplier : q->input1_multiplier;
+    int32_t g_shift = exact1 ? q->input2_shift : q->input1_shift;
+    const int32_t e_offset = exact1 ? q->input1_offset : q->input2_offset;
+    const int32_t g_offset = exact1 ? q->input2_offset : q->input1_offset;
+    if (g_shift == 0 && g_multiplier == ((int32_t)1 << 30)) {
+        g_multiplier = INT32_MAX, g_shift = -1;
     }
-}
-
-/* requantize_decoded's precondition. */
-static int add_multipliers_ok(const mcugen_rescale_quant_params *q)
-{
-    return q->input1_multiplier != INT32_MIN && q->input2_multiplier != INT32_MIN &&
-           q->output_multiplier != INT32_MIN;
-}
-#define MCUGEN_ADD_S8_DSP 1
+    if ((!exact1 && !exact2) || g_multiplier < 0 || g_shift > -1 || g_shift < -31 ||
+        q->output_multiplier < 0 || q->output_shift > -1 || q->output_shift < -31 ||
+        e_offset < -128 || e_offset > 128 || g_offset < -128 || g_offset > 128 ||
+        q->output_offset < -128 || q->output_offset > 127) {
+        return;
+    }
+    const int32_t r = -g_shift, ro = -q->output_shift;
+    a->exact1 = exact1;
+    a->g_multiplier = g_multiplier;
+    a->g_shift = r;
+    a->o_multiplier = q->output_multiplier;
+    a->o_shift = ro;
+    a->o_offset = q->output_offset;
+#if defined(MCUGEN_FAST_DSP)
+    /* The SMMLARs add constants to |SRDHM| <= 2^28 + 2: the sums must stay below 2^31, so
+     * |E's offset| << (19 + r) < 3 * 2^29 - 2^(r-1), and 128 << ro (ro <= 23) for the output. */
+    const uint32_t e_abs = (uint32_t)(e_offset < 0 ? -e_offset : e_offset);
+    if (ro > 23 || (19 + r > 30 ? e_abs != 0
+                                : e_abs > ((0x60000000u - (1u << (r - 1)) - 1u) >> (19 + r)))) {
+        return;
+    }
+    a->g_offset = g_offset * ((int32_t)1 << 21);
+    a->g_round = (sign > 0 ? e_offset : -e_offset) * ((int32_t)1 << (19 + r > 30 ? 0 : 19 + r)) +
+                 ((int32_t)1 << (r - 1));
+    a->o_round = q->output_offset * ((int32_t)1 << ro) + ((int32_t)1 << (ro - 1));
+    a->clamp = params->activation.min > -128 || params->activation.max < 127;
+    a->low = (uint8_t)params->activation.min * 0x01010101u;
+    a->high = (uint8_t)params->activation.max * 0x01010101u;
+#else
+    a->e_scale = sign > 0 ? ((int32_t)1 << 19) : -((int32_t)1 << 19);
+    a->e_offset = e_offset * a->e_scale;
+    a->g_offset = g_offset * ((int32_t)1 << 20);
+    a->negate = sign < 0 && exact1;
+    if (a->negate) {
+        a->o_multiplier = -a->o_multiplier;
+    }
 #endif
+    a->fast = 1;
+}
+
+#if defined(MCUGEN_FAST_DSP)
+
+/* SMMLAR: acc + ((a * b + 2^31) >> 32), the rounded high word (not in ACLE). */
+static inline int32_t smmlar(int32_t a, int32_t b, int32_t acc)
+{
+#if defined(__GNUC__)
+    int32_t r;
+    __asm__("smmlar %0, %1, %2, %3" : "=r"(r) : "r"(a), "r"(b), "r"(acc));
+    return r;
+#else
+    return acc + (int32_t)(((int64_t)a * b + ((int64_t)1 << 31)) >> 32);
+#endif
+}
+
+/* Byte v inserted at bit `at` of `word` (BFI; gcc 12 does not make one of the C). */
+#if defined(__GNUC__)
+#define bfi8(word, v, at)                                                                       \
+    __extension__({                                                                             \
+        uint32_t w_ = (word);                                                                   \
+        __asm__("bfi %0, %1, %2, #8" : "+r"(w_) : "r"(v), "i"(at));                             \
+        w_;                                                                                     \
+    })
+#else
+#define bfi8(word, v, at) (((word) & ~(0xFFu << (at))) | (((uint32_t)(v) & 0xFFu) << (at)))
+#endif
+
+/* An empty asm that makes `p` depend on `v`: gcc would otherwise load all the bytes of a
+ * block first and run out of registers. */
+#if defined(__GNUC__)
+#define after(p, v) __asm__("" : "+r"(p) : "r"(v))
+#else
+#define after(p, v) ((void)0)
+#endif
+
+/* The DSP blocks, one per way of combining the terms (COMBINE(ag, e): ag + e for ADD, ag - e or
+ * e - ag for SUB as E is input 2 or 1), so that each is a single instruction and the loop's
+ * constants fit the registers. G: A = (x + o) << 21 (|A| <= 2^29), SMMULR(A, m) is
+ * SRDHM((x + o) << 20, m); the SMMLAR adds 2^(r-1) and E's offset term, (+-o_E << 19) << r,
+ * so that E's term is just x << 19. The output: SMMULR(2S, m) is SRDHM(S, m); the SMMLAR adds
+ * the rounding constant and the zero point << r; SSAT, four bytes packed, clamped by SEL. */
+#define MCUGEN_ADD_ELEMENT(J, COMBINE)                                                          \
+    do {                                                                                        \
+        const int32_t A = (int32_t)((uint32_t)*xg++ << 21) + g_offset;                          \
+        const int32_t ag =                                                                      \
+            (smmlar(A, g_multiplier, g_round) - (int32_t)((uint32_t)A >> 31)) >> g_shift;       \
+        const int32_t e = (int32_t)((uint32_t)*xe++ << 19);                                     \
+        const int32_t s2 = 2 * (COMBINE);                                                       \
+        const int32_t v =                                                                       \
+            (smmlar(s2, o_multiplier, o_round) - (int32_t)((uint32_t)s2 >> 31)) >> o_shift;     \
+        /* the first byte as is, the others inserted above it */                                \
+        packed = J == 0 ? (uint32_t)__ssat(v, 8) : bfi8(packed, __ssat(v, 8), 8 * J);           \
+        after(xg, packed);                                                                      \
+        after(xe, packed);                                                                      \
+    } while (0)
+
+#define MCUGEN_ADD_BLOCKS(NAME, COMBINE)                                                        \
+    static void NAME(int32_t blocks, const int8_t *xe, const int8_t *xg, int8_t *y,            \
+                     const add_args *a)                                                         \
+    {                                                                                           \
+        const int32_t g_offset = a->g_offset, g_multiplier = a->g_multiplier;                  \
+        const int32_t g_round = a->g_round, g_shift = a->g_shift;                              \
+        const int32_t o_multiplier = a->o_multiplier, o_round = a->o_round;                    \
+        const int32_t o_shift = a->o_shift;                                                     \
+        const int32_t clamp = a->clamp;                                                         \
+        for (const int8_t *end = y + 4 * blocks; y != end;) {                                   \
+            uint32_t packed;                                                                    \
+            MCUGEN_ADD_ELEMENT(0, COMBINE);                                                     \
+            MCUGEN_ADD_ELEMENT(1, COMBINE);                                                     \
+            MCUGEN_ADD_ELEMENT(2, COMBINE);                                                     \
+            MCUGEN_ADD_ELEMENT(3, COMBINE);                                                     \
+            if (clamp) {                                                                        \
+                (void)__ssub8((int32_t)packed, (int32_t)a->low);                                \
+                packed = __sel(packed, a->low);                                                 \
+                (void)__ssub8((int32_t)packed, (int32_t)a->high);                               \
+                packed = __sel(a->high, packed);                                                \
+            }                                                                                   \
+            store32(y, (int32_t)packed);                                                        \
+            y += 4;                                                                             \
+        }                                                                                       \
+    }
+
+MCUGEN_ADD_BLOCKS(add_blocks, ag + e)
+MCUGEN_ADD_BLOCKS(sub_blocks_e2, ag - e)
+MCUGEN_ADD_BLOCKS(sub_blocks_e1, e - ag)
+#undef MCUGEN_ADD_BLOCKS
+#undef MCUGEN_ADD_ELEMENT
+
+#else /* MCUGEN_FAST_MVE */
+
+/* Four lanes a step: E by one VMLAS; G and the output by VQRDMLAH onto -[v < 0] (the output's
+ * from VQDMULH(S, +-1): -[S < 0], or -[S > 0] where the loop has -S), then VRSHL; offset,
+ * clamp, narrowing store. */
+static void add_blocks(int32_t blocks, const int8_t *xe, const int8_t *xg, int8_t *y,
+                       const add_args *a)
+{
+    const int32x4_t e_scale = vdupq_n_s32(a->e_scale), g_scale = vdupq_n_s32((int32_t)1 << 20);
+    const int32x4_t low = vdupq_n_s32(a->base.min), high = vdupq_n_s32(a->base.max);
+    const int32_t e_offset = a->e_offset, g_offset = a->g_offset;
+    const int32_t g_multiplier = a->g_multiplier, g_shift = -a->g_shift;
+    const int32_t sign = a->negate ? -1 : 1, o_multiplier = a->o_multiplier;
+    const int32_t o_shift = -a->o_shift, o_offset = a->o_offset;
+    for (int32_t i = 0; i < blocks; ++i) {
+        const int32x4_t ae = vmlasq_n_s32(vldrbq_s32(xe), e_scale, e_offset);
+        const int32x4_t g = vmlasq_n_s32(vldrbq_s32(xg), g_scale, g_offset);
+        const int32x4_t ag =
+            vrshlq_n_s32(vqrdmlahq_n_s32(vshrq_n_s32(g, 31), g, g_multiplier), g_shift);
+        const int32x4_t s = vaddq_s32(ae, ag);
+        int32x4_t v = vqrdmlahq_n_s32(vqdmulhq_n_s32(s, sign), s, o_multiplier);
+        v = vaddq_n_s32(vrshlq_n_s32(v, o_shift), o_offset);
+        vstrbq_s32(y, vminq_s32(vmaxq_s32(v, low), high));
+        xe += 4, xg += 4, y += 4;
+    }
+}
+#define sub_blocks_e1 add_blocks
+#define sub_blocks_e2 add_blocks
+#endif
+
+/* Steps 0 or 1: whole blocks of four by `blocks` (a broadcast scalar replicated in chunks of
+ * 64), the last count % 4 elements by the portable row. */
+static void add_s8_fast(int32_t count, const int8_t *x1, int32_t step1, const int8_t *x2,
+                        int32_t step2, int8_t *y, const add_args *a, add_blocks_fn blocks,
+                        row_fn portable)
+{
+    const int8_t *xe = a->exact1 ? x1 : x2, *xg = a->exact1 ? x2 : x1;
+    const int32_t se = a->exact1 ? step1 : step2, sg = a->exact1 ? step2 : step1;
+    const int32_t whole = count & ~3;
+    if (se == 1 && sg == 1) {
+        blocks(whole / 4, xe, xg, y, a);
+    } else {
+        int8_t rep_e[64], rep_g[64];
+        memset(rep_e, xe[0], sizeof(rep_e));
+        memset(rep_g, xg[0], sizeof(rep_g));
+        for (int32_t done = 0; done < whole; done += 64) {
+            const int32_t n = whole - done < 64 ? whole - done : 64;
+            blocks(n / 4, se != 0 ? xe + done : rep_e, sg != 0 ? xg + done : rep_g, y + done,
+                   a);
+        }
+    }
+    if (whole < count) {
+        portable(count - whole, x1 + whole * step1, step1, x2 + whole * step2, step2, y + whole,
+                 &a->base);
+    }
+}
+
+static int add_fast_steps(const add_args *a, int32_t step1, int32_t step2)
+{
+    return a->fast && (step1 == 0 || step1 == 1) && (step2 == 0 || step2 == 1);
+}
 
 static void add_s8_row(int32_t count, const void *input1, int32_t step1, const void *input2,
                        int32_t step2, void *output, const op_args *args)
 {
-#if defined(MCUGEN_ADD_S8_FAST)
-    if ((step1 == 0 || step1 == 1) && (step2 == 0 || step2 == 1)) {
-        add_s8_row_mve(count, (const int8_t *)input1, step1, (const int8_t *)input2, step2,
-                       (int8_t *)output, args, 1);
-        return;
+    const add_args *a = (const add_args *)args;
+    if (add_fast_steps(a, step1, step2)) {
+        add_s8_fast(count, (const int8_t *)input1, step1, (const int8_t *)input2, step2,
+                    (int8_t *)output, a, add_blocks, add_s8_row_portable);
+    } else {
+        add_s8_row_portable(count, input1, step1, input2, step2, output, args);
     }
-#elif defined(MCUGEN_ADD_S8_DSP)
-    if (add_multipliers_ok(args->rescale)) {
-        add_s8_row_dsp(count, (const int8_t *)input1, step1, (const int8_t *)input2, step2,
-                       (int8_t *)output, args, 1);
-        return;
-    }
-#endif
-    add_s8_row_portable(count, input1, step1, input2, step2, output, args);
 }
 
 static void sub_s8_row(int32_t count, const void *input1, int32_t step1, const void *input2,
                        int32_t step2, void *output, const op_args *args)
 {
-#if defined(MCUGEN_ADD_S8_FAST)
-    if ((step1 == 0 || step1 == 1) && (step2 == 0 || step2 == 1)) {
-        add_s8_row_mve(count, (const int8_t *)input1, step1, (const int8_t *)input2, step2,
-                       (int8_t *)output, args, -1);
-        return;
+    const add_args *a = (const add_args *)args;
+    if (add_fast_steps(a, step1, step2)) {
+        add_s8_fast(count, (const int8_t *)input1, step1, (const int8_t *)input2, step2,
+                    (int8_t *)output, a, a->exact1 ? sub_blocks_e1 : sub_blocks_e2,
+                    sub_s8_row_portable);
+    } else {
+        sub_s8_row_portable(count, input1, step1, input2, step2, output, args);
     }
-#elif defined(MCUGEN_ADD_S8_DSP)
-    if (add_multipliers_ok(args->rescale)) {
-        add_s8_row_dsp(count, (const int8_t *)input1, step1, (const int8_t *)input2, step2,
-                       (int8_t *)output, args, -1);
-        return;
-    }
-#endif
-    sub_s8_row_portable(count, input1, step1, input2, step2, output, args);
 }
+
+#define MCUGEN_ADD_S8_FAST 1
+#else
+#define add_s8_row add_s8_row_portable
+#define sub_s8_row sub_s8_row_portable
+#endif
 
 /* --- argument checks --------------------------------------------------------------------- */
 
@@ -371,13 +544,31 @@ static mcugen_status run_f32(const mcugen_elementwise_f32_params *params, const 
 
 /* --- public kernels ------------------------------------------------------------------------ */
 
+/* int8 ADD (sign 1) and SUB (-1): the fast rows' constants are decoded once per call. */
+static mcugen_status run_add_s8(const mcugen_elementwise_params *params,
+                                const mcugen_rescale_quant_params *quant, const int8_t *input1,
+                                const int8_t *input2, int8_t *output, int32_t sign, row_fn row)
+{
+#if defined(MCUGEN_ADD_S8_FAST)
+    add_args args;
+    const op_args base = { quant, NULL, NULL, NULL, 0, 0, 0.0f, 0.0f };
+    args.base = base;
+    add_prepare(&args, params, quant, sign);
+    return run_quantized(params, rescale_is_valid(quant), &args.base, input1, 1, input2, 1,
+                         output, 1, row);
+#else
+    op_args args = { quant, NULL, NULL, NULL, 0, 0, 0.0f, 0.0f };
+    (void)sign;
+    return run_quantized(params, rescale_is_valid(quant), &args, input1, 1, input2, 1, output, 1,
+                         row);
+#endif
+}
+
 mcugen_status mcugen_add_s8(const mcugen_elementwise_params *params,
                             const mcugen_rescale_quant_params *quant,
                             const int8_t *input1, const int8_t *input2, int8_t *output)
 {
-    op_args args = { quant, NULL, NULL, NULL, 0, 0, 0.0f, 0.0f };
-    return run_quantized(params, rescale_is_valid(quant), &args, input1, 1, input2, 1, output, 1,
-                         add_s8_row);
+    return run_add_s8(params, quant, input1, input2, output, 1, add_s8_row);
 }
 
 mcugen_status mcugen_add_s16(const mcugen_elementwise_params *params,
@@ -393,9 +584,7 @@ mcugen_status mcugen_sub_s8(const mcugen_elementwise_params *params,
                             const mcugen_rescale_quant_params *quant,
                             const int8_t *input1, const int8_t *input2, int8_t *output)
 {
-    op_args args = { quant, NULL, NULL, NULL, 0, 0, 0.0f, 0.0f };
-    return run_quantized(params, rescale_is_valid(quant), &args, input1, 1, input2, 1, output, 1,
-                         sub_s8_row);
+    return run_add_s8(params, quant, input1, input2, output, -1, sub_s8_row);
 }
 
 mcugen_status mcugen_sub_s16(const mcugen_elementwise_params *params,

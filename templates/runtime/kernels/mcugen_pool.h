@@ -4,7 +4,9 @@
  * in-bounds taps and rounds half away from zero, as TFLite's reference kernels do; the
  * maximum starts at the type's minimum (-128, -32768). The output has the input's
  * quantization (TFLite requires it), so no requantization happens and both rounding modes give
- * the same result.
+ * the same result. The int8 kernels take a pixel's channels in vectors on Cortex-M4/M7 (DSP
+ * extension) and Cortex-M55 (Helium), with the same results (the window sums in int16 lanes,
+ * for windows of at most 256 taps).
  */
 #ifndef MCUGEN_POOL_H
 #define MCUGEN_POOL_H
