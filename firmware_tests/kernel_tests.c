@@ -22,6 +22,7 @@
 #include "mcugen_conv_fast.h"
 #include "mcugen_elementwise.h"
 #include "mcugen_fully_connected.h"
+#include "mcugen_pool.h"
 #include "semihosting.h"
 
 /* mcugen_elementwise.c built for the core, its ADD/SUB renamed (objcopy, see the Makefile);
@@ -32,6 +33,14 @@ mcugen_status fast_mcugen_add_s8(const mcugen_elementwise_params *params,
 mcugen_status fast_mcugen_sub_s8(const mcugen_elementwise_params *params,
                                  const mcugen_rescale_quant_params *quant, const int8_t *input1,
                                  const int8_t *input2, int8_t *output);
+
+/* mcugen_pool.c built for the core, its int8 pools renamed likewise. */
+mcugen_status fast_mcugen_avgpool_s8(const mcugen_pool_params *params,
+                                     const mcugen_dims *input_dims, const int8_t *input,
+                                     const mcugen_dims *output_dims, int8_t *output);
+mcugen_status fast_mcugen_maxpool_s8(const mcugen_pool_params *params,
+                                     const mcugen_dims *input_dims, const int8_t *input,
+                                     const mcugen_dims *output_dims, int8_t *output);
 
 #ifndef TEST_CASES
 #define TEST_CASES 150
@@ -53,7 +62,7 @@ static int32_t multiplier[MAX_CHANNELS];
 static int32_t shift[MAX_CHANNELS];
 static int8_t out_fast[MAX_OUTPUT + 1];
 static int8_t out_ref[MAX_OUTPUT + 1];
-static uint32_t scratch[(8 * 8 * 8 * MAX_CHANNELS + 12 * MAX_CHANNELS) / 4 + 8];
+static uint32_t scratch[(9 * 8 * 8 * MAX_CHANNELS + 16 * MAX_CHANNELS) / 4 + 8]; /* DSP conv */
 
 static uint32_t rng_state = TEST_SEED;
 
@@ -231,6 +240,11 @@ static void test_conv(int32_t index)
         in.h = uniform(1, 10);
         in.w = uniform(1, 10);
         in.c = uniform(1, 48);
+        if (pointwise && uniform(0, 1)) {
+            in.c = uniform(1, MAX_CHANNELS); /* deeper: the MVE 3-row pass */
+        } else if (uniform(0, 3) == 0) {
+            in.c = 16 * uniform(1, 3); /* whole blocks per window row: MVE reads them in place */
+        }
         fd.n = uniform(1, 40);
         fd.h = pointwise ? 1 : uniform(1, 5);
         fd.w = pointwise ? 1 : uniform(1, 5);
@@ -404,11 +418,12 @@ static double random_scale(void)
     return ldexp(fraction, -uniform(2, 9));                          /* on every compiler */
 }
 
-/* int8 ADD and SUB as TFLite prepares them (left_shift 20), same shapes or one side a
- * broadcast scalar, against the -DMCUGEN_PORTABLE build. */
+/* int8 ADD and SUB as TFLite prepares them (left_shift 20), same shapes, one side a
+ * broadcast scalar or a broadcast row, against the -DMCUGEN_PORTABLE build; and parameters
+ * that make rounding visible or that the fast rows must decline. */
 static void test_add(int32_t index)
 {
-    const int32_t count = uniform(0, 3) == 0 ? uniform(1, 9) : uniform(1, 3000);
+    int32_t count = uniform(0, 3) == 0 ? uniform(1, 9) : uniform(1, 3000);
     const int scalar1 = uniform(0, 7) == 0, scalar2 = !scalar1 && uniform(0, 7) == 0;
     mcugen_elementwise_params params;
     for (int32_t level = 0; level < MCUGEN_BROADCAST_MAX_LOOPS; ++level) {
@@ -442,6 +457,56 @@ static void test_add(int32_t index)
                         &q.output_shift);
     fill_s8(input, count);
     fill_s8(filter, count);
+    const int32_t mode = uniform(0, 7);
+    if (mode <= 1) {
+        /* Rounding made visible: one input (E) rescaled exactly (2^30, shift 0) and mostly at
+         * its zero point, the other (G) and the output with small multipliers and shifts, so
+         * that G's and the output's rounding, ties included, decide output bytes. */
+        const int e1 = uniform(0, 1);
+        int8_t *e_data = e1 ? input : filter;
+        const int32_t e_offset = e1 ? q.input1_offset : q.input2_offset;
+        int32_t *g_multiplier = e1 ? &q.input2_multiplier : &q.input1_multiplier;
+        int32_t *g_shift = e1 ? &q.input2_shift : &q.input1_shift;
+        *(e1 ? &q.input1_multiplier : &q.input2_multiplier) = 1 << 30;
+        *(e1 ? &q.input1_shift : &q.input2_shift) = 0;
+        *g_multiplier = uniform(0, 3) == 0 ? uniform(-(1 << 13), 1 << 13) : uniform(0, 1 << 13);
+        *g_shift = uniform(0, 5) == 0 ? 0 : uniform(-4, -1);
+        q.output_multiplier = uniform(0, 3) == 0 ? uniform(-(1 << 30), 1 << 30)
+                                                 : uniform(1 << 30, INT32_MAX);
+        q.output_shift = uniform(0, 3) == 0 ? uniform(0, 1) : uniform(-3, -1);
+        for (int32_t i = 0; i < count; ++i) {
+            if (uniform(0, 7) != 0) {
+                e_data[i] = (int8_t)(e_offset > 127 ? -128 : -e_offset);
+            }
+        }
+    } else if (mode == 2) {
+        /* Anything the portable kernel accepts: the fast rows must decline what they do not
+         * cover (no exact input, negative multipliers, shifts out of range, offsets). */
+        int32_t *m[2] = {&q.input1_multiplier, &q.input2_multiplier};
+        int32_t *sh[2] = {&q.input1_shift, &q.input2_shift};
+        for (int k = 0; k < 2; ++k) {
+            const int32_t kind = uniform(0, 2);
+            *m[k] = kind == 0 ? 1 << 30 : kind == 1 ? uniform(0, INT32_MAX) : (int32_t)rng();
+            *sh[k] = kind == 0 ? 0 : uniform(-31, 0);
+        }
+        q.output_multiplier = uniform(0, 1) ? uniform(0, INT32_MAX) : (int32_t)rng();
+        q.output_shift = uniform(-31, 2);
+        q.input1_offset = uniform(-130, 130);
+        q.input2_offset = uniform(-130, 130);
+        q.left_shift = uniform(0, 3) == 0 ? uniform(16, 20) : 20;
+    }
+    if (mode == 3 && !scalar1 && !scalar2) {
+        /* rows: input 2 one row broadcast over input 1's rows (one call of the row each) */
+        const int32_t row = uniform(1, 40);
+        params.loop.extent[MCUGEN_BROADCAST_MAX_LOOPS - 1] = row;
+        params.loop.extent[MCUGEN_BROADCAST_MAX_LOOPS - 2] = count / row;
+        params.loop.input1_stride[MCUGEN_BROADCAST_MAX_LOOPS - 2] = row;
+        count = row * (count / row);
+        if (count == 0) {
+            count = params.loop.extent[MCUGEN_BROADCAST_MAX_LOOPS - 1] = 1;
+            params.loop.extent[MCUGEN_BROADCAST_MAX_LOOPS - 2] = 1;
+        }
+    }
     prepare_outputs(count);
     const int sub = uniform(0, 3) == 0;
     const mcugen_status ref = sub ? mcugen_sub_s8(&params, &q, input, filter, out_ref)
@@ -462,10 +527,188 @@ static void test_add(int32_t index)
     compare(sub ? "sub" : "add", index, count);
 }
 
+/* int8 AVERAGE_POOL_2D and MAX_POOL_2D against the -DMCUGEN_PORTABLE build: random shapes,
+ * windows up to the whole image (more than 256 taps, which the fast averages decline),
+ * padding, channel counts that leave tails, unaligned inputs, activations. */
+static void test_pool(int32_t index)
+{
+    mcugen_dims in, od;
+    mcugen_pool_params params;
+    const int average = uniform(0, 2) != 0;
+    do {
+        in.n = uniform(1, 2);
+        in.h = uniform(1, 26);
+        in.w = uniform(1, 26);
+        in.c = uniform(0, 1) ? 8 * uniform(1, 10) : uniform(1, 70);
+        const int global = uniform(0, 3) == 0;
+        params.filter.h = global ? in.h : uniform(1, 6);
+        params.filter.w = global ? in.w : uniform(1, 6);
+        params.stride.h = uniform(1, 3);
+        params.stride.w = uniform(1, 3);
+        params.padding.h = uniform(0, params.filter.h - 1);
+        params.padding.w = uniform(0, params.filter.w - 1);
+        od.n = in.n;
+        od.h = out_size(in.h, params.filter.h, params.stride.h, 1, params.padding.h);
+        od.w = out_size(in.w, params.filter.w, params.stride.w, 1, params.padding.w);
+        od.c = in.c;
+    } while (od.h < 1 || od.w < 1 || in.n * in.h * in.w * in.c + 3 > MAX_INPUT ||
+             od.n * od.h * od.w * od.c > MAX_OUTPUT);
+    params.activation = random_activation();
+    if (uniform(0, 15) == 0) {
+        params.activation.min = -1000, params.activation.max = 1000; /* wider than int8 */
+    }
+    int8_t *data = input + uniform(0, 3);
+    const int32_t size = in.n * in.h * in.w * in.c;
+    /* a maximum of 127 would be clamped anyway; biased averages overflow int16 sums of more
+     * than 256 taps */
+    const int32_t bias = average ? uniform(-2, 2) : 0;
+    for (int32_t i = 0; i < size; ++i) {
+        data[i] = (int8_t)(!average ? uniform(-110, 100)
+                           : bias == 2  ? uniform(60, 120)
+                           : bias == -2 ? uniform(-128, -60)
+                                        : uniform(-128, 127));
+    }
+    const int32_t bytes = od.n * od.h * od.w * od.c;
+    prepare_outputs(bytes);
+    const mcugen_status ref = average ? mcugen_avgpool_s8(&params, &in, data, &od, out_ref)
+                                      : mcugen_maxpool_s8(&params, &in, data, &od, out_ref);
+    const mcugen_status fast = average
+                                   ? fast_mcugen_avgpool_s8(&params, &in, data, &od, out_fast)
+                                   : fast_mcugen_maxpool_s8(&params, &in, data, &od, out_fast);
+    if (ref != fast) {
+        put_text("FAIL pool: status differs, case ");
+        put_int(index);
+        end_line();
+        ++failures;
+        return;
+    }
+#if defined(MCUGEN_FAST_MVE) || defined(MCUGEN_FAST_DSP)
+    fast_cases += ref == MCUGEN_OK; /* (the averages decline windows of more than 256 taps) */
+#endif
+    if (ref != MCUGEN_OK) {
+        return; /* an average window wholly in the padding: both fail */
+    }
+    count_spread(bytes, params.activation);
+    compare(average ? "avgpool" : "maxpool", index, bytes);
+}
+
+/* Conv and depthwise (alternately) with the requantizations at the edges of the DSP path's
+ * fast case (mcugen_conv_fast_dsp.c: shift in [-22, -1], |bias| + the largest sum < 2^30,
+ * |output offset| <= 128) and just outside them, small multipliers so that the outputs stay
+ * inside the clamp, sometimes extreme inputs (the largest sums) and a depthwise filter of more
+ * than 255 taps (its weight sums). */
+static void test_requant_edges(int32_t index)
+{
+    mcugen_dims in, fd, bd, od;
+    const int dw = index & 1, big = dw && uniform(0, 5) == 0;
+    mcugen_tile stride, dilation = {1, 1}, padding;
+    do { /* until input, filter and output fit their buffers */
+    stride.h = uniform(1, 2), stride.w = uniform(1, 2);
+    in.n = 1;
+    in.h = big ? uniform(16, 20) : uniform(1, 7);
+    in.w = big ? uniform(17, 20) : uniform(1, 7);
+    in.c = dw ? 4 * uniform(1, big ? 2 : 6) : uniform(1, 24);
+    fd.n = dw ? 1 : uniform(1, 12);
+    fd.h = big ? 16 : uniform(1, 3);
+    fd.w = big ? 17 : uniform(1, 3);
+    fd.c = dw ? in.c : in.c;
+    padding.h = uniform(0, fd.h < 5 ? fd.h - 1 : 4); /* outputs within MAX_OUTPUT */
+    padding.w = uniform(0, fd.w < 5 ? fd.w - 1 : 4);
+    od.n = 1;
+    od.h = out_size(in.h, fd.h, stride.h, 1, padding.h);
+    od.w = out_size(in.w, fd.w, stride.w, 1, padding.w);
+    od.c = dw ? in.c : fd.n;
+    if (od.h < 1 || od.w < 1) {
+        padding.h = fd.h < 5 ? fd.h - 1 : 4, padding.w = fd.w < 5 ? fd.w - 1 : 4;
+        stride.h = stride.w = 1;
+        od.h = out_size(in.h, fd.h, 1, 1, padding.h);
+        od.w = out_size(in.w, fd.w, 1, 1, padding.w);
+    }
+    } while (in.h * in.w * in.c > MAX_INPUT || fd.n * fd.h * fd.w * fd.c > MAX_FILTER ||
+             od.h * od.w * od.c > MAX_OUTPUT);
+    bd.n = 1, bd.h = 1, bd.w = 1, bd.c = od.c;
+    const int32_t input_offset = uniform(-127, 128);
+    const int32_t output_offset = uniform(0, 7) == 0 ? 128 : uniform(-128, 127);
+    const mcugen_activation act = random_activation();
+    fill_s8(input, in.n * in.h * in.w * in.c);
+    fill_s8(filter, dw ? fd.h * fd.w * fd.c : fd.n * fd.h * fd.w * fd.c);
+    if (uniform(0, 3) == 0) { /* the largest sums: inputs and weights at the extremes */
+        const int8_t x = input_offset > 0 ? 127 : -128;
+        memset(input, x, (size_t)(in.n * in.h * in.w * in.c));
+        memset(filter, -128, (size_t)(dw ? fd.h * fd.w * fd.c : fd.n * fd.h * fd.w * fd.c));
+    }
+    const int32_t taps = dw ? fd.h * fd.w : fd.h * fd.w * fd.c;
+    const int32_t xmax = input_offset > 0 ? 127 + input_offset : 128 - input_offset;
+    const int64_t limit = ((int64_t)1 << 30) - (int64_t)taps * 128 * xmax;
+    for (int32_t c = 0; c < od.c; ++c) {
+        const int32_t kind = uniform(0, 2);
+        int32_t right = uniform(1, 22);
+        if (kind == 0) { /* the shift at and past the ends of [-22, -1] */
+            static const int32_t ends[] = {1, 0, -1, -2, -21, -22, -23, -24};
+            right = -ends[uniform(0, 7)];
+            bias[c] = uniform(-20000, 20000);
+        } else if (kind == 1) { /* |bias| at the limit, one below or one above */
+            const int32_t b = (int32_t)(limit - 1 + uniform(0, 1));
+            bias[c] = uniform(0, 1) ? b : -b;
+        } else {
+            bias[c] = (int32_t)rng();
+        }
+        shift[c] = -right;
+        /* outputs about |bias| * m / 2^(31 + right): a few tens */
+        const int64_t m = ((int64_t)40 << (31 + (right > 0 ? right : 0))) /
+                              ((int64_t)(bias[c] < 0 ? -(int64_t)bias[c] : bias[c]) +
+                               taps * 2000 + 1) +
+                          uniform(0, 3);
+        multiplier[c] = (int32_t)(m < 1 ? 1 : (m > INT32_MAX ? INT32_MAX : m));
+    }
+    const int32_t *b = bias;
+    const mcugen_per_channel_quant_params quant = {multiplier, shift};
+    const int32_t bytes = od.n * od.h * od.w * od.c;
+    prepare_outputs(bytes);
+    int fast = 0;
+    mcugen_status status;
+    if (dw) {
+        const mcugen_dw_conv_params params = {input_offset, output_offset, stride, padding,
+                                              dilation,     act,           1};
+        const mcugen_context ctx = {scratch, mcugen_dw_conv_fast_s8_buffer_size(&fd)};
+        status = mcugen_depthwise_conv_s8(&ctx, &params, &quant, &in, input, &fd, filter, &bd,
+                                          b, &od, out_ref);
+        const mcugen_fast_conv_params fp = fast_dw(&params);
+        fast = status == MCUGEN_OK &&
+               mcugen_dw_conv_fast_s8(&ctx, &fp, &quant, &in, input, &fd, filter, b, &od, out_fast);
+    } else {
+        const mcugen_conv_params params = {input_offset, output_offset, stride, padding,
+                                           dilation,     act};
+        const mcugen_context ctx = {scratch, mcugen_conv_fast_s8_buffer_size(&fd)};
+        status = mcugen_convolve_s8(&ctx, &params, &quant, &in, input, &fd, filter, &bd, b, &od,
+                                    out_ref);
+        const mcugen_fast_conv_params fp = fast_conv(&params);
+        fast = status == MCUGEN_OK &&
+               mcugen_conv_fast_s8(&ctx, &fp, &quant, &in, input, &fd, filter, b, &od, out_fast);
+    }
+    if (status != MCUGEN_OK) {
+        put_text("FAIL requant_edges: portable kernel rejected case ");
+        put_int(index);
+        end_line();
+        ++failures;
+        return;
+    }
+    if (fast) {
+        ++fast_cases;
+    } else {
+        memcpy(out_fast, out_ref, (size_t)bytes);
+    }
+    count_spread(bytes, act);
+    compare(dw ? "depthwise" : "conv", index, bytes); /* (under "requant_edges") */
+}
+
 typedef void (*test_fn)(int32_t index);
+
+static int32_t runs; /* kernels run, for the PASS line */
 
 static void run(const char *name, test_fn test)
 {
+    ++runs;
     const int before = failures;
     const int32_t fast_before = fast_cases;
     unclamped_bytes = compared_bytes = 0;
@@ -561,6 +804,7 @@ static void bench(void)
     bd.c = 64;
     mcugen_dw_conv_params dp = {-3, 5, {1, 1}, {1, 1}, {1, 1}, {-128, 127}, 1};
     const mcugen_fast_conv_params fdp = fast_dw(&dp);
+    ctx.size = mcugen_dw_conv_fast_s8_buffer_size(&fdw);
     t = SYST[2];
     (void)mcugen_dw_conv_fast_s8(&ctx, &fdp, &quant, &in, input, &fdw, filter, bias, &od, out_fast);
     const uint32_t fastd = ticks_since(t);
@@ -571,6 +815,24 @@ static void bench(void)
     (void)mcugen_depthwise_conv_s8(&ctx, &dp, &quant, &in, input, &fdw, filter, &bd, bias, &od,
                                    out_ref);
     bench_line("dw3x3_25x5x64", fastd, ticks_since(t), 125 * 64 * 9);
+
+    /* a first layer: 3 input channels, 3x3 stride 2 (VWW's, on a smaller image) */
+    mcugen_dims in0 = {1, 48, 48, 3}, fd0 = {8, 3, 3, 3}, od0 = {1, 24, 24, 8};
+    bd.c = 8;
+    mcugen_conv_params cp0 = {-3, 5, {2, 2}, {0, 0}, {1, 1}, {-128, 127}};
+    const mcugen_fast_conv_params fcp0 = fast_conv(&cp0);
+    ctx.size = mcugen_conv_fast_s8_buffer_size(&fd0);
+    t = SYST[2];
+    (void)mcugen_conv_fast_s8(&ctx, &fcp0, &quant, &in0, input, &fd0, filter, bias, &od0,
+                              out_fast);
+    const uint32_t fast0 = ticks_since(t);
+#if defined(TEST_BENCH_STOP_FIRST)
+    semihost_exit(0);
+#endif
+    t = SYST[2];
+    (void)mcugen_convolve_s8(&ctx, &cp0, &quant, &in0, input, &fd0, filter, &bd, bias, &od0,
+                             out_ref);
+    bench_line("conv3x3s2_48x48x3x8", fast0, ticks_since(t), 576 * 8 * 27);
 }
 #endif
 
@@ -582,7 +844,9 @@ int main(void)
     run("conv", test_conv);
     run("depthwise", test_depthwise);
     run("fully_connected", test_fully_connected);
+    run("requant_edges", test_requant_edges);
     run("add", test_add);
+    run("pool", test_pool);
 #if defined(MCUGEN_FAST_MVE)
     put_text("path: MVE");
 #elif defined(MCUGEN_FAST_DSP)
@@ -595,7 +859,7 @@ int main(void)
         return 1;
     }
     put_text("KERNELS PASS ");
-    put_int(4 * TEST_CASES);
+    put_int(runs * TEST_CASES);
     put_text(" cases (");
     put_int(fast_cases);
     put_text(" on the fast path)");

@@ -2,7 +2,7 @@
 emulated cores: the DSP-extension path on Cortex-M4 (QEMU mps2-an386) and the Helium path on
 Cortex-M55 (mps3-an547), each against the portable C on seeded random shapes and parameters
 inside one image (firmware_tests/kernel_tests.c, which exits 1 on the first differing byte);
-also int8 ADD/SUB, whose Helium rows live in mcugen_elementwise.c.
+also int8 ADD/SUB (the fast rows of mcugen_elementwise.c) and int8 pooling (mcugen_pool.c).
 
 Needs arm-none-eabi-gcc and qemu-system-arm: without them the QEMU tests skip, except under
 CI=true, where a missing tool is a failure (tests/test_firmware.require_tools). The host build
@@ -45,7 +45,7 @@ def test_fast_paths_match_portable(target: str, path: str, seed: int, tmp_path: 
     passed = PASS_LINE.findall(result.stdout)
     assert passed, result.stdout
     cases, fast = (int(v) for v in passed[0])
-    assert cases == 4 * CASES  # conv, depthwise, fully connected, add/sub
+    assert cases % CASES == 0 and cases >= 4 * CASES  # conv, depthwise, fully connected, ...
     # most cases take the fast path (not: depthwise shapes a path lacks, or a multiplier of
     # INT32_MIN on the DSP path)
     assert fast >= 3 * CASES // 2, result.stdout
@@ -56,6 +56,14 @@ MUTATIONS = [
     ("qemu-m55", "mcugen_fast_common.h", "return vrshlq_s32(vqaddq_s32(acc, fix), right);",
      "(void)fix;\n    return vrshlq_s32(acc, right);"),
     ("qemu-m4", "mcugen_fast_common.h", "        y += y >> 31;\n", ""),
+    ("qemu-m4", "mcugen_conv_fast_dsp.c", "    return (y + (y >> 31) + add) >> right;\n",
+     "    return (y + add) >> right;\n"),
+    # int8 ADD: the input rescale of the DSP and Helium rows without its -1 for negatives
+    ("qemu-m4", "mcugen_elementwise.c",
+     "(smmlar(A, g_multiplier, g_round) - (int32_t)((uint32_t)A >> 31))",
+     "(smmlar(A, g_multiplier, g_round))"),
+    ("qemu-m55", "mcugen_elementwise.c", "vqrdmlahq_n_s32(vshrq_n_s32(g, 31), g, g_multiplier)",
+     "vqrdmlahq_n_s32(vdupq_n_s32(0), g, g_multiplier)"),
 ]
 
 
@@ -75,7 +83,8 @@ def test_a_wrong_fast_path_fails(target: str, name: str, right: str, wrong: str,
         (kernels / source.name).write_text(text)
     result = run_make(tmp_path / "build", target, f"KERNELS={kernels}")
     assert result.returncode != 0, result.stdout
-    assert re.search(r"^FAIL (conv|depthwise|fully_connected|add|sub) case \d+: byte \d+ got "
+    assert re.search(r"^FAIL (conv|depthwise|fully_connected|add|sub|avgpool|maxpool) case "
+                     r"\d+: byte \d+ got "
                      r"-?\d+ want -?\d+$", result.stdout, re.MULTILINE), result.stdout
 
 
@@ -84,4 +93,6 @@ def test_host_build_has_no_fast_path(tmp_path: Path) -> None:
     result = run_make(tmp_path, "host", f"CC={'cc' if sys.platform != 'win32' else 'gcc'}")
     assert result.returncode == 0, result.stdout
     assert PATH_LINE.findall(result.stdout) == ["portable only"], result.stdout
-    assert PASS_LINE.findall(result.stdout) == [(str(4 * CASES), "0")], result.stdout
+    passed = PASS_LINE.findall(result.stdout)
+    assert len(passed) == 1 and passed[0][1] == "0", result.stdout
+    assert int(passed[0][0]) % CASES == 0 and int(passed[0][0]) >= 4 * CASES, result.stdout

@@ -16,23 +16,36 @@
  *                    mcugen_conv_fast.c.
  *
  * How the sums stay exact:
- *   DSP conv: four output pixels at a time are copied (im2col) into int16 with the input offset
- *        added (|x + off| <= 255), interleaved by groups of four in the order x0 x2 x1 x3, the
- *        order __sxtb16 / SXTB16 ROR #8 unpack a word of four int8 weights into; SMLAD then
- *        forms w * (x + off) exactly, one weight row against four pixels. Taps in the padding
- *        are stored as 0, which is what skipping them adds. FULLY_CONNECTED: the same with one
- *        input row. Depthwise (ch_mult 1, channels % 4 == 0): SMLABB/SMLATT per channel.
- *   DSP requantization: scalar, multipliers != INT32_MIN (else the portable C runs): the
- *        doubling high multiply is then floor((x m + 2^30) / 2^31), and RoundingDivideByPOT a
- *        round-half-up shift of x - 1 for negative x (requantize_fast in the .c).
- *   MVE conv: int8 x int8 dot products (VMLADAVA, three rows by two pixels) plus
- *        input_offset * sum(w) + bias per output channel, which equals sum(w * (x + off)) + bias
+ *   DSP conv: four output pixels at a time (the last pixels one at a time) are copied (im2col)
+ *        into int16 with the input offset added (|x + off| <= 255), interleaved by groups of
+ *        four in the order x0 x2 x1 x3, the order __sxtb16 / SXTB16 ROR #8 unpack a word of four
+ *        int8 weights into; SMLAD then forms w * (x + off) exactly, one weight row against four
+ *        pixels (asm loops: LDRD column pairs). Taps in the padding and the last group's
+ *        padding are stored as 0, which is what skipping them adds. FULLY_CONNECTED: the same
+ *        with one input row. Depthwise (ch_mult 1, channels % 4 == 0): widened weights,
+ *        SMLABB/SMLATT per channel from bias + input_offset * sum(w); taps in the padding
+ *        read the input zero point (-input_offset), whose w * (x + off) is 0.
+ *   DSP requantization: multipliers != INT32_MIN (else the portable C runs); per channel,
+ *        when shift is in [-22, -1], |output offset| <= 128 and |bias| + the largest possible
+ *        sum < 2^30 (so 2 acc fits in int32): SMMULR(2 acc, m) = floor((acc m + 2^30) / 2^31)
+ *        (the doubling high multiply), then RoundingDivideByPOT and the output offset as one
+ *        floor shift of y - (y < 0) + 2^(right-1) + offset 2^right; otherwise requantize_fast.
+ *   MVE conv: int8 x int8 dot products (VMLADAVA) plus input_offset * sum(w) + bias per
+ *        output channel (four rows a pass, per call), which equals sum(w * (x + off)) + bias
  *        modulo 2^32; taps in the padding are stored as the input zero point (-input_offset),
- *        whose (x + off) is 0; a 1x1, stride-1, unpadded conv reads the input directly.
- *        Depthwise (ch_mult 1): eight channels as int16 (x + off), VMULLB/VMULLT into int32.
+ *        whose (x + off) is 0; a 1x1, stride-1, unpadded conv reads the input directly. Depth
+ *        <= 48: two pixels' columns stay in registers while the rows stream past; deeper: three
+ *        rows by two pixels a pass (asm loop), the last pixel of an odd count four rows a pass.
+ *        FULLY_CONNECTED: two rows a pass, VMLADAVA for w . x and VADDVA for sum(w).
+ *        Depthwise (ch_mult 1, channels >= 8, the last block of eight overlapping the one before
+ *        when channels % 8 != 0): eight channels as int16 (x + off), VMULLB/VMULLT into int32;
+ *        two neighbouring pixels (stride == dilation) share the window columns they both read,
+ *        taps outside the input are skipped.
  *        The requantization is vectorised: VQRDMULH is gemmlowp's
  *        SaturatingRoundingDoublingHighMul exactly (saturation included), and VRSHL after
- *        subtracting 1 from negative values is RoundingDivideByPOT (ties away from zero).
+ *        subtracting 1 from negative values is RoundingDivideByPOT (ties away from zero); the
+ *        left shift is skipped when no shift of the call is positive; the output offset is
+ *        added in int32 (wrapping, as the portable C) before the clamp.
  *
  * Scratch (ctx->buf, 4-byte aligned): the *_buffer_size functions below, which depend on the
  * path compiled in (0 for the portable build); mcugen plans the same sizes in the arena for

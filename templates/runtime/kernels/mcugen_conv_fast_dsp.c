@@ -5,15 +5,135 @@
 
 #if defined(MCUGEN_FAST_DSP)
 
+/* ---- requantization ------------------------------------------------------------------------
+ * Per output channel, decoded once per call into a table in the scratch:
+ *   fast (right > 0): y = SMMULR(2 acc, mult) = floor((acc mult + 2^30) / 2^31), which is
+ *        requantize_decoded's doubling high multiply (left = 0) as long as 2 acc fits in int32;
+ *        then floor((y + (y >> 31) + add) / 2^right) with add = 2^(right-1) + zp 2^right is its
+ *        RoundingDivideByPOT plus the output offset (adding a multiple of 2^right before a floor
+ *        shift adds the quotient exactly). Chosen only when it provably cannot overflow:
+ *        shift in [-22, -1], |zp| <= 128 and |bias| + (the largest |sum| of products) < 2^30,
+ *        so |2 acc| < 2^31, |y| <= 2^30 and |y + add| < 2^30 + 2^29 + 2^21 + 1.
+ *   exact (right == 0): requantize_fast with add holding the shift, for everything else. */
+typedef struct {
+    int32_t bias;
+    int32_t mult;
+    int32_t right;
+    int32_t add;
+} rq_chan;
+
+static inline int32_t smmulr(int32_t a, int32_t b)
+{
+#if defined(__GNUC__)
+    int32_t r;
+    __asm__("smmulr %0, %1, %2" : "=r"(r) : "r"(a), "r"(b));
+    return r;
+#else
+    return (int32_t)(((int64_t)a * b + ((int64_t)1 << 31)) >> 32);
+#endif
+}
+
+/* max_sum: a bound of |sum of w (x + offset)| over the accumulated products. Returns -1 if a
+ * multiplier is INT32_MIN (the caller declines: requantize_fast excludes it), else 1 when every
+ * channel takes the fast requantization, else 0. */
+static int rq_table(rq_chan *t, const int32_t *bias, const mcugen_per_channel_quant_params *q,
+                    int32_t count, int32_t zp, int64_t max_sum)
+{
+    /* fast needs |bias| < limit = 2^30 - max_sum, checked as bias + (limit - 1) < 2 limit - 1
+     * unsigned; span 0 (never fast) when max_sum or |zp| is too large */
+    const int ok = max_sum < ((int64_t)1 << 30) && zp >= -128 && zp <= 128;
+    const uint32_t limit = ok ? (1u << 30) - (uint32_t)max_sum : 1u;
+    const uint32_t span = ok ? 2u * limit - 1u : 0u;
+    const int32_t *mult = q->multiplier, *shift = q->shift;
+    int all = 1;
+    for (int32_t c = 0; c < count; ++c, ++t) {
+        const int32_t b = bias != NULL ? bias[c] : 0, m = mult[c], right = -shift[c];
+        if (m == INT32_MIN) {
+            return -1;
+        }
+        t->bias = b;
+        t->mult = m;
+        if ((uint32_t)b + (limit - 1u) < span && (uint32_t)(right - 1) < 22u) {
+            t->right = right;
+            t->add = (int32_t)((1u << (right - 1)) + ((uint32_t)zp << right));
+        } else {
+            t->right = 0;
+            t->add = -right;
+            all = 0;
+        }
+    }
+    return all;
+}
+
+/* Largest |x + offset| for int8 x, times 128 (the largest |w|): one product's bound. */
+static inline int64_t max_product(int32_t offset)
+{
+    const int32_t lo = offset - 128 < 0 ? 128 - offset : offset - 128;
+    const int32_t hi = offset + 127 < 0 ? -(offset + 127) : offset + 127;
+    return 128 * (int64_t)(lo > hi ? lo : hi);
+}
+
+/* The activation, as every output needs it; full: the clamp is the int8 range (one SSAT). */
+typedef struct {
+    int32_t zp, lo, hi, full;
+} rq_params;
+
+static inline rq_params rq_params_of(int32_t zp, mcugen_activation act)
+{
+    const rq_params p = {zp, act.min, act.max, act.min == INT8_MIN && act.max == INT8_MAX};
+    return p;
+}
+
+/* The fast requantization, output offset included, before the clamp. */
+static inline int32_t rq_y(int32_t acc, int32_t mult, int32_t right, int32_t add)
+{
+    const int32_t y = smmulr((int32_t)((uint32_t)acc << 1), mult);
+    return (y + (y >> 31) + add) >> right;
+}
+
+static inline int8_t clamp_s8(int32_t y, int32_t lo, int32_t hi)
+{
+    return (int8_t)(y < lo ? lo : (y > hi ? hi : y));
+}
+
+/* Kept out of line: the hot loops then keep their values in registers. */
+#if defined(__GNUC__)
+#define DSP_NOINLINE __attribute__((noinline))
+#else
+#define DSP_NOINLINE
+#endif
+
+DSP_NOINLINE static int8_t rq_exact(int32_t acc, int32_t mult, int32_t shift, const rq_params *p)
+{
+    const int32_t y = wrap_add(requantize_fast(acc, mult, shift), p->zp);
+    return clamp_s8(y, p->lo, p->hi);
+}
+
+/* One output of channel q. */
+static inline int8_t rq_out(int32_t acc, const rq_chan *q, const rq_params *p)
+{
+    if (q->right == 0) {
+        return rq_exact(acc, q->mult, q->add, p);
+    }
+    const int32_t y = rq_y(acc, q->mult, q->right, q->add);
+    return p->full ? (int8_t)__ssat(y, 8) : clamp_s8(y, p->lo, p->hi);
+}
+
+/* ---- scratch ------------------------------------------------------------------------------ */
+
 int32_t mcugen_conv_fast_s8_buffer_size(const mcugen_dims *filter_dims)
 {
-    return 8 * round_up4(filter_dims->h * filter_dims->w * filter_dims->c); /* four int16 columns */
+    /* four int16 im2col columns, the requantization table, one column's int8 staging */
+    const int32_t size4 = round_up4(filter_dims->h * filter_dims->w * filter_dims->c);
+    return 9 * size4 + (int32_t)sizeof(rq_chan) * filter_dims->n;
 }
 
 int32_t mcugen_dw_conv_fast_s8_buffer_size(const mcugen_dims *filter_dims)
 {
-    (void)filter_dims;
-    return 0;
+    /* the requantization table and starting sums (per channel), the tap offsets (twice), a
+     * row of input zero points, the weights widened to int16 */
+    const int32_t taps = filter_dims->h * filter_dims->w, c = filter_dims->c;
+    return ((int32_t)sizeof(rq_chan) + 4) * c + 8 * taps + round_up4(c) + 2 * taps * c;
 }
 
 int32_t mcugen_fc_fast_s8_buffer_size(const mcugen_dims *filter_dims)
@@ -21,89 +141,198 @@ int32_t mcugen_fc_fast_s8_buffer_size(const mcugen_dims *filter_dims)
     return 2 * round_up4(filter_dims->n); /* the input row as int16 */
 }
 
-/* Position of element k in a swizzled column: groups of four stored x0 x2 x1 x3 (the order
- * __sxtb16 and __sxtb16(__ror(., 8)) unpack a word of four int8 weights). */
+/* ---- conv: im2col into int16 and SMLAD ------------------------------------------------------
+ * A block of n (4, or 1 for the last pixels) im2col columns of K = kh * kw * depth int16
+ * values x + offset (0 in the padding) is stored by groups of four values, swizzled x0 x2 x1 x3
+ * (the order __sxtb16 and sxtb16_ror8 unpack a word of four int8 weights into), group g of
+ * column j at 4 n g + 4 j: one pointer walks all n columns and each group is one LDRD. The
+ * last K % 4 values sit in a last group, zero-padded. */
 static inline int32_t swizzle(int32_t k)
 {
     return (k & ~3) | ((k & 1) << 1) | ((k >> 1) & 1);
 }
 
-/* dst[0..n) = swizzled (src + offset) as int16; n a multiple of 4. */
-static inline void expand_q15(int16_t *dst, const int8_t *src, int32_t n, int32_t offset2)
+static inline int32_t pack2(int32_t v)
 {
-    for (int32_t k = 0; k < n; k += 4) {
-        const int32_t x = load32(src + k);
-        store32(dst + k, __sadd16(__sxtb16(x), offset2));
-        store32(dst + k + 2, __sadd16(sxtb16_ror8(x), offset2));
+    return (int32_t)(((uint32_t)v & 0xFFFFu) | ((uint32_t)v << 16));
+}
+
+/* The taps [k0, k1) of a window row or column starting at `origin` that fall inside [0, limit). */
+DSP_NOINLINE static void tap_range(int32_t origin, int32_t k, int32_t dilation, int32_t limit,
+                                   int32_t *k0, int32_t *k1)
+{
+    int32_t a = 0, b = k;
+    while (a < k && origin + a * dilation < 0) ++a;
+    while (b > a && origin + (b - 1) * dilation >= limit) --b;
+    *k0 = a;
+    *k1 = b;
+}
+
+/* dst[0..n) = src[0..n), a word at a time while it can (unaligned: fine on Armv7E-M). */
+static inline int8_t *copy_s8(int8_t *dst, const int8_t *src, int32_t n)
+{
+    for (; n >= 4; n -= 4, dst += 4, src += 4) {
+        store32(dst, load32(src));
     }
+    for (; n > 0; --n) {
+        *dst++ = *src++;
+    }
+    return dst;
 }
 
-/* Four im2col columns, interleaved: K = kh * kw * depth int16 values x + offset per column
- * (0 in the padding). The first K4 = K - K % 4 values of each column go in groups of four,
- * swizzled, one group of each column after the other (group g of column j at 16 g + 4 j), so
- * that one pointer walks all four; the last K % 4 values of column j follow at 4 K4 + 4 j. */
-static inline int32_t col_index(int32_t k, int32_t j, int32_t size4)
+static inline int8_t *fill_s8(int8_t *dst, int8_t value, int32_t n)
 {
-    return k < size4 ? ((k >> 2) << 4) + 4 * j + (swizzle(k) & 3) : 4 * size4 + 4 * j + (k - size4);
+    for (; n > 0; --n) {
+        *dst++ = value;
+    }
+    return dst;
 }
 
-static void im2col_q15(int16_t *cols, int32_t j, const window *win, const mcugen_dims *in,
-                       const mcugen_dims *filter, const mcugen_tile *dilation, int32_t offset)
+/* Column j of a block of n: for depth % 4 == 0 straight from the input a word of four int8 at
+ * a time; else the window's bytes are first gathered into `stage` (the input zero point,
+ * -offset, in the padding and up to a whole group, so that they widen to 0), then widened a
+ * word at a time. */
+DSP_NOINLINE static void im2col_q15(int16_t *cols, int32_t j, int32_t n, const window *win,
+                                    const mcugen_dims *in, const mcugen_dims *filter,
+                                    const mcugen_tile *dilation, int32_t offset, int8_t *stage)
 {
-    const int32_t depth = filter->c, size = filter->h * filter->w * depth;
-    const int32_t size4 = size & ~3;
-    const int32_t offset2 = (int32_t)(((uint32_t)offset & 0xFFFFu) | ((uint32_t)offset << 16));
-    int32_t k = 0;
-    for (int32_t ky = 0; ky < filter->h; ++ky) {
-        const int32_t y = win->y0 + ky * dilation->h;
-        for (int32_t kx = 0; kx < filter->w; ++kx) {
-            const int32_t x = win->x0 + kx * dilation->w;
-            const int inside = y >= 0 && y < in->h && x >= 0 && x < in->w;
-            const int8_t *pixel = win->image + (y * in->w + x) * in->c;
-            if ((depth & 3) == 0) { /* whole groups: a word of four int8 at a time */
-                int16_t *dst = cols + (k << 2) + 4 * j;
-                for (int32_t c = 0; c < depth; c += 4, dst += 16) {
-                    const int32_t v = inside ? load32(pixel + c) : 0;
-                    store32(dst, inside ? __sadd16(__sxtb16(v), offset2) : 0);
-                    store32(dst + 2, inside ? __sadd16(sxtb16_ror8(v), offset2) : 0);
+    const int32_t depth = filter->c, kw = filter->w, dil_w = dilation->w;
+    const int32_t offset2 = pack2(offset);
+    const int8_t zero = (int8_t)-offset;
+    int16_t *dst = cols + 4 * j;
+    if ((depth & 3) == 0) {
+        const int32_t step = 4 * n; /* int16 values from one group of the column to the next */
+        for (int32_t ky = 0; ky < filter->h; ++ky) {
+            const int32_t y = win->y0 + ky * dilation->h;
+            for (int32_t kx = 0; kx < kw; ++kx) {
+                const int32_t x = win->x0 + kx * dil_w;
+                if (y < 0 || y >= in->h || x < 0 || x >= in->w) {
+                    for (int32_t c = 0; c < depth; c += 4, dst += step) {
+                        store32(dst, 0);
+                        store32(dst + 2, 0);
+                    }
+                    continue;
                 }
-                k += depth;
-                continue;
-            }
-            for (int32_t c = 0; c < depth; ++c, ++k) {
-                cols[col_index(k, j, size4)] = inside ? (int16_t)(pixel[c] + offset) : 0;
+                const int8_t *pixel = win->image + (y * in->w + x) * depth;
+                for (const int8_t *end = pixel + depth; pixel != end; pixel += 4, dst += step) {
+                    const int32_t v = load32(pixel);
+                    store32(dst, __sadd16(__sxtb16(v), offset2));
+                    store32(dst + 2, __sadd16(sxtb16_ror8(v), offset2));
+                }
             }
         }
+        return;
+    }
+    /* gather rows of taps (contiguous when dil_w == 1, depth == in->c), then widen */
+    int8_t *s = stage;
+    int32_t kx0, kx1;
+    tap_range(win->x0, kw, dil_w, in->w, &kx0, &kx1);
+    for (int32_t ky = 0; ky < filter->h; ++ky) {
+        const int32_t y = win->y0 + ky * dilation->h;
+        if (y < 0 || y >= in->h || kx0 == kx1) {
+            s = fill_s8(s, zero, kw * depth);
+            continue;
+        }
+        const int32_t row = (y * in->w + win->x0) * depth; /* tap 0, maybe outside */
+        s = fill_s8(s, zero, kx0 * depth);
+        if (dil_w == 1) {
+            s = copy_s8(s, win->image + (row + kx0 * depth), (kx1 - kx0) * depth);
+        } else {
+            for (int32_t kx = kx0; kx < kx1; ++kx) {
+                s = copy_s8(s, win->image + (row + kx * dil_w * depth), depth);
+            }
+        }
+        s = fill_s8(s, zero, (kw - kx1) * depth);
+    }
+    s = fill_s8(s, zero, (int32_t)(-(s - stage) & 3));
+    for (const int8_t *p = stage; p != s; p += 4, dst += 4 * n) {
+        const int32_t v = load32(p);
+        store32(dst, __sadd16(__sxtb16(v), offset2));
+        store32(dst + 2, __sadd16(sxtb16_ror8(v), offset2));
     }
 }
 
-/* One filter row against four interleaved columns: acc[j] = sum_k w[k] * col_j[k]. */
-static inline void dot_1x4(const int8_t *w, const int16_t *cols, int32_t size, int32_t acc[4])
+/* The last size % 4 products of one column: weights w[0..t), column group x (swizzled). */
+static inline int32_t dot_tail(const int8_t *w, const int16_t *x, int32_t t, int32_t acc)
 {
-    int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-    const int32_t size4 = size & ~3;
-    const int8_t *end = w + size4;
-    const int16_t *x = cols;
-    while (w != end) {
-        const int32_t raw = load32(w);
-        const int32_t we = __sxtb16(raw), wo = sxtb16_ror8(raw);
-        w += 4;
-        a0 = __smlad(we, load32(x), a0);
-        a0 = __smlad(wo, load32(x + 2), a0);
-        a1 = __smlad(we, load32(x + 4), a1);
-        a1 = __smlad(wo, load32(x + 6), a1);
-        a2 = __smlad(we, load32(x + 8), a2);
-        a2 = __smlad(wo, load32(x + 10), a2);
-        a3 = __smlad(we, load32(x + 12), a3);
-        a3 = __smlad(wo, load32(x + 14), a3);
-        x += 16;
+    for (int32_t i = 0; i < t; ++i) {
+        acc = __smlabb(w[i], x[swizzle(i)], acc);
     }
-    for (int32_t t = 0; t < size - size4; ++t) {
-        const int32_t v = end[t];
-        a0 = __smlabb(v, x[t], a0);
-        a1 = __smlabb(v, x[4 + t], a1);
-        a2 = __smlabb(v, x[8 + t], a2);
-        a3 = __smlabb(v, x[12 + t], a3);
+    return acc;
+}
+
+/* One filter row against a block of four columns, acc[j] += w . column j: each widened
+ * weight word serves four SMLADs, each column word one, two column words per LDRD. gcc 12
+ * neither pairs the column loads nor keeps the eleven live values in registers, hence the
+ * loop in asm: two groups of four products (32 MACs) a pass, 32 instructions; an odd group
+ * count enters at the second half. */
+static inline void row_1x4(const int8_t *w, const int32_t *x, int32_t size, int32_t acc[4])
+{
+    int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+    const int32_t groups = size >> 2;
+#if defined(__GNUC__)
+    if (groups > 0) {
+        int32_t n = groups, raw, we, xa, xb;
+        __asm__ volatile(
+            /* n = (groups + 1) / 2 passes; an odd count (carry clear) enters at 2 */
+            "adds   %[n], %[n], #1\n\t"
+            "lsrs   %[n], %[n], #1\n\t"
+            "bcc    2f\n"
+            "1:\n\t"
+            "ldr    %[raw], [%[w]], #4\n\t"
+            "ldrd   %[xa], %[xb], [%[x]], #8\n\t"
+            "sxtb16 %[we], %[raw]\n\t"
+            "sxtb16 %[raw], %[raw], ror #8\n\t"
+            "smlad  %[a0], %[we], %[xa], %[a0]\n\t"
+            "smlad  %[a0], %[raw], %[xb], %[a0]\n\t"
+            "ldrd   %[xa], %[xb], [%[x]], #8\n\t"
+            "smlad  %[a1], %[we], %[xa], %[a1]\n\t"
+            "smlad  %[a1], %[raw], %[xb], %[a1]\n\t"
+            "ldrd   %[xa], %[xb], [%[x]], #8\n\t"
+            "smlad  %[a2], %[we], %[xa], %[a2]\n\t"
+            "smlad  %[a2], %[raw], %[xb], %[a2]\n\t"
+            "ldrd   %[xa], %[xb], [%[x]], #8\n\t"
+            "smlad  %[a3], %[we], %[xa], %[a3]\n\t"
+            "smlad  %[a3], %[raw], %[xb], %[a3]\n\t"
+            "2:\n\t"
+            "ldr    %[raw], [%[w]], #4\n\t"
+            "ldrd   %[xa], %[xb], [%[x]], #8\n\t"
+            "sxtb16 %[we], %[raw]\n\t"
+            "sxtb16 %[raw], %[raw], ror #8\n\t"
+            "smlad  %[a0], %[we], %[xa], %[a0]\n\t"
+            "smlad  %[a0], %[raw], %[xb], %[a0]\n\t"
+            "ldrd   %[xa], %[xb], [%[x]], #8\n\t"
+            "smlad  %[a1], %[we], %[xa], %[a1]\n\t"
+            "smlad  %[a1], %[raw], %[xb], %[a1]\n\t"
+            "ldrd   %[xa], %[xb], [%[x]], #8\n\t"
+            "smlad  %[a2], %[we], %[xa], %[a2]\n\t"
+            "smlad  %[a2], %[raw], %[xb], %[a2]\n\t"
+            "ldrd   %[xa], %[xb], [%[x]], #8\n\t"
+            "smlad  %[a3], %[we], %[xa], %[a3]\n\t"
+            "smlad  %[a3], %[raw], %[xb], %[a3]\n\t"
+            "subs   %[n], %[n], #1\n\t"
+            "bne    1b"
+            : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [w] "+r"(w),
+              [x] "+r"(x), [n] "+r"(n), [raw] "=&r"(raw), [we] "=&r"(we), [xa] "=&r"(xa),
+              [xb] "=&r"(xb)
+            :
+            : "cc", "memory");
+    }
+#else
+    for (int32_t g = 0; g < groups; ++g, w += 4, x += 8) {
+        const int32_t e = __sxtb16(load32(w)), o = sxtb16_ror8(load32(w));
+        a0 = __smlad(o, x[1], __smlad(e, x[0], a0));
+        a1 = __smlad(o, x[3], __smlad(e, x[2], a1));
+        a2 = __smlad(o, x[5], __smlad(e, x[4], a2));
+        a3 = __smlad(o, x[7], __smlad(e, x[6], a3));
+    }
+#endif
+    if (size & 3) {
+        const int16_t *x16 = (const int16_t *)x;
+        a0 = dot_tail(w, x16, size & 3, a0);
+        a1 = dot_tail(w, x16 + 4, size & 3, a1);
+        a2 = dot_tail(w, x16 + 8, size & 3, a2);
+        a3 = dot_tail(w, x16 + 12, size & 3, a3);
     }
     acc[0] = a0;
     acc[1] = a1;
@@ -111,39 +340,84 @@ static inline void dot_1x4(const int8_t *w, const int16_t *cols, int32_t size, i
     acc[3] = a3;
 }
 
-/* One filter row against one swizzled column. */
-static inline int32_t dot_1x1(const int8_t *w0, const int16_t *c0, int32_t size)
+/* One filter row against one column (also FULLY_CONNECTED's): asm as row_1x4, two groups
+ * (8 MACs) a pass in 14 instructions. */
+static inline int32_t row_1x1(const int8_t *w, const int32_t *x, int32_t size, int32_t a)
 {
-    int32_t a = 0;
-    const int32_t size4 = size & ~3;
-    for (int32_t k = 0; k < size4; k += 4) {
-        const int32_t w = load32(w0 + k);
-        a = __smlad(__sxtb16(w), load32(c0 + k), a);
-        a = __smlad(sxtb16_ror8(w), load32(c0 + k + 2), a);
+    const int32_t groups = size >> 2;
+#if defined(__GNUC__)
+    if (groups > 0) {
+        int32_t n = groups, r0, we, xa, xb;
+        __asm__ volatile(
+            "adds   %[n], %[n], #1\n\t"
+            "lsrs   %[n], %[n], #1\n\t"
+            "bcc    2f\n"
+            "1:\n\t"
+            "ldr    %[r0], [%[w]], #4\n\t"
+            "ldrd   %[xa], %[xb], [%[x]], #8\n\t"
+            "sxtb16 %[we], %[r0]\n\t"
+            "sxtb16 %[r0], %[r0], ror #8\n\t"
+            "smlad  %[a], %[we], %[xa], %[a]\n\t"
+            "smlad  %[a], %[r0], %[xb], %[a]\n\t"
+            "2:\n\t"
+            "ldr    %[r0], [%[w]], #4\n\t"
+            "ldrd   %[xa], %[xb], [%[x]], #8\n\t"
+            "sxtb16 %[we], %[r0]\n\t"
+            "sxtb16 %[r0], %[r0], ror #8\n\t"
+            "smlad  %[a], %[we], %[xa], %[a]\n\t"
+            "smlad  %[a], %[r0], %[xb], %[a]\n\t"
+            "subs   %[n], %[n], #1\n\t"
+            "bne    1b"
+            : [a] "+r"(a), [w] "+r"(w), [x] "+r"(x), [n] "+r"(n), [r0] "=&r"(r0),
+              [we] "=&r"(we), [xa] "=&r"(xa), [xb] "=&r"(xb)
+            :
+            : "cc", "memory");
     }
-    for (int32_t k = size4; k < size; ++k) {
-        a = __smlabb(w0[k], c0[k], a);
+#else
+    for (int32_t g = groups; g > 0; --g, w += 4, x += 2) {
+        const int32_t r0 = load32(w);
+        a = __smlad(sxtb16_ror8(r0), x[1], __smlad(__sxtb16(r0), x[0], a));
     }
-    return a;
+#endif
+    return dot_tail(w, (const int16_t *)x, size & 3, a);
 }
 
-/* out[j * stride] = finish_s8(acc[j] + bias) for j < count: one output channel of up to four
- * pixels, with the channel's shifts decoded once (requantize_fast's arithmetic). */
-static inline void finish_row(int8_t *out, int32_t stride, const int32_t acc[4], int32_t count,
-                              int32_t bias, int32_t multiplier, int32_t shift, int32_t zp,
-                              mcugen_activation act)
+/* Every output channel of a block of n (4 or 1) pixels (im2col columns x). The columns are
+ * zero-padded to whole groups of four, so a filter row may run its last group into the next
+ * row's first bytes (times 0: exact), which saves the scalar tail for all rows but the last. */
+DSP_NOINLINE static void conv_block(const int8_t *w, const int32_t *x, int32_t size, int32_t n,
+                                    const rq_chan *q, int32_t out_c, int8_t *out,
+                                    const rq_params *p)
 {
-    const int32_t left = shift > 0 ? shift : 0;
-    const int32_t right = shift > 0 ? 0 : -shift;
-    for (int32_t j = 0; j < count; ++j) {
-        const int32_t x = (int32_t)((uint32_t)wrap_add(acc[j], bias) << left);
-        int32_t y = (int32_t)(((int64_t)x * multiplier + ((int64_t)1 << 30)) >> 31);
-        if (right > 0) {
-            y += y >> 31;
-            y = (y >> right) + ((y >> (right - 1)) & 1);
+    const int32_t whole = round_up4(size);
+    const rq_chan *const last = q + out_c - 1;
+    if (n == 4) {
+        const int full = p->full; /* locals: the stores to out may alias *p and *q */
+        const int32_t s2 = 2 * out_c, s3 = 3 * out_c;
+        for (; q <= last; ++q, ++out, w += size) {
+            int32_t acc[4] = {q->bias, q->bias, q->bias, q->bias};
+            row_1x4(w, x, q != last ? whole : size, acc);
+            const int32_t mult = q->mult, right = q->right, add = q->add;
+            if (right != 0 && full) {
+                const int32_t y0 = rq_y(acc[0], mult, right, add);
+                const int32_t y1 = rq_y(acc[1], mult, right, add);
+                const int32_t y2 = rq_y(acc[2], mult, right, add);
+                const int32_t y3 = rq_y(acc[3], mult, right, add);
+                out[0] = (int8_t)__ssat(y0, 8);
+                out[out_c] = (int8_t)__ssat(y1, 8);
+                out[s2] = (int8_t)__ssat(y2, 8);
+                out[s3] = (int8_t)__ssat(y3, 8);
+            } else {
+                out[0] = rq_out(acc[0], q, p);
+                out[out_c] = rq_out(acc[1], q, p);
+                out[s2] = rq_out(acc[2], q, p);
+                out[s3] = rq_out(acc[3], q, p);
+            }
         }
-        y = wrap_add(y, zp);
-        out[j * stride] = (int8_t)(y < act.min ? act.min : (y > act.max ? act.max : y));
+        return;
+    }
+    for (; q <= last; ++q, ++out, w += size) {
+        *out = rq_out(row_1x1(w, x, q != last ? whole : size, q->bias), q, p);
     }
 }
 
@@ -155,33 +429,114 @@ int mcugen_conv_fast_s8(const mcugen_context *ctx, const mcugen_fast_conv_params
 {
     const int32_t out_c = output_dims->c;
     const int32_t size = filter_dims->h * filter_dims->w * filter_dims->c;
-    if (filter_dims->c != input_dims->c || !multipliers_ok(quant->multiplier, out_c) ||
+    if (filter_dims->c != input_dims->c ||
         !scratch_ok(ctx, mcugen_conv_fast_s8_buffer_size(filter_dims))) {
         return 0;
     }
-    int16_t *cols = (int16_t *)ctx->buf; /* four interleaved columns */
+    int16_t *cols = (int16_t *)ctx->buf;
+    const int32_t *x = (const int32_t *)(const void *)cols;
+    rq_chan *table = (rq_chan *)(void *)(cols + 4 * round_up4(size));
+    int8_t *stage = (int8_t *)(void *)(table + out_c);
+    if (rq_table(table, bias, quant, out_c, params->output_offset,
+                 size * max_product(params->input_offset)) < 0) {
+        return 0;
+    }
+    const rq_params rp = rq_params_of(params->output_offset, params->activation);
     const int32_t pixels = output_dims->n * output_dims->h * output_dims->w;
-    const int32_t *mult = quant->multiplier, *shift = quant->shift;
-    const int32_t zp = params->output_offset;
-    const mcugen_activation act = params->activation;
-    for (int32_t p = 0; p < pixels; p += 4) {
-        const int32_t count = pixels - p < 4 ? pixels - p : 4;
-        for (int32_t j = 0; j < 4; ++j) { /* missing pixels repeat the last (not stored) */
+    for (int32_t p = 0; p < pixels;) {
+        const int32_t n = pixels - p >= 4 ? 4 : 1; /* leftovers one column each, none wasted */
+        for (int32_t j = 0; j < n; ++j) {
             const window win = pixel_window(input_dims, output_dims, &params->stride,
-                                            &params->padding, input,
-                                            p + (j < count ? j : count - 1));
-            im2col_q15(cols, j, &win, input_dims, filter_dims, &params->dilation,
-                       params->input_offset);
+                                            &params->padding, input, p + j);
+            im2col_q15(cols, j, n, &win, input_dims, filter_dims, &params->dilation,
+                       params->input_offset, stage);
         }
-        int8_t *out = output + p * out_c;
-        for (int32_t oc = 0; oc < out_c; ++oc) {
-            int32_t acc[4];
-            dot_1x4(filter + oc * size, cols, size, acc);
-            const int32_t b = bias != NULL ? bias[oc] : 0;
-            finish_row(out + oc, out_c, acc, count, b, mult[oc], shift[oc], zp, act);
-        }
+        conv_block(filter, x, size, n, table, out_c, output + p * out_c, &rp);
+        p += n;
     }
     return 1;
+}
+
+/* ---- depthwise ------------------------------------------------------------------------------
+ * ch_mult 1, channels % 4 == 0, pixel by pixel, four channels (a quad) at a time. Built once
+ * per call in the scratch: each tap's input byte offset from the window's origin, the weights
+ * widened (per quad and tap two words: __sxtb16 and sxtb16_ror8 of the four int8 weights) and
+ * per channel bias + input_offset * sum(w). Every pixel starts from the latter (equal to
+ * adding the offset to every input) and per tap widens one input word, SMLABB/SMLATT per
+ * channel; at the border, the taps in the padding read a row of input zero points instead. */
+#define DW_TAP(we, wo, xe, xo)                                                                \
+    do {                                                                                     \
+        a0 = __smlabb(we, xe, a0);                                                           \
+        a2 = __smlatt(we, xe, a2);                                                           \
+        a1 = __smlabb(wo, xo, a1);                                                           \
+        a3 = __smlatt(wo, xo, a3);                                                           \
+    } while (0)
+
+/* Four outputs, channels q[0..3], from the sums of channels (0, 1, 2, 3); quick: every channel
+ * takes the fast requantization and the clamp is the int8 range. */
+static inline void dw_finish(int8_t *out, int32_t a0, int32_t a1, int32_t a2, int32_t a3,
+                             const rq_chan *q, const rq_params *p, int quick)
+{
+    if (quick) {
+        out[0] = (int8_t)__ssat(rq_y(a0, q[0].mult, q[0].right, q[0].add), 8);
+        out[1] = (int8_t)__ssat(rq_y(a1, q[1].mult, q[1].right, q[1].add), 8);
+        out[2] = (int8_t)__ssat(rq_y(a2, q[2].mult, q[2].right, q[2].add), 8);
+        out[3] = (int8_t)__ssat(rq_y(a3, q[3].mult, q[3].right, q[3].add), 8);
+    } else {
+        out[0] = rq_out(a0, q, p);
+        out[1] = rq_out(a1, q + 1, p);
+        out[2] = rq_out(a2, q + 2, p);
+        out[3] = rq_out(a3, q + 3, p);
+    }
+}
+
+/* The tables a pixel needs, built once per call. */
+typedef struct {
+    const int32_t *offset; /* per tap: input bytes from the window's origin */
+    const int32_t *wide;   /* per quad, per tap: the two widened weight words */
+    const int32_t *init;   /* per channel: bias + input_offset * sum(w) */
+    const rq_chan *rq;     /* per channel */
+    int32_t taps, channels, quick;
+    rq_params p;
+} dw_tables;
+
+/* Every quad of one pixel, window origin x: tap t reads x + offset[t] (+ 4 per quad). */
+DSP_NOINLINE static void dw_pixel(const dw_tables *d, const int32_t *offset, const int8_t *x,
+                                  int8_t *out)
+{
+    const int32_t *w = d->wide;
+    const int32_t *const off_end = offset + d->taps;
+    for (int32_t c = 0; c < d->channels; c += 4, x += 4) {
+        int32_t a0 = d->init[c], a1 = d->init[c + 1], a2 = d->init[c + 2], a3 = d->init[c + 3];
+        const int32_t *o = offset;
+#if defined(__GNUC__) && defined(__OPTIMIZE__) /* -O0 has too few free registers */
+        /* per tap 11 instructions: offset, weights (LDRD), input word, 2 SXTB16, 4 MACs, loop */
+        int32_t we, wo, xe, xw;
+        __asm__ volatile(
+            "1:\n\t"
+            "ldr    %[xw], [%[o]], #4\n\t"
+            "ldrd   %[we], %[wo], [%[w]], #8\n\t"
+            "ldr    %[xw], [%[x], %[xw]]\n\t"
+            "sxtb16 %[xe], %[xw]\n\t"
+            "sxtb16 %[xw], %[xw], ror #8\n\t"
+            "smlabb %[a0], %[we], %[xe], %[a0]\n\t"
+            "smlatt %[a2], %[we], %[xe], %[a2]\n\t"
+            "smlabb %[a1], %[wo], %[xw], %[a1]\n\t"
+            "smlatt %[a3], %[wo], %[xw], %[a3]\n\t"
+            "cmp    %[o], %[end]\n\t"
+            "bne    1b"
+            : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [o] "+r"(o),
+              [w] "+r"(w), [we] "=&r"(we), [wo] "=&r"(wo), [xe] "=&r"(xe), [xw] "=&r"(xw)
+            : [x] "r"(x), [end] "r"(off_end)
+            : "cc", "memory");
+#else
+        for (; o != off_end; ++o, w += 2) {
+            const int32_t x0 = load32(x + o[0]);
+            DW_TAP(w[0], w[1], __sxtb16(x0), sxtb16_ror8(x0));
+        }
+#endif
+        dw_finish(out + c, a0, a1, a2, a3, d->rq + c, &d->p, d->quick);
+    }
 }
 
 int mcugen_dw_conv_fast_s8(const mcugen_context *ctx, const mcugen_fast_conv_params *params,
@@ -190,63 +545,98 @@ int mcugen_dw_conv_fast_s8(const mcugen_context *ctx, const mcugen_fast_conv_par
                            const mcugen_dims *filter_dims, const int8_t *filter,
                            const int32_t *bias, const mcugen_dims *output_dims, int8_t *output)
 {
-    (void)ctx;
     const int32_t channels = output_dims->c;
     if (params->ch_mult != 1 || (channels & 3) != 0 ||
-        !multipliers_ok(quant->multiplier, channels)) {
+        !scratch_ok(ctx, mcugen_dw_conv_fast_s8_buffer_size(filter_dims))) {
         return 0;
     }
     const int32_t in_h = input_dims->h, in_w = input_dims->w;
-    const int32_t kh = filter_dims->h, kw = filter_dims->w;
+    const int32_t kh = filter_dims->h, kw = filter_dims->w, taps = kh * kw;
     const int32_t dil_h = params->dilation.h, dil_w = params->dilation.w;
     const int32_t off = params->input_offset;
-    const int32_t offset2 = (int32_t)(((uint32_t)off & 0xFFFFu) | ((uint32_t)off << 16));
-    const int32_t pixels = output_dims->n * output_dims->h * output_dims->w;
-    const int32_t *mult = quant->multiplier, *shift = quant->shift;
-    const int32_t zp = params->output_offset;
-    const mcugen_activation act = params->activation;
-    for (int32_t p = 0; p < pixels; ++p) {
-        const window win = pixel_window(input_dims, output_dims, &params->stride,
-                                        &params->padding, input, p);
-        int32_t ky0 = 0, ky1 = kh, kx0 = 0, kx1 = kw;
-        while (ky0 < kh && win.y0 + ky0 * dil_h < 0) ++ky0;
-        while (ky1 > ky0 && win.y0 + (ky1 - 1) * dil_h >= in_h) --ky1;
-        while (kx0 < kw && win.x0 + kx0 * dil_w < 0) ++kx0;
-        while (kx1 > kx0 && win.x0 + (kx1 - 1) * dil_w >= in_w) --kx1;
-        int8_t *out = output + p * channels;
-        for (int32_t c = 0; c < channels; c += 4) {
-            int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-            for (int32_t ky = ky0; ky < ky1; ++ky) {
-                const int8_t *xrow =
-                    win.image + ((win.y0 + ky * dil_h) * in_w + win.x0) * channels + c;
-                const int8_t *wrow = filter + ky * kw * channels + c;
-                for (int32_t kx = kx0; kx < kx1; ++kx) {
-                    const int32_t xw = load32(xrow + kx * dil_w * channels);
-                    const int32_t ww = load32(wrow + kx * channels);
-                    const int32_t xe = __sadd16(__sxtb16(xw), offset2);
-                    const int32_t xo = __sadd16(sxtb16_ror8(xw), offset2);
-                    const int32_t we = __sxtb16(ww);
-                    const int32_t wo = sxtb16_ror8(ww);
-                    a0 = __smlabb(we, xe, a0);
-                    a2 = __smlatt(we, xe, a2);
-                    a1 = __smlabb(wo, xo, a1);
-                    a3 = __smlatt(wo, xo, a3);
+    rq_chan *table = (rq_chan *)ctx->buf;
+    int32_t *init = (int32_t *)(void *)(table + channels);
+    int32_t *offset = init + channels;
+    int32_t *edge = offset + taps; /* a border pixel's offsets */
+    int32_t *zero = edge + taps;   /* a row of input zero points, -input_offset */
+    int32_t *wide = zero + channels / 4;
+    dw_tables d;
+    d.offset = offset, d.wide = wide, d.init = init, d.rq = table;
+    d.taps = taps, d.channels = channels;
+    d.p = rq_params_of(params->output_offset, params->activation);
+    const int all_fast = rq_table(table, bias, quant, channels, d.p.zp, taps * max_product(off));
+    if (all_fast < 0) {
+        return 0;
+    }
+    d.quick = all_fast && d.p.full;
+    for (int32_t c = 0; c < channels; c += 4) {
+        /* the weight sums of channels (0, 2) and (1, 3), as int16 lanes: exact while
+         * |sum| <= 128 taps < 2^15, else summed again below */
+        int32_t se = 0, so = 0;
+        const int8_t *w = filter + c;
+        for (int32_t t = 0; t < taps; ++t, w += channels, wide += 2) {
+            const int32_t raw = load32(w);
+            wide[0] = __sxtb16(raw);
+            wide[1] = sxtb16_ror8(raw);
+            se = __sadd16(se, wide[0]);
+            so = __sadd16(so, wide[1]);
+        }
+        int32_t sum[4] = {(int16_t)se, (int16_t)so, se >> 16, so >> 16};
+        for (int32_t i = 0; i < 4 && taps > 255; ++i) {
+            sum[i] = 0;
+            for (int32_t t = 0; t < taps; ++t) {
+                sum[i] += filter[t * channels + c + i];
+            }
+        }
+        init[c] = wrap_add(table[c].bias, off * sum[0]);
+        init[c + 1] = wrap_add(table[c + 1].bias, off * sum[1]);
+        init[c + 2] = wrap_add(table[c + 2].bias, off * sum[2]);
+        init[c + 3] = wrap_add(table[c + 3].bias, off * sum[3]);
+        zero[c >> 2] = (int32_t)(((uint32_t)-off & 0xFFu) * 0x01010101u);
+    }
+    for (int32_t ky = 0, t = 0; ky < kh; ++ky) {
+        for (int32_t kx = 0; kx < kw; ++kx, ++t) {
+            offset[t] = (ky * dil_h * in_w + kx * dil_w) * channels;
+        }
+    }
+    int8_t *out = output;
+    for (int32_t b = 0; b < output_dims->n; ++b) {
+        const int8_t *image = input + b * in_h * in_w * channels;
+        for (int32_t oy = 0; oy < output_dims->h; ++oy) {
+            const int32_t y0 = oy * params->stride.h - params->padding.h;
+            int32_t k[4];
+            tap_range(y0, kh, dil_h, in_h, &k[0], &k[1]);
+            for (int32_t ox = 0; ox < output_dims->w; ++ox, out += channels) {
+                const int32_t x0 = ox * params->stride.w - params->padding.w;
+                if (x0 >= 0 && x0 + (kw - 1) * dil_w < in_w) { /* the common case, no call */
+                    k[2] = 0, k[3] = kw;
+                } else {
+                    tap_range(x0, kw, dil_w, in_w, &k[2], &k[3]);
                 }
+                /* the window's origin, possibly outside the image: as an address */
+                const uintptr_t base =
+                    (uintptr_t)image + (uintptr_t)(intptr_t)((y0 * in_w + x0) * channels);
+                const int32_t *o = offset;
+                if (k[1] - k[0] != kh || k[3] - k[2] != kw) {
+                    /* at the border, the taps in the padding read the zero points, which with
+                     * init's input_offset * sum(w) add w * (zero point + input_offset) = 0 */
+                    const int32_t to_zero = (int32_t)((uintptr_t)zero - base);
+                    for (int32_t ky = 0, t = 0; ky < kh; ++ky) {
+                        for (int32_t kx = 0; kx < kw; ++kx, ++t) {
+                            const int in = ky >= k[0] && ky < k[1] && kx >= k[2] && kx < k[3];
+                            edge[t] = in ? offset[t] : to_zero;
+                        }
+                    }
+                    o = edge;
+                }
+                dw_pixel(&d, o, (const int8_t *)base, out);
             }
-            if (bias != NULL) {
-                a0 = wrap_add(a0, bias[c]);
-                a1 = wrap_add(a1, bias[c + 1]);
-                a2 = wrap_add(a2, bias[c + 2]);
-                a3 = wrap_add(a3, bias[c + 3]);
-            }
-            out[c] = finish_s8(a0, mult[c], shift[c], zp, act);
-            out[c + 1] = finish_s8(a1, mult[c + 1], shift[c + 1], zp, act);
-            out[c + 2] = finish_s8(a2, mult[c + 2], shift[c + 2], zp, act);
-            out[c + 3] = finish_s8(a3, mult[c + 3], shift[c + 3], zp, act);
         }
     }
     return 1;
 }
+
+/* ---- FULLY_CONNECTED ------------------------------------------------------------------------ */
 
 int mcugen_fc_fast_s8(const mcugen_context *ctx, const mcugen_fast_fc_params *params,
                       const mcugen_per_channel_quant_params *quant,
@@ -260,25 +650,22 @@ int mcugen_fc_fast_s8(const mcugen_context *ctx, const mcugen_fast_fc_params *pa
         return 0;
     }
     int16_t *col = (int16_t *)ctx->buf;
-    const int32_t depth4 = depth & ~3;
-    const int32_t off = params->input_offset;
-    const int32_t offset2 = (int32_t)(((uint32_t)off & 0xFFFFu) | ((uint32_t)off << 16));
-    const int32_t zp = params->output_offset;
-    const mcugen_activation act = params->activation;
+    const rq_params rp = rq_params_of(params->output_offset, params->activation);
+    /* the input row as a one-column im2col of a 1 x 1 x depth image */
+    const mcugen_dims row = {1, 1, 1, depth};
+    const mcugen_tile one = {1, 1};
     for (int32_t b = 0; b < input_dims->n; ++b) {
-        const int8_t *x = input + b * depth;
-        expand_q15(col, x, depth4, offset2);
-        for (int32_t k = depth4; k < depth; ++k) {
-            col[k] = (int16_t)(x[k] + off);
-        }
+        const window win = {input + b * depth, 0, 0};
+        /* the staging is col's upper half (from byte size4 = round_up4(depth)): widening
+         * group g writes bytes 8 g .. 8 g + 7, below group g + 1's staging at size4 + 4 g + 4 */
+        im2col_q15(col, 0, 1, &win, &row, &row, &one, params->input_offset,
+                   (int8_t *)(void *)col + round_up4(depth));
         int8_t *out = output + b * units;
         for (int32_t u = 0; u < units; ++u) {
             const int32_t q = params->per_channel ? u : 0;
-            int32_t acc = dot_1x1(filter + u * depth, col, depth);
-            if (bias != NULL) {
-                acc = wrap_add(acc, bias[u]);
-            }
-            out[u] = finish_s8(acc, quant->multiplier[q], quant->shift[q], zp, act);
+            const int32_t acc = row_1x1(filter + u * depth, (const int32_t *)(const void *)col,
+                                        depth, bias != NULL ? bias[u] : 0);
+            out[u] = rq_exact(acc, quant->multiplier[q], quant->shift[q], &rp);
         }
     }
     return 1;

@@ -5,15 +5,25 @@
 
 #if defined(MCUGEN_FAST_MVE)
 
+/* -Os (code size first): every conv runs the general three-rows-by-two-pixels pass, compiled
+ * once; the passes specialised for small depths, for one pixel and for one segment, and the
+ * assembly loops, are left out. */
+#if defined(__OPTIMIZE_SIZE__) || !defined(__OPTIMIZE__)
+#define MVE_LEAN 1
+#else
+#define MVE_LEAN 0
+#endif
+
 int32_t mcugen_conv_fast_s8_buffer_size(const mcugen_dims *filter_dims)
 {
-    /* two int8 columns, 3 * out_c int32 sums */
+    /* two int8 im2col columns; per output channel its sum and two pixels' accumulators */
     return 2 * round_up4(filter_dims->h * filter_dims->w * filter_dims->c) + 12 * filter_dims->n;
 }
 
 int32_t mcugen_dw_conv_fast_s8_buffer_size(const mcugen_dims *filter_dims)
 {
-    return 4 * filter_dims->c; /* one pixel's int32 sums */
+    /* the constants of the eight-channel blocks (bias, multiplier, shift) */
+    return 96 * ((filter_dims->c + 7) / 8);
 }
 
 int32_t mcugen_fc_fast_s8_buffer_size(const mcugen_dims *filter_dims)
@@ -21,102 +31,281 @@ int32_t mcugen_fc_fast_s8_buffer_size(const mcugen_dims *filter_dims)
     (void)filter_dims;
     return 0;
 }
-/* Requantize, add the zero point, clamp and store the low bytes of the active lanes. */
-static inline void finish_x4(int8_t *out, int32x4_t acc, const int32_t *mult,
-                             const int32_t *shift, int32_t zp, mcugen_activation act,
-                             mve_pred16_t p)
+
+/* any shift[c] > 0, c < n: else the requantization skips its left shift */
+static inline int any_left_shift(const int32_t *shift, int32_t n)
 {
-    int32x4_t y = requantize_x4(acc, vldrwq_z_s32(mult, p), vldrwq_z_s32(shift, p));
-    y = vaddq_n_s32(y, zp);
-    y = vmaxq_s32(y, vdupq_n_s32(act.min));
-    y = vminq_s32(y, vdupq_n_s32(act.max));
-    vstrbq_p_s32(out, y, p);
+    int32_t most = 0;
+    for (int32_t c = 0; c < n; c += 4) {
+        most = vmaxvq_s32(most, vldrwq_z_s32(shift + c, vctp32q((uint32_t)(n - c))));
+    }
+    return most > 0;
 }
 
-/* The output zero point and clamp as vectors, made once per call. */
+/* requantize_x4 when no shift is positive: shift is then the right shift itself. */
+static inline int32x4_t requantize_right_x4(int32x4_t acc, int32x4_t multiplier,
+                                            int32x4_t shift)
+{
+    acc = vqrdmulhq_s32(acc, multiplier);
+    return vrshlq_s32(vqaddq_s32(acc, vshrq_n_s32(vandq_s32(acc, shift), 31)), shift);
+}
+
+/* The output zero point and clamp as vectors, made once per call, and whether some shift is
+ * positive. */
 typedef struct {
     int32x4_t zp;
     int32x4_t min;
     int32x4_t max;
+    int left;
 } out_consts;
 
-static inline out_consts make_out_consts(int32_t zp, mcugen_activation act)
+static inline out_consts make_out_consts(int32_t zp, mcugen_activation act,
+                                         const int32_t *shift, int32_t n)
 {
     out_consts k;
     k.zp = vdupq_n_s32(zp);
     k.min = vdupq_n_s32(act.min);
     k.max = vdupq_n_s32(act.max);
+    k.left = any_left_shift(shift, n);
     return k;
 }
 
-/* Requantize, add the zero point, clamp. */
+/* Requantize, add the zero point (wrapping, as the portable C), clamp. */
 static inline int32x4_t requant_clamp(int32x4_t acc, int32x4_t mult, int32x4_t shift,
                                       const out_consts *k)
 {
-    const int32x4_t y = vaddq_s32(requantize_x4(acc, mult, shift), k->zp);
-    return vminq_s32(vmaxq_s32(y, k->min), k->max);
+    const int32x4_t r = k->left ? requantize_x4(acc, mult, shift)
+                                : requantize_right_x4(acc, mult, shift);
+    return vminq_s32(vmaxq_s32(vaddq_s32(r, k->zp), k->min), k->max);
 }
 
-/* out[c] = requantized, clamped accs[c] for c < n: full blocks of four, then the rest. */
-static inline void requant_store(int8_t *out, const int32_t *accs, const int32_t *mult,
-                                 const int32_t *shift, int32_t n, const out_consts *k)
+/* out0[c] = requantized, clamped acc[2 c] and out1[c] the same of acc[2 c + 1] (out1 NULL:
+ * none), c < n, four channels at a time: full blocks, then the rest predicated. */
+static void requant_store_pair(int8_t *out0, int8_t *out1, const int32_t *acc,
+                               const int32_t *mult, const int32_t *shift, int32_t n,
+                               const out_consts *k)
 {
+    const uint32x4_t every_other = vidupq_n_u32(0, 2);
     int32_t c = 0;
-    for (; c + 4 <= n; c += 4) {
-        vstrbq_s32(out + c, requant_clamp(vldrwq_s32(accs + c), vldrwq_s32(mult + c),
-                                          vldrwq_s32(shift + c), k));
+    for (; !MVE_LEAN && c + 4 <= n; c += 4, acc += 8) { /* (-Os: all predicated, below) */
+        const int32x4_t m = vldrwq_s32(mult + c), s = vldrwq_s32(shift + c);
+        const int32x4_t a0 = vldrwq_gather_shifted_offset_s32(acc, every_other);
+        vstrbq_s32(out0 + c, requant_clamp(a0, m, s, k));
+        if (out1 != NULL) {
+            const int32x4_t a1 = vldrwq_gather_shifted_offset_s32(acc + 1, every_other);
+            vstrbq_s32(out1 + c, requant_clamp(a1, m, s, k));
+        }
     }
-    if (c < n) {
+    for (; c < n; c += 4, acc += 8) {
         const mve_pred16_t lanes = vctp32q((uint32_t)(n - c));
-        vstrbq_p_s32(out + c,
-                     requant_clamp(vldrwq_z_s32(accs + c, lanes), vldrwq_z_s32(mult + c, lanes),
-                                   vldrwq_z_s32(shift + c, lanes), k),
-                     lanes);
+        const int32x4_t m = vldrwq_z_s32(mult + c, lanes), s = vldrwq_z_s32(shift + c, lanes);
+        const int32x4_t a0 = vldrwq_gather_shifted_offset_z_s32(acc, every_other, lanes);
+        vstrbq_p_s32(out0 + c, requant_clamp(a0, m, s, k), lanes);
+        if (out1 != NULL) {
+            const int32x4_t a1 = vldrwq_gather_shifted_offset_z_s32(acc + 1, every_other, lanes);
+            vstrbq_p_s32(out1 + c, requant_clamp(a1, m, s, k), lanes);
+        }
     }
 }
 
-/* Three rows (stride size) against two columns, plus the rows' sums:
- * acc0[r] = sums[r] + w_r . x0 and acc1[r] = sums[r] + w_r . x1 (modulo 2^32). */
-static inline void dot_3x2(const int8_t *w, const int8_t *x0, const int8_t *x1, int32_t size,
-                           const int32_t *sums, int32_t *acc0, int32_t *acc1)
+/* Where a pass reads its two columns: `count` segments of `bytes` each, `stride` apart (one
+ * segment: an im2col column; kh: the window rows of pixels inside the input, read in place). */
+typedef struct {
+    int32_t count, bytes, stride;
+} segments;
+
+/* Rows 0 .. 3 * triples - 1 (stride size) against two columns, three rows at a time, plus
+ * the rows' sums: acc[2 r] = sums[r] + w_r . x0, acc[2 r + 1] = sums[r] + w_r . x1 (modulo
+ * 2^32), for segments of 16 bytes or more (a tail only when there is one segment). The sums
+ * seed the accumulators and each row's two results are stored side by side. The loop over the
+ * full blocks of 16 is written in assembly: compiled from intrinsics, the code around it
+ * spilled and reloaded its five pointers on every pass, as much work as a 64-deep pass itself.
+ * VMLADAVA accumulates into even registers only, hence the register variables (gcc, clang). */
+static inline __attribute__((always_inline)) void
+rows_3x2_body(const int8_t *w, const int8_t *x0, const int8_t *x1, int32_t size, int32_t triples,
+              const int32_t *sums, int32_t *acc, const segments *sg, const int one)
 {
-    const int8_t *w1 = w + size, *w2 = w1 + size;
-    int32_t a0 = 0, a1 = 0, a2 = 0, b0 = 0, b1 = 0, b2 = 0;
-    int32_t blocks = size >> 4;
-    while (blocks-- > 0) {
-        const int8x16_t xa = vldrbq_s8(x0), xb = vldrbq_s8(x1);
-        const int8x16_t v0 = vldrbq_s8(w), v1 = vldrbq_s8(w1), v2 = vldrbq_s8(w2);
-        x0 += 16;
-        x1 += 16;
-        w += 16;
-        w1 += 16;
-        w2 += 16;
-        a0 = vmladavaq_s8(a0, xa, v0);
-        b0 = vmladavaq_s8(b0, xb, v0);
-        a1 = vmladavaq_s8(a1, xa, v1);
-        b1 = vmladavaq_s8(b1, xb, v1);
-        a2 = vmladavaq_s8(a2, xa, v2);
-        b2 = vmladavaq_s8(b2, xb, v2);
+    const int32_t blocks = sg->bytes >> 4, rest = sg->bytes & 15; /* (rest: one segment) */
+    const int32_t skip = sg->stride - sg->bytes; /* from a segment's end to the next */
+    const mve_pred16_t p = vctp8q((uint32_t)rest);
+    for (; triples > 0; --triples, sums += 3, acc += 6) {
+        const int8_t *w1 = w + size, *w2 = w1 + size, *p0 = x0, *p1 = x1;
+#if !MVE_LEAN
+        /* (at -O0 and -Os, gcc 12 cannot find the registers: the intrinsics below run) */
+        register int32_t a0 __asm__("r0") = sums[0];
+        register int32_t b0 __asm__("r2") = a0;
+        register int32_t a1 __asm__("r4") = sums[1];
+        register int32_t b1 __asm__("r6") = a1;
+        register int32_t a2 __asm__("r8") = sums[2];
+        register int32_t b2 __asm__("r10") = a2;
+        for (int32_t s = one ? 1 : sg->count;;) {
+            register int32_t n __asm__("lr") = blocks; /* the loop counter of DLS/LE */
+            __asm__("dls     lr, lr\n"
+                    "1:\n\t"
+                    "vldrb.8 q0, [%[p0]], #16\n\t"
+                    "vldrb.8 q1, [%[p1]], #16\n\t"
+                    "vldrb.8 q2, [%[w0]], #16\n\t"
+                    "vmladava.s8 %[a0], q0, q2\n\t"
+                    "vmladava.s8 %[b0], q1, q2\n\t"
+                    "vldrb.8 q2, [%[w1]], #16\n\t"
+                    "vmladava.s8 %[a1], q0, q2\n\t"
+                    "vmladava.s8 %[b1], q1, q2\n\t"
+                    "vldrb.8 q2, [%[w2]], #16\n\t"
+                    "vmladava.s8 %[a2], q0, q2\n\t"
+                    "vmladava.s8 %[b2], q1, q2\n\t"
+                    "le      lr, 1b"
+                    : [a0] "+r"(a0), [b0] "+r"(b0), [a1] "+r"(a1), [b1] "+r"(b1),
+                      [a2] "+r"(a2), [b2] "+r"(b2), [p0] "+r"(p0), [p1] "+r"(p1), [w0] "+r"(w),
+                      [w1] "+r"(w1), [w2] "+r"(w2), "+r"(n)
+                    :
+                    : "d0", "d1", "d2", "d3", "d4", "d5", "cc", "memory");
+            if (--s == 0) {
+                break;
+            }
+            p0 += skip; /* the next window row */
+            p1 += skip;
+        }
+#else
+        int32_t a0 = sums[0], a1 = sums[1], a2 = sums[2];
+        int32_t b0 = a0, b1 = a1, b2 = a2;
+        for (int32_t s = one ? 1 : sg->count;;) {
+            for (int32_t n = blocks; n > 0; --n) {
+                const int8x16_t xa = vldrbq_s8(p0), xb = vldrbq_s8(p1);
+                const int8x16_t v0 = vldrbq_s8(w), v1 = vldrbq_s8(w1), v2 = vldrbq_s8(w2);
+                p0 += 16;
+                p1 += 16;
+                w += 16;
+                w1 += 16;
+                w2 += 16;
+                a0 = vmladavaq_s8(a0, xa, v0);
+                b0 = vmladavaq_s8(b0, xb, v0);
+                a1 = vmladavaq_s8(a1, xa, v1);
+                b1 = vmladavaq_s8(b1, xb, v1);
+                a2 = vmladavaq_s8(a2, xa, v2);
+                b2 = vmladavaq_s8(b2, xb, v2);
+            }
+            if (--s == 0) {
+                break;
+            }
+            p0 += skip;
+            p1 += skip;
+        }
+#endif
+        int32_t c0 = a0, d0 = b0, c1 = a1, d1 = b1, c2 = a2, d2 = b2;
+        if (rest != 0) {
+            const int8x16_t xa = vldrbq_z_s8(p0, p), xb = vldrbq_z_s8(p1, p);
+            const int8x16_t v0 = vldrbq_z_s8(w, p), v1 = vldrbq_z_s8(w1, p);
+            const int8x16_t v2 = vldrbq_z_s8(w2, p);
+            c0 = vmladavaq_s8(c0, xa, v0);
+            d0 = vmladavaq_s8(d0, xb, v0);
+            c1 = vmladavaq_s8(c1, xa, v1);
+            d1 = vmladavaq_s8(d1, xb, v1);
+            c2 = vmladavaq_s8(c2, xa, v2);
+            d2 = vmladavaq_s8(d2, xb, v2);
+        }
+        w = w2 + rest; /* the next triple */
+        acc[0] = c0;
+        acc[1] = d0;
+        acc[2] = c1;
+        acc[3] = d1;
+        acc[4] = c2;
+        acc[5] = d2;
     }
-    if ((size & 15) != 0) {
-        const mve_pred16_t p = vctp8q((uint32_t)(size & 15));
-        const int8x16_t xa = vldrbq_z_s8(x0, p), xb = vldrbq_z_s8(x1, p);
-        const int8x16_t v0 = vldrbq_z_s8(w, p), v1 = vldrbq_z_s8(w1, p);
-        const int8x16_t v2 = vldrbq_z_s8(w2, p);
-        a0 = vmladavaq_s8(a0, xa, v0);
-        b0 = vmladavaq_s8(b0, xb, v0);
-        a1 = vmladavaq_s8(a1, xa, v1);
-        b1 = vmladavaq_s8(b1, xb, v1);
-        a2 = vmladavaq_s8(a2, xa, v2);
-        b2 = vmladavaq_s8(b2, xb, v2);
-    }
-    acc0[0] = (int32_t)((uint32_t)a0 + (uint32_t)sums[0]);
-    acc0[1] = (int32_t)((uint32_t)a1 + (uint32_t)sums[1]);
-    acc0[2] = (int32_t)((uint32_t)a2 + (uint32_t)sums[2]);
-    acc1[0] = (int32_t)((uint32_t)b0 + (uint32_t)sums[0]);
-    acc1[1] = (int32_t)((uint32_t)b1 + (uint32_t)sums[1]);
-    acc1[2] = (int32_t)((uint32_t)b2 + (uint32_t)sums[2]);
 }
+
+/* rows_3x2_body compiled twice: for an im2col column or a 1x1 conv's pixel (one segment, the
+ * pass as tight as it can be), and for window rows read in place. */
+static __attribute__((noinline)) void rows_3x2(const int8_t *w, const int8_t *x0,
+                                               const int8_t *x1, int32_t size, int32_t triples,
+                                               const int32_t *sums, int32_t *acc,
+                                               const segments *sg)
+{
+#if !MVE_LEAN
+    if (sg->count == 1) {
+        rows_3x2_body(w, x0, x1, size, triples, sums, acc, sg, 1);
+        return;
+    }
+#endif
+    rows_3x2_body(w, x0, x1, size, triples, sums, acc, sg, 0);
+}
+
+#if !MVE_LEAN
+/* Small depths (up to four blocks of 16, the last predicated): the columns of np pixels
+ * (np * nb <= 6 vectors) stay in registers while the rows stream past, one weight load per
+ * block and row: acc[2 r + p] = sums[r] + w_r . x_p (modulo 2^32). Compiled once per (np, nb)
+ * used below, the loops over them unrolled. */
+static inline __attribute__((always_inline)) void
+rows_xs(const int8_t *w, const int8_t *x0, const int8_t *x1, int32_t size, int32_t rows,
+        const int32_t *sums, int32_t *acc, const int np, const int nb)
+{
+    const mve_pred16_t tail = vctp8q((uint32_t)(size - 16 * (nb - 1)));
+    int8x16_t xa[4], xb[4];
+    for (int b = 0; b < nb; ++b) {
+        const mve_pred16_t p = b + 1 < nb ? 0xFFFF : tail;
+        xa[b] = vldrbq_z_s8(x0 + 16 * b, p);
+        xb[b] = np == 2 ? vldrbq_z_s8(x1 + 16 * b, p) : xa[b];
+    }
+    for (; rows > 0; --rows, w += size, acc += 2) {
+        int32_t a = *sums++, c = a;
+        for (int b = 0; b < nb; ++b) {
+            const int8x16_t v = b + 1 < nb ? vldrbq_s8(w + 16 * b) : vldrbq_z_s8(w + 16 * b, tail);
+            a = vmladavaq_s8(a, xa[b], v);
+            if (np == 2) {
+                c = vmladavaq_s8(c, xb[b], v);
+            }
+        }
+        acc[0] = a;
+        if (np == 2) {
+            acc[1] = c;
+        }
+    }
+}
+
+/* Two pixels whose windows (three rows of `seg` <= 16 bytes, `stride` apart: a 3x3 first
+ * layer's) lie inside the input, read in place: their six row vectors stay in registers while
+ * the rows of the filter stream past, acc[2 r + p] = sums[r] + w_r . x_p. No im2col, which
+ * costs more than these few dot products. */
+static __attribute__((noinline)) void rows_seg3(const int8_t *w, const int8_t *x0,
+                                                const int8_t *x1, int32_t size, int32_t rows,
+                                                const int32_t *sums, int32_t *acc,
+                                                int32_t seg, int32_t stride)
+{
+    const mve_pred16_t p = vctp8q((uint32_t)seg);
+    const int8x16_t a0 = vldrbq_z_s8(x0, p), a1 = vldrbq_z_s8(x0 + stride, p);
+    const int8x16_t a2 = vldrbq_z_s8(x0 + 2 * stride, p);
+    const int8x16_t b0 = vldrbq_z_s8(x1, p), b1 = vldrbq_z_s8(x1 + stride, p);
+    const int8x16_t b2 = vldrbq_z_s8(x1 + 2 * stride, p);
+    for (; rows > 0; --rows, w += size, acc += 2) {
+        int32_t a = *sums++, b = a;
+        int8x16_t v = vldrbq_z_s8(w, p);
+        a = vmladavaq_s8(a, a0, v);
+        b = vmladavaq_s8(b, b0, v);
+        v = vldrbq_z_s8(w + seg, p);
+        a = vmladavaq_s8(a, a1, v);
+        b = vmladavaq_s8(b, b1, v);
+        v = vldrbq_z_s8(w + 2 * seg, p);
+        a = vmladavaq_s8(a, a2, v);
+        b = vmladavaq_s8(b, b2, v);
+        acc[0] = a;
+        acc[1] = b;
+    }
+}
+
+/* rows_xs for two pixels and size <= 48. */
+static __attribute__((noinline)) void rows_small(const int8_t *w, const int8_t *x0,
+                                                 const int8_t *x1, int32_t size, int32_t rows,
+                                                 const int32_t *sums, int32_t *acc)
+{
+    if (size <= 16) {
+        rows_xs(w, x0, x1, size, rows, sums, acc, 2, 1);
+    } else if (size <= 32) {
+        rows_xs(w, x0, x1, size, rows, sums, acc, 2, 2);
+    } else {
+        rows_xs(w, x0, x1, size, rows, sums, acc, 2, 3);
+    }
+}
+
+#endif
 
 /* sum_k w[k] * x[k] for one row. */
 static inline int32_t dot_s8(const int8_t *w, const int8_t *x, int32_t size)
@@ -133,32 +322,74 @@ static inline int32_t dot_s8(const int8_t *w, const int8_t *x, int32_t size)
     return acc;
 }
 
-/* Four rows (stride size) against one column. */
-static inline int32x4_t dot_4x1(const int8_t *w, const int8_t *x, int32_t size)
+#if !MVE_LEAN
+/* One column (the last pixel of an odd count): rows four at a time, then one at a time,
+ * acc[2 r] = sums[r] + w_r . x (modulo 2^32); half the work of a pass over two copies of it.
+ * The full blocks in assembly, as in rows_3x2. */
+static __attribute__((noinline)) void rows_4x1(const int8_t *w, const int8_t *x, int32_t size,
+                                               int32_t rows, const int32_t *sums, int32_t *acc)
 {
-    int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-    const int8_t *w1 = w + size, *w2 = w1 + size, *w3 = w2 + size;
-    int32_t k = 0;
-    for (; k + 16 <= size; k += 16) {
-        const int8x16_t xv = vldrbq_s8(x + k);
-        a0 = vmladavaq_s8(a0, xv, vldrbq_s8(w + k));
-        a1 = vmladavaq_s8(a1, xv, vldrbq_s8(w1 + k));
-        a2 = vmladavaq_s8(a2, xv, vldrbq_s8(w2 + k));
-        a3 = vmladavaq_s8(a3, xv, vldrbq_s8(w3 + k));
+    const int32_t blocks = size >> 4, rest = size & 15;
+    const mve_pred16_t p = vctp8q((uint32_t)rest);
+    for (; rows >= 4 && blocks > 0; rows -= 4, sums += 4, acc += 8) {
+        const int8_t *w1 = w + size, *w2 = w1 + size, *w3 = w2 + size, *xp = x;
+#if !MVE_LEAN
+        register int32_t a0 __asm__("r0") = sums[0];
+        register int32_t a1 __asm__("r2") = sums[1];
+        register int32_t a2 __asm__("r4") = sums[2];
+        register int32_t a3 __asm__("r6") = sums[3];
+        register int32_t n __asm__("lr") = blocks;
+        __asm__("dls     lr, lr\n"
+                "1:\n\t"
+                "vldrb.8 q0, [%[xp]], #16\n\t"
+                "vldrb.8 q1, [%[w0]], #16\n\t"
+                "vmladava.s8 %[a0], q0, q1\n\t"
+                "vldrb.8 q1, [%[w1]], #16\n\t"
+                "vmladava.s8 %[a1], q0, q1\n\t"
+                "vldrb.8 q1, [%[w2]], #16\n\t"
+                "vmladava.s8 %[a2], q0, q1\n\t"
+                "vldrb.8 q1, [%[w3]], #16\n\t"
+                "vmladava.s8 %[a3], q0, q1\n\t"
+                "le      lr, 1b"
+                : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [xp] "+r"(xp),
+                  [w0] "+r"(w), [w1] "+r"(w1), [w2] "+r"(w2), [w3] "+r"(w3), "+r"(n)
+                :
+                : "d0", "d1", "d2", "d3", "cc", "memory");
+#else
+        int32_t a0 = sums[0], a1 = sums[1], a2 = sums[2], a3 = sums[3];
+        for (int32_t n = blocks; n > 0; --n) {
+            const int8x16_t xv = vldrbq_s8(xp);
+            a0 = vmladavaq_s8(a0, xv, vldrbq_s8(w));
+            a1 = vmladavaq_s8(a1, xv, vldrbq_s8(w1));
+            a2 = vmladavaq_s8(a2, xv, vldrbq_s8(w2));
+            a3 = vmladavaq_s8(a3, xv, vldrbq_s8(w3));
+            xp += 16;
+            w += 16;
+            w1 += 16;
+            w2 += 16;
+            w3 += 16;
+        }
+#endif
+        int32_t c0 = a0, c1 = a1, c2 = a2, c3 = a3;
+        if (rest != 0) {
+            const int8x16_t xv = vldrbq_z_s8(xp, p);
+            c0 = vmladavaq_s8(c0, xv, vldrbq_z_s8(w, p));
+            c1 = vmladavaq_s8(c1, xv, vldrbq_z_s8(w1, p));
+            c2 = vmladavaq_s8(c2, xv, vldrbq_z_s8(w2, p));
+            c3 = vmladavaq_s8(c3, xv, vldrbq_z_s8(w3, p));
+        }
+        w = w3 + rest; /* the next four rows */
+        acc[0] = c0;
+        acc[2] = c1;
+        acc[4] = c2;
+        acc[6] = c3;
     }
-    if (k < size) {
-        const mve_pred16_t p = vctp8q((uint32_t)(size - k));
-        const int8x16_t xv = vldrbq_z_s8(x + k, p);
-        a0 = vmladavaq_s8(a0, xv, vldrbq_z_s8(w + k, p));
-        a1 = vmladavaq_s8(a1, xv, vldrbq_z_s8(w1 + k, p));
-        a2 = vmladavaq_s8(a2, xv, vldrbq_z_s8(w2 + k, p));
-        a3 = vmladavaq_s8(a3, xv, vldrbq_z_s8(w3 + k, p));
+    for (; rows > 0; --rows, w += size, acc += 2) {
+        acc[0] = wrap_add(dot_s8(w, x, size), *sums++);
     }
-    int32x4_t acc = vdupq_n_s32(a0);
-    acc = vsetq_lane_s32(a1, acc, 1);
-    acc = vsetq_lane_s32(a2, acc, 2);
-    return vsetq_lane_s32(a3, acc, 3);
 }
+
+#endif
 
 /* sum of n int8 values */
 static inline int32_t sum_s8(const int8_t *w, int32_t n)
@@ -174,43 +405,116 @@ static inline int32_t sum_s8(const int8_t *w, int32_t n)
     return acc;
 }
 
-/* One im2col column of int8 (the input zero point in the padding, so that x + off is 0). */
+/* [lo, hi): the taps k < n whose input coordinate start + k * step lies in [0, size). */
+static inline void tap_range(int32_t start, int32_t step, int32_t n, int32_t size, int32_t *lo,
+                             int32_t *hi)
+{
+    int32_t a = 0, b = n;
+    while (a < n && start + a * step < 0) ++a;
+    while (b > a && start + (b - 1) * step >= size) --b;
+    *lo = a;
+    *hi = b;
+}
+
+/* dst[0..n) = src[0..n), sixteen bytes a step, the last step predicated: the short rows of an
+ * im2col column (9 bytes for a 3x3x1 window row) make a memcpy call cost more than the copy.
+ * Not inlined: inlined, gcc hoists the trip counts of every such loop to the top of im2col_s8,
+ * some 70 instructions a column. */
+static __attribute__((noinline)) void copy_s8(int8_t *dst, const int8_t *src, int32_t n)
+{
+    for (; n > 16; n -= 16, dst += 16, src += 16) {
+        vstrbq_s8(dst, vldrbq_s8(src));
+    }
+    const mve_pred16_t p = vctp8q((uint32_t)n);
+    vstrbq_p_s8(dst, vldrbq_z_s8(src, p), p);
+}
+
+/* dst[0..n) = v */
+static __attribute__((noinline)) void fill_s8(int8_t *dst, int8x16_t v, int32_t n)
+{
+    for (; n > 16; n -= 16, dst += 16) {
+        vstrbq_s8(dst, v);
+    }
+    vstrbq_p_s8(dst, v, vctp8q((uint32_t)n));
+}
+
+/* sums[r] = bias[r] + off * sum(w_r) (modulo 2^32) for the rows of a filter (stride size),
+ * four rows a pass: under tiling (a call per output row) this runs on every call, and one row
+ * a pass cost as much as the pixels of a call's pointwise conv. */
+static void row_sums(const int8_t *w, int32_t size, int32_t rows, int32_t off,
+                     const int32_t *bias, int32_t *sums)
+{
+    const mve_pred16_t p = vctp8q((uint32_t)(size & 15));
+    int32_t r = 0;
+    for (; !MVE_LEAN && r + 4 <= rows; r += 4) { /* (-Os: one row at a time, below) */
+        const int8_t *w0 = w + r * size, *w1 = w0 + size, *w2 = w1 + size, *w3 = w2 + size;
+        int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+        for (int32_t n = size >> 4; n > 0; --n, w0 += 16, w1 += 16, w2 += 16, w3 += 16) {
+            a0 = vaddvaq_s8(a0, vldrbq_s8(w0));
+            a1 = vaddvaq_s8(a1, vldrbq_s8(w1));
+            a2 = vaddvaq_s8(a2, vldrbq_s8(w2));
+            a3 = vaddvaq_s8(a3, vldrbq_s8(w3));
+        }
+        if ((size & 15) != 0) {
+            a0 = vaddvaq_s8(a0, vldrbq_z_s8(w0, p));
+            a1 = vaddvaq_s8(a1, vldrbq_z_s8(w1, p));
+            a2 = vaddvaq_s8(a2, vldrbq_z_s8(w2, p));
+            a3 = vaddvaq_s8(a3, vldrbq_z_s8(w3, p));
+        }
+        int32x4_t v = vdupq_n_s32(a0);
+        v = vsetq_lane_s32(a1, v, 1);
+        v = vsetq_lane_s32(a2, v, 2);
+        v = vsetq_lane_s32(a3, v, 3);
+        v = vmulq_n_s32(v, off); /* wraps, as the portable C's sums */
+        vst1q_s32(sums + r, bias != NULL ? vaddq_s32(v, vld1q_s32(bias + r)) : v);
+    }
+    for (; r < rows; ++r) {
+        const uint32_t s = (uint32_t)off * (uint32_t)sum_s8(w + r * size, size);
+        sums[r] = (int32_t)(s + (bias != NULL ? (uint32_t)bias[r] : 0u));
+    }
+}
+
+/* One im2col column of int8 (the input zero point in the padding, so that x + off is 0). The
+ * taps inside the input horizontally, [kx0, kx1), are the same for every row. */
 static void im2col_s8(int8_t *col, const window *win, const mcugen_dims *in,
                       const mcugen_dims *filter, const mcugen_tile *dilation, int32_t offset)
 {
-    const int32_t depth = filter->c;
-    const int8_t pad = (int8_t)(-offset);
+    const int32_t depth = filter->c, kw = filter->w, dh = dilation->h, dw = dilation->w;
+    const int32_t in_h = in->h, in_w = in->w, row_bytes = kw * depth, x0 = win->x0;
+    const int8x16_t pad = vdupq_n_s8((int8_t)(-offset));
+    int32_t kx0, kx1;
+    tap_range(x0, dw, kw, in_w, &kx0, &kx1);
+    const int32_t left = kx0 * depth, right = (kw - kx1) * depth;
+    const int32_t inside = row_bytes - left - right;
     int8_t *dst = col;
-    for (int32_t ky = 0; ky < filter->h; ++ky) {
-        const int32_t y = win->y0 + ky * dilation->h;
-        if (y < 0 || y >= in->h) {
-            memset(dst, pad, (size_t)(filter->w * depth));
-            dst += filter->w * depth;
+    for (int32_t ky = 0, y = win->y0; ky < filter->h; ++ky, y += dh, dst += row_bytes) {
+        if (y < 0 || y >= in_h || inside == 0) {
+            fill_s8(dst, pad, row_bytes);
             continue;
         }
-        const int8_t *row = win->image + y * in->w * in->c;
-        if (dilation->w == 1) {
-            int32_t kx0 = win->x0 < 0 ? -win->x0 : 0;
-            int32_t kx1 = in->w - win->x0;
-            kx0 = kx0 < filter->w ? kx0 : filter->w;
-            kx1 = kx1 < filter->w ? kx1 : filter->w;
-            kx1 = kx1 > kx0 ? kx1 : kx0;
-            memset(dst, pad, (size_t)(kx0 * depth));
-            memcpy(dst + kx0 * depth, row + (win->x0 + kx0) * depth,
-                   (size_t)((kx1 - kx0) * depth));
-            memset(dst + kx1 * depth, pad, (size_t)((filter->w - kx1) * depth));
-            dst += filter->w * depth;
-            continue;
+        const int8_t *src = win->image + (y * in_w + x0 + kx0 * dw) * depth;
+        if (left > 0) {
+            fill_s8(dst, pad, left);
         }
-        for (int32_t kx = 0; kx < filter->w; ++kx, dst += depth) {
-            const int32_t x = win->x0 + kx * dilation->w;
-            if (x < 0 || x >= in->w) {
-                memset(dst, pad, (size_t)depth);
-            } else {
-                memcpy(dst, row + x * depth, (size_t)depth);
+        if (dw == 1) { /* the taps inside are contiguous */
+            copy_s8(dst + left, src, inside);
+        } else {
+            for (int32_t kx = kx0; kx < kx1; ++kx, src += dw * depth) {
+                copy_s8(dst + kx * depth, src, depth);
             }
         }
+        if (right > 0) {
+            fill_s8(dst + row_bytes - right, pad, right);
+        }
     }
+}
+
+/* Every tap of the window inside the input (then its rows can be read in place). */
+static inline int window_inside(const window *win, const mcugen_dims *in,
+                                const mcugen_dims *filter, const mcugen_tile *dilation)
+{
+    return win->y0 >= 0 && win->y0 + (filter->h - 1) * dilation->h < in->h && win->x0 >= 0 &&
+           win->x0 + (filter->w - 1) * dilation->w < in->w;
 }
 
 int mcugen_conv_fast_s8(const mcugen_context *ctx, const mcugen_fast_conv_params *params,
@@ -226,64 +530,267 @@ int mcugen_conv_fast_s8(const mcugen_context *ctx, const mcugen_fast_conv_params
         return 0;
     }
     /* scratch: out_c sums (bias + input_offset * sum(w)), 2 * out_c accumulators (two
-     * pixels), two columns */
+     * pixels, side by side), two columns */
     int32_t *sums = (int32_t *)ctx->buf;
-    int32_t *accs0 = sums + out_c, *accs1 = accs0 + out_c;
-    int8_t *col0 = (int8_t *)(accs1 + out_c), *col1 = col0 + round_up4(size);
+    int32_t *accs = sums + out_c;
+    int8_t *col0 = (int8_t *)(accs + 2 * out_c), *col1 = col0 + round_up4(size);
     const int32_t off = params->input_offset;
-    for (int32_t oc = 0; oc < out_c; ++oc) {
-        const uint32_t s = (uint32_t)off * (uint32_t)sum_s8(filter + oc * size, size);
-        sums[oc] = (int32_t)(s + (bias != NULL ? (uint32_t)bias[oc] : 0u));
-    }
+    row_sums(filter, size, out_c, off, bias, sums);
     /* a 1x1 window over an unpadded, stride-1 input is the input pixel itself */
     const int direct = filter_dims->h == 1 && filter_dims->w == 1 && params->stride.h == 1 &&
                        params->stride.w == 1 && params->padding.h == 0 &&
                        params->padding.w == 0 && input_dims->h == output_dims->h &&
                        input_dims->w == output_dims->w;
-    const out_consts k = make_out_consts(params->output_offset, params->activation);
+    const out_consts k =
+        make_out_consts(params->output_offset, params->activation, quant->shift, out_c);
     const int32_t pixels = output_dims->n * output_dims->h * output_dims->w;
+    /* pairs of pixels whose windows lie inside the input are read in place, no im2col, when
+     * the window rows are whole blocks of 16 (kw * depth % 16 == 0, deep windows: rows_3x2 over
+     * the rows) or three rows of at most 16 bytes (a 3x3 first layer's: rows_seg3) */
+    const int32_t seg_bytes = filter_dims->w * filter_dims->c;
+    const int small_rows = !MVE_LEAN && filter_dims->h == 3 && seg_bytes <= 16; /* rows_seg3 */
+    const int in_place = !direct && params->dilation.w == 1 &&
+                         ((size > 48 && seg_bytes % 16 == 0) || small_rows);
+    const segments whole = {1, size, 0};
+    const segments rows = {filter_dims->h, seg_bytes, params->dilation.h * input_dims->w *
+                                                          input_dims->c};
     for (int32_t p = 0; p < pixels; p += 2) {
-        const int two = p + 1 < pixels; /* else pixel p twice, its copy not stored */
+        const int two = p + 1 < pixels; /* else pixel p alone */
         const int8_t *x0 = input + p * size, *x1 = two ? x0 + size : x0;
+        const segments *sg = &whole;
         if (!direct) {
             const window w0 = pixel_window(input_dims, output_dims, &params->stride,
                                            &params->padding, input, p);
-            im2col_s8(col0, &w0, input_dims, filter_dims, &params->dilation, off);
-            x0 = x1 = col0;
-            if (two) {
-                const window w1 = pixel_window(input_dims, output_dims, &params->stride,
-                                               &params->padding, input, p + 1);
-                im2col_s8(col1, &w1, input_dims, filter_dims, &params->dilation, off);
-                x1 = col1;
+            const window w1 = two ? pixel_window(input_dims, output_dims, &params->stride,
+                                                 &params->padding, input, p + 1)
+                                  : w0;
+            const mcugen_tile *dil = &params->dilation;
+            if (in_place && two && window_inside(&w0, input_dims, filter_dims, dil) &&
+                window_inside(&w1, input_dims, filter_dims, dil)) {
+                x0 = w0.image + (w0.y0 * input_dims->w + w0.x0) * input_dims->c;
+                x1 = w1.image + (w1.y0 * input_dims->w + w1.x0) * input_dims->c;
+                sg = &rows;
+            } else {
+                im2col_s8(col0, &w0, input_dims, filter_dims, &params->dilation, off);
+                x0 = x1 = col0;
+                if (two) {
+                    im2col_s8(col1, &w1, input_dims, filter_dims, &params->dilation, off);
+                    x1 = col1;
+                }
             }
         }
-        /* the sums of three rows by two pixels at a time, then the requantization */
-        int32_t row = 0;
-        for (; row + 3 <= out_c; row += 3) {
-            dot_3x2(filter + row * size, x0, x1, size, sums + row, accs0 + row, accs1 + row);
-        }
-        for (; row < out_c; ++row) {
-            const int8_t *w = filter + row * size;
-            accs0[row] = (int32_t)((uint32_t)dot_s8(w, x0, size) + (uint32_t)sums[row]);
-            accs1[row] = (int32_t)((uint32_t)dot_s8(w, x1, size) + (uint32_t)sums[row]);
+        /* the sums, then the requantization */
+#if !MVE_LEAN
+        if (!two) {
+            rows_4x1(filter, x0, size, out_c, sums, accs);
+        } else if (sg == &rows && small_rows) {
+            rows_seg3(filter, x0, x1, size, out_c, sums, accs, seg_bytes, rows.stride);
+        } else if (size <= 48) {
+            rows_small(filter, x0, x1, size, out_c, sums, accs);
+        } else
+#endif
+        { /* three rows by two pixels at a time */
+            const int32_t triples = out_c / 3;
+            rows_3x2(filter, x0, x1, size, triples, sums, accs, sg);
+            for (int32_t row = 3 * triples; row < out_c; ++row) {
+                const int8_t *w = filter + row * size;
+                int32_t a0 = sums[row], a1 = sums[row];
+                for (int32_t s = 0; s < sg->count; ++s, w += sg->bytes) {
+                    a0 = wrap_add(a0, dot_s8(w, x0 + s * sg->stride, sg->bytes));
+                    a1 = wrap_add(a1, dot_s8(w, x1 + s * sg->stride, sg->bytes));
+                }
+                accs[2 * row] = a0;
+                accs[2 * row + 1] = a1;
+            }
         }
         int8_t *out0 = output + p * out_c;
-        requant_store(out0, accs0, quant->multiplier, quant->shift, out_c, &k);
-        if (two) {
-            requant_store(out0 + out_c, accs1, quant->multiplier, quant->shift, out_c, &k);
-        }
+        requant_store_pair(out0, two ? out0 + out_c : NULL, accs, quant->multiplier,
+                           quant->shift, out_c, &k);
     }
     return 1;
 }
 
-/* acc (even channels, odd channels) += w * (x + off) for eight channels of one tap. */
-static inline void tap_x8(int32x4x2_t *acc, const int8_t *x, const int8_t *w, int16_t off)
+/* Depthwise (ch_mult 1): blocks of eight channels as int16 (x + off is exact), the products
+ * of the even and of the odd channels widened to int32 separately (VMULLB/VMULLT); one or two
+ * output pixels of a row per pass, the two sharing the input columns their windows share. */
+typedef struct {
+    int32x4_t e; /* channels c, c+2, c+4, c+6 */
+    int32x4_t o; /* channels c+1, c+3, c+5, c+7 */
+} acc8;
+
+static inline void mac8(acc8 *a, int16x8_t x, int16x8_t w)
 {
-    const int16x8_t xv = vaddq_n_s16(vldrbq_s16(x), off);
-    const int16x8_t wv = vldrbq_s16(w);
-    acc->val[0] = vaddq_s32(acc->val[0], vmullbq_int_s16(xv, wv));
-    acc->val[1] = vaddq_s32(acc->val[1], vmulltq_int_s16(xv, wv));
+    a->e = vaddq_s32(a->e, vmullbq_int_s16(x, w));
+    a->o = vaddq_s32(a->o, vmulltq_int_s16(x, w));
 }
+
+static inline int16x8_t load_x8(const int8_t *p, int16_t off)
+{
+    return vaddq_n_s16(vldrbq_s16(p), off);
+}
+
+/* The constants of the eight-channel blocks, made once per call in the scratch: per block,
+ * bias, multiplier and shift of the even channels then of the odd ones (24 int32), so that a
+ * pass loads each with one VLDRW. The last block may overlap the one before (channels % 8). */
+#define DW_BLOCK_WORDS 24
+
+static inline int32_t dw_blocks(int32_t ch)
+{
+    return (ch + 7) / 8;
+}
+
+static void dw_table(int32_t *t, const int32_t *bias, const mcugen_per_channel_quant_params *quant,
+                     int32_t ch)
+{
+    const uint32x4_t lanes = vidupq_n_u32(0, 8); /* byte offsets of every other int32 */
+    for (int32_t i = 0; i < dw_blocks(ch); ++i, t += DW_BLOCK_WORDS) {
+        const int32_t c = 8 * i + 8 <= ch ? 8 * i : ch - 8;
+        const int32x4_t zero = vdupq_n_s32(0);
+        vst1q_s32(t, bias != NULL ? vldrwq_gather_offset_s32(bias + c, lanes) : zero);
+        vst1q_s32(t + 4, bias != NULL ? vldrwq_gather_offset_s32(bias + c + 1, lanes) : zero);
+        vst1q_s32(t + 8, vldrwq_gather_offset_s32(quant->multiplier + c, lanes));
+        vst1q_s32(t + 12, vldrwq_gather_offset_s32(quant->multiplier + c + 1, lanes));
+        vst1q_s32(t + 16, vldrwq_gather_offset_s32(quant->shift + c, lanes));
+        vst1q_s32(t + 20, vldrwq_gather_offset_s32(quant->shift + c + 1, lanes));
+    }
+}
+
+/* The output zero point and clamp, and whether some shift is positive. */
+typedef struct {
+    int32_t zp;
+    int16_t min, max;
+    int left;
+} dw_out;
+
+static inline int32x4_t dw_requant(int32x4_t acc, int32x4_t m, int32x4_t s, const dw_out *k)
+{
+    const int32x4_t r = k->left ? requantize_x4(acc, m, s) : requantize_right_x4(acc, m, s);
+    return vaddq_n_s32(r, k->zp); /* wrapping, as the portable C */
+}
+
+/* Requantize the eight channels of a block (constants t), add the zero point, narrow them back
+ * into channel order (saturating to int16, which changes nothing once clamped to int8), clamp,
+ * store. */
+static inline void dw_store8(int8_t *out, acc8 a, const int32_t *t, const dw_out *k)
+{
+    const int32x4_t e = dw_requant(a.e, vld1q_s32(t + 8), vld1q_s32(t + 16), k);
+    const int32x4_t o = dw_requant(a.o, vld1q_s32(t + 12), vld1q_s32(t + 20), k);
+    int16x8_t v = vqmovntq_s32(vqmovnbq_s32(vreinterpretq_s16_s32(e), e), o);
+    v = vminq_s16(vmaxq_s16(v, vdupq_n_s16(k->min)), vdupq_n_s16(k->max));
+    vstrbq_s16(out, v);
+}
+
+/* The geometry of one depthwise call, strides in bytes. */
+typedef struct {
+    int32_t ch, kw, rows;       /* channels, filter width, window rows inside the input */
+    int32_t col_step, row_step; /* input: next tap of a row, next row */
+    int32_t w_row;              /* filter: next row */
+    int16_t off;
+    const int32_t *table; /* dw_table */
+} dw_geom;
+
+static inline acc8 dw_bias(const int32_t *t)
+{
+    acc8 a;
+    a.e = vld1q_s32(t);
+    a.o = vld1q_s32(t + 4);
+    return a;
+}
+
+/* One pixel, `taps` taps of each window row inside the input: x at the first of them in the
+ * first row inside the input, w at its weights. */
+static void dw_single(int8_t *out, const int8_t *x, const int8_t *w, int32_t taps,
+                      const dw_geom *g, const dw_out *k)
+{
+    const int32_t *t = g->table;
+    for (int32_t c = 0;; c += 8, t += DW_BLOCK_WORDS) {
+        c = c + 8 <= g->ch ? c : g->ch - 8; /* the last block may overlap the one before */
+        acc8 a = dw_bias(t);
+        const int8_t *xr = x + c, *wr = w + c;
+        for (int32_t r = 0; r < g->rows; ++r, xr += g->row_step, wr += g->w_row) {
+            const int8_t *xp = xr, *wp = wr;
+            for (int32_t n = taps; n > 0; --n, xp += g->col_step, wp += g->ch) {
+                mac8(&a, load_x8(xp, g->off), vldrbq_s16(wp));
+            }
+        }
+        dw_store8(out + c, a, t, k);
+        if (c + 8 == g->ch) {
+            return;
+        }
+    }
+}
+
+/* Two neighbouring pixels (stride == dilation): column j of a window row (input x0 + j * dw,
+ * j <= kw) is the first pixel's tap j and the second's tap j - 1, loaded once for both;
+ * columns [j0, j1) lie inside the input (j0 < j1). x at column j0 of the first row inside the
+ * input, w at that row's weights. */
+static void dw_pair(int8_t *out, const int8_t *x, const int8_t *w, int32_t j0, int32_t j1,
+                    const dw_geom *g, const dw_out *k)
+{
+    const int first = j0 == 0, last = j1 == g->kw + 1;
+    const int32_t lo = first ? 1 : j0, hi = last ? g->kw : j1;
+    const int32_t both = hi > lo ? hi - lo : 0; /* the columns of both pixels */
+    const int32_t *t = g->table;
+    w += (lo - 1) * g->ch; /* the second pixel's weights at column lo */
+    for (int32_t c = 0;; c += 8, t += DW_BLOCK_WORDS) {
+        c = c + 8 <= g->ch ? c : g->ch - 8;
+        acc8 a0 = dw_bias(t), a1 = a0;
+        const int8_t *xr = x + c, *wr = w + c;
+        for (int32_t r = 0; r < g->rows; ++r, xr += g->row_step, wr += g->w_row) {
+            const int8_t *xp = xr, *wp = wr;
+            int16x8_t w_prev = vldrbq_s16(wp); /* the second pixel's tap j - 1 */
+            if (first) {
+                mac8(&a0, load_x8(xp, g->off), w_prev);
+                xp += g->col_step;
+            }
+            for (int32_t n = both; n > 0; --n) {
+                wp += g->ch;
+                const int16x8_t xv = load_x8(xp, g->off), wv = vldrbq_s16(wp);
+                mac8(&a0, xv, wv);
+                mac8(&a1, xv, w_prev);
+                w_prev = wv;
+                xp += g->col_step;
+            }
+            if (last) {
+                mac8(&a1, load_x8(xp, g->off), w_prev);
+            }
+        }
+        dw_store8(out + c, a0, t, k);
+        dw_store8(out + g->ch + c, a1, t, k);
+        if (c + 8 == g->ch) {
+            return;
+        }
+    }
+}
+
+#if !MVE_LEAN
+/* Two neighbouring pixels `apart` bytes apart in the input (stride != dilation: no column in
+ * common, as a stride of 2 makes) whose windows lie inside the input horizontally: each weight
+ * load serves both, as do the block's constants. x at column 0 of the first row inside. */
+static void dw_pair_apart(int8_t *out, const int8_t *x, const int8_t *w, int32_t apart,
+                          const dw_geom *g, const dw_out *k)
+{
+    const int32_t *t = g->table;
+    for (int32_t c = 0;; c += 8, t += DW_BLOCK_WORDS) {
+        c = c + 8 <= g->ch ? c : g->ch - 8;
+        acc8 a0 = dw_bias(t), a1 = a0;
+        const int8_t *xr = x + c, *wr = w + c;
+        for (int32_t r = g->rows; r > 0; --r, xr += g->row_step, wr += g->w_row) {
+            const int8_t *xp = xr, *wp = wr;
+            for (int32_t n = g->kw; n > 0; --n, xp += g->col_step, wp += g->ch) {
+                const int16x8_t wv = vldrbq_s16(wp);
+                mac8(&a0, load_x8(xp, g->off), wv);
+                mac8(&a1, load_x8(xp + apart, g->off), wv);
+            }
+        }
+        dw_store8(out + c, a0, t, k);
+        dw_store8(out + g->ch + c, a1, t, k);
+        if (c + 8 == g->ch) {
+            return;
+        }
+    }
+}
+#endif
 
 int mcugen_dw_conv_fast_s8(const mcugen_context *ctx, const mcugen_fast_conv_params *params,
                            const mcugen_per_channel_quant_params *quant,
@@ -291,65 +798,98 @@ int mcugen_dw_conv_fast_s8(const mcugen_context *ctx, const mcugen_fast_conv_par
                            const mcugen_dims *filter_dims, const int8_t *filter,
                            const int32_t *bias, const mcugen_dims *output_dims, int8_t *output)
 {
-    const int32_t channels = output_dims->c;
-    if (params->ch_mult != 1 ||
+    const int32_t ch = output_dims->c;
+    /* fewer than eight channels: the portable loops (the last block overlaps the one before) */
+    if (params->ch_mult != 1 || ch < 8 ||
         !scratch_ok(ctx, mcugen_dw_conv_fast_s8_buffer_size(filter_dims))) {
         return 0;
     }
-    int32_t *accs = (int32_t *)ctx->buf; /* one pixel's sums */
     const int32_t in_h = input_dims->h, in_w = input_dims->w;
     const int32_t kh = filter_dims->h, kw = filter_dims->w;
-    const int32_t dil_h = params->dilation.h, dil_w = params->dilation.w;
-    const int16_t off = (int16_t)params->input_offset;
-    const int32_t pixels = output_dims->n * output_dims->h * output_dims->w;
-    const out_consts k = make_out_consts(params->output_offset, params->activation);
-    const int32_t x_step = dil_w * channels, row_step = dil_h * in_w * channels;
-    for (int32_t p = 0; p < pixels; ++p) {
-        const window win = pixel_window(input_dims, output_dims, &params->stride,
-                                        &params->padding, input, p);
-        int32_t ky0 = 0, ky1 = kh, kx0 = 0, kx1 = kw;
-        while (ky0 < kh && win.y0 + ky0 * dil_h < 0) ++ky0;
-        while (ky1 > ky0 && win.y0 + (ky1 - 1) * dil_h >= in_h) --ky1;
-        while (kx0 < kw && win.x0 + kx0 * dil_w < 0) ++kx0;
-        while (kx1 > kx0 && win.x0 + (kx1 - 1) * dil_w >= in_w) --kx1;
-        const int8_t *x_base =
-            win.image + ((win.y0 + ky0 * dil_h) * in_w + win.x0 + kx0 * dil_w) * channels;
-        const int8_t *w_base = filter + (ky0 * kw + kx0) * channels;
-        const int32_t rows = ky1 - ky0, cols = kx1 - kx0;
-        int8_t *out = output + p * channels;
-        /* eight channels as int16 (x + off is exact); the products of the even channels and
-         * of the odd ones widen to int32 separately and are stored interleaved (VST2), i.e.
-         * in channel order, for one requantization pass over the pixel */
-        int32_t c = 0;
-        for (; c + 8 <= channels; c += 8) {
-            int32x4x2_t acc;
-            acc.val[0] = acc.val[1] = vdupq_n_s32(0);
-            if (bias != NULL) {
-                acc = vld2q_s32(bias + c);
-            }
-            const int8_t *x_row = x_base + c, *w_row = w_base + c;
-            for (int32_t ky = 0; ky < rows; ++ky, x_row += row_step, w_row += kw * channels) {
-                const int8_t *xp = x_row, *wp = w_row;
-                for (int32_t kx = 0; kx < cols; ++kx, xp += x_step, wp += channels) {
-                    tap_x8(&acc, xp, wp, off);
+    const int32_t sh = params->stride.h, sw = params->stride.w;
+    const int32_t dh = params->dilation.h, dw = params->dilation.w;
+    int32_t *table = (int32_t *)ctx->buf;
+    dw_table(table, bias, quant, ch);
+    dw_geom g;
+    g.ch = ch;
+    g.kw = kw;
+    g.col_step = dw * ch;
+    g.row_step = dh * in_w * ch;
+    g.w_row = kw * ch;
+    g.off = (int16_t)params->input_offset;
+    g.table = table;
+    dw_out k;
+    k.zp = params->output_offset;
+    k.min = (int16_t)params->activation.min;
+    k.max = (int16_t)params->activation.max;
+    k.left = any_left_shift(quant->shift, ch);
+    for (int32_t b = 0; b < output_dims->n; ++b) {
+        const int8_t *image = input + b * in_h * in_w * ch;
+        for (int32_t oy = 0; oy < output_dims->h; ++oy) {
+            const int32_t y0 = oy * sh - params->padding.h;
+            int32_t ky0, ky1;
+            tap_range(y0, dh, kh, in_h, &ky0, &ky1);
+            g.rows = ky1 - ky0;
+            /* the first window row inside the input (or any row: no row is read then) */
+            const int8_t *x_rows = image + (g.rows > 0 ? (y0 + ky0 * dh) * in_w * ch : 0);
+            const int8_t *w_rows = filter + ky0 * g.w_row;
+            int8_t *out = output + ((b * output_dims->h + oy) * output_dims->w) * ch;
+            for (int32_t ox = 0; ox < output_dims->w; out += ch) {
+                const int32_t x0 = ox * sw - params->padding.w;
+                /* two pixels when the second's window is the first's moved by one column */
+                const int pair = ox + 1 < output_dims->w && sw == dw;
+                int32_t j0, j1;
+                tap_range(x0, dw, kw + pair, in_w, &j0, &j1);
+                const int8_t *x = x_rows + (j1 > j0 ? (x0 + j0 * dw) * ch : 0);
+                if (pair && j1 > j0) {
+                    dw_pair(out, x, w_rows, j0, j1, &g, &k);
+                    ox += 2;
+                    out += ch;
+                    continue;
                 }
-            }
-            vst2q_s32(accs + c, acc);
-        }
-        for (; c < channels; ++c) { /* the last channels one by one */
-            uint32_t acc = bias != NULL ? (uint32_t)bias[c] : 0u;
-            for (int32_t ky = 0; ky < rows; ++ky) {
-                for (int32_t kx = 0; kx < cols; ++kx) {
-                    const int32_t x = x_base[ky * row_step + kx * x_step + c];
-                    const int32_t w = w_base[(ky * kw + kx) * channels + c];
-                    acc += (uint32_t)(w * (x + off));
+#if !MVE_LEAN
+                if (ox + 1 < output_dims->w && sw != dw && j0 == 0 && j1 == kw &&
+                    x0 + sw + (kw - 1) * dw < in_w) { /* both windows inside horizontally */
+                    dw_pair_apart(out, x, w_rows, sw * ch, &g, &k);
+                    ox += 2;
+                    out += ch;
+                    continue;
                 }
+#endif
+                j1 = j1 < kw ? j1 : kw; /* (one pixel: kw columns) */
+                dw_single(out, x, w_rows + j0 * ch, j1 > j0 ? j1 - j0 : 0, &g, &k);
+                ++ox;
             }
-            accs[c] = (int32_t)acc;
         }
-        requant_store(out, accs, quant->multiplier, quant->shift, channels, &k);
     }
     return 1;
+}
+
+/* Two rows against x, each with the input offset folded in through the row's weight sum (one
+ * pass for both): a[r] = w_r . x + off * sum(w_r) = w_r . (x + off) modulo 2^32. */
+static inline void dot2_offset(const int8_t *w, const int8_t *w1, const int8_t *x, int32_t depth,
+                               int32_t off, int32_t *a)
+{
+    int32_t d0 = 0, d1 = 0, s0 = 0, s1 = 0;
+    int32_t k = depth;
+    for (; k >= 16; k -= 16, x += 16, w += 16, w1 += 16) {
+        const int8x16_t xv = vldrbq_s8(x), v0 = vldrbq_s8(w), v1 = vldrbq_s8(w1);
+        d0 = vmladavaq_s8(d0, xv, v0);
+        s0 = vaddvaq_s8(s0, v0);
+        d1 = vmladavaq_s8(d1, xv, v1);
+        s1 = vaddvaq_s8(s1, v1);
+    }
+    if (k > 0) {
+        const mve_pred16_t p = vctp8q((uint32_t)k);
+        const int8x16_t xv = vldrbq_z_s8(x, p), v0 = vldrbq_z_s8(w, p);
+        const int8x16_t v1 = vldrbq_z_s8(w1, p);
+        d0 = vmladavaq_s8(d0, xv, v0);
+        s0 = vaddvaq_s8(s0, v0);
+        d1 = vmladavaq_s8(d1, xv, v1);
+        s1 = vaddvaq_s8(s1, v1);
+    }
+    a[0] = wrap_add(d0, (int32_t)((uint32_t)off * (uint32_t)s0));
+    a[1] = wrap_add(d1, (int32_t)((uint32_t)off * (uint32_t)s1));
 }
 
 int mcugen_fc_fast_s8(const mcugen_context *ctx, const mcugen_fast_fc_params *params,
@@ -362,36 +902,34 @@ int mcugen_fc_fast_s8(const mcugen_context *ctx, const mcugen_fast_fc_params *pa
     (void)filter_dims;
     const int32_t depth = input_dims->c, units = output_dims->c;
     const int32_t off = params->input_offset;
+    const out_consts k = make_out_consts(params->output_offset, params->activation, quant->shift,
+                                         params->per_channel ? units : 1);
+    int32x4_t m = vdupq_n_s32(quant->multiplier[0]), s = vdupq_n_s32(quant->shift[0]);
     for (int32_t b = 0; b < input_dims->n; ++b) {
         const int8_t *x = input + b * depth;
         int8_t *out = output + b * units;
         for (int32_t u = 0; u < units; u += 4) {
             const mve_pred16_t lanes = vctp32q((uint32_t)(units - u));
             int32_t a[4] = {0, 0, 0, 0};
-            for (int32_t r = 0; r < 4 && u + r < units; ++r) {
-                const int8_t *w = filter + (u + r) * depth;
-                a[r] = (int32_t)((uint32_t)dot_s8(w, x, depth) +
-                                 (uint32_t)off * (uint32_t)sum_s8(w, depth));
-            }
+            /* rows past the last unit: the last row again (its lanes are not stored) */
+            const int32_t last = units - 1;
+            const int32_t r1 = u + 1 < last ? u + 1 : last, r2 = u + 2 < last ? u + 2 : last;
+            const int32_t r3 = u + 3 < last ? u + 3 : last;
+            dot2_offset(filter + u * depth, filter + r1 * depth, x, depth, off, a);
+            dot2_offset(filter + r2 * depth, filter + r3 * depth, x, depth, off, a + 2);
             int32x4_t acc = vldrwq_s32(a);
             if (bias != NULL) {
                 acc = vaddq_s32(acc, vldrwq_z_s32(bias + u, lanes));
             }
             if (params->per_channel) {
-                finish_x4(out + u, acc, quant->multiplier + u, quant->shift + u,
-                          params->output_offset, params->activation, lanes);
-            } else {
-                const int32_t m[4] = {quant->multiplier[0], quant->multiplier[0],
-                                      quant->multiplier[0], quant->multiplier[0]};
-                const int32_t s[4] = {quant->shift[0], quant->shift[0], quant->shift[0],
-                                      quant->shift[0]};
-                finish_x4(out + u, acc, m, s, params->output_offset, params->activation, lanes);
+                m = vldrwq_z_s32(quant->multiplier + u, lanes);
+                s = vldrwq_z_s32(quant->shift + u, lanes);
             }
+            vstrbq_p_s32(out + u, requant_clamp(acc, m, s, &k), lanes);
         }
     }
     return 1;
 }
-
 
 #else
 typedef int mcugen_conv_fast_mve_unused; /* ISO C: a translation unit is never empty */
