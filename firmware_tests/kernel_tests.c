@@ -204,14 +204,31 @@ static int compare(const char *kernel, int32_t index, int32_t bytes)
 static mcugen_fast_conv_params fast_conv(const mcugen_conv_params *p)
 {
     const mcugen_fast_conv_params f = {p->input_offset, p->output_offset, p->stride, p->padding,
-                                       p->dilation,     p->activation,    1};
+                                       p->dilation,     p->activation,    1, p->kernel_sums};
     return f;
+}
+
+/* What mcugen computes at build time for mcugen_conv_params.kernel_sums: per output channel,
+ * bias + input_offset * sum(w), modulo 2^32. */
+static const int32_t *make_kernel_sums(const int32_t *b, int32_t channels, int32_t size,
+                                       int32_t input_offset)
+{
+    static int32_t sums[MAX_CHANNELS];
+    for (int32_t c = 0; c < channels; ++c) {
+        int32_t sum = 0;
+        for (int32_t k = 0; k < size; ++k) {
+            sum += filter[c * size + k];
+        }
+        sums[c] = (int32_t)((b != NULL ? (uint32_t)b[c] : 0u) +
+                            (uint32_t)input_offset * (uint32_t)sum);
+    }
+    return sums;
 }
 
 static mcugen_fast_conv_params fast_dw(const mcugen_dw_conv_params *p)
 {
     const mcugen_fast_conv_params f = {p->input_offset, p->output_offset, p->stride, p->padding,
-                                       p->dilation,     p->activation,    p->ch_mult};
+                                       p->dilation,     p->activation,    p->ch_mult, NULL};
     return f;
 }
 
@@ -270,6 +287,9 @@ static void test_conv(int32_t index)
     fill_s8(filter, fd.n * fd.h * fd.w * fd.c);
     fill_quant(od.c, fd.h * fd.w * fd.c);
     const int32_t *b = uniform(0, 5) == 0 ? NULL : bias;
+    /* half the cases with the sums the build makes, half with the kernel computing them */
+    params.kernel_sums =
+        uniform(0, 1) ? make_kernel_sums(b, od.c, fd.h * fd.w * fd.c, params.input_offset) : NULL;
     const mcugen_per_channel_quant_params quant = {multiplier, shift};
     const mcugen_context ctx = {scratch, mcugen_conv_fast_s8_buffer_size(&fd)};
     const int32_t bytes = od.n * od.h * od.w * od.c;
@@ -678,7 +698,7 @@ static void test_requant_edges(int32_t index)
                mcugen_dw_conv_fast_s8(&ctx, &fp, &quant, &in, input, &fd, filter, b, &od, out_fast);
     } else {
         const mcugen_conv_params params = {input_offset, output_offset, stride, padding,
-                                           dilation,     act};
+                                           dilation,     act,           NULL};
         const mcugen_context ctx = {scratch, mcugen_conv_fast_s8_buffer_size(&fd)};
         status = mcugen_convolve_s8(&ctx, &params, &quant, &in, input, &fd, filter, &bd, b, &od,
                                     out_ref);
@@ -770,7 +790,7 @@ static void bench(void)
     SYST[2] = 0u;
     SYST[0] = 5u;
     mcugen_dims in = {1, 25, 5, 64}, fd = {64, 1, 1, 64}, bd = {1, 1, 1, 64}, od = {1, 25, 5, 64};
-    mcugen_conv_params cp = {-3, 5, {1, 1}, {0, 0}, {1, 1}, {-128, 127}};
+    mcugen_conv_params cp = {-3, 5, {1, 1}, {0, 0}, {1, 1}, {-128, 127}, NULL};
     const mcugen_fast_conv_params fcp = fast_conv(&cp);
     fill_s8(input, MAX_INPUT);
     fill_s8(filter, MAX_FILTER);
@@ -789,7 +809,7 @@ static void bench(void)
 
     mcugen_dims in3 = {1, 16, 16, 16}, fd3 = {16, 3, 3, 16}, od3 = {1, 16, 16, 16};
     bd.c = 16;
-    mcugen_conv_params cp3 = {-3, 5, {1, 1}, {1, 1}, {1, 1}, {-128, 127}};
+    mcugen_conv_params cp3 = {-3, 5, {1, 1}, {1, 1}, {1, 1}, {-128, 127}, NULL};
     const mcugen_fast_conv_params fcp3 = fast_conv(&cp3);
     ctx.size = mcugen_conv_fast_s8_buffer_size(&fd3);
     t = SYST[2];
@@ -819,7 +839,7 @@ static void bench(void)
     /* a first layer: 3 input channels, 3x3 stride 2 (VWW's, on a smaller image) */
     mcugen_dims in0 = {1, 48, 48, 3}, fd0 = {8, 3, 3, 3}, od0 = {1, 24, 24, 8};
     bd.c = 8;
-    mcugen_conv_params cp0 = {-3, 5, {2, 2}, {0, 0}, {1, 1}, {-128, 127}};
+    mcugen_conv_params cp0 = {-3, 5, {2, 2}, {0, 0}, {1, 1}, {-128, 127}, NULL};
     const mcugen_fast_conv_params fcp0 = fast_conv(&cp0);
     ctx.size = mcugen_conv_fast_s8_buffer_size(&fd0);
     t = SYST[2];

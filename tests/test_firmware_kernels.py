@@ -96,3 +96,35 @@ def test_host_build_has_no_fast_path(tmp_path: Path) -> None:
     passed = PASS_LINE.findall(result.stdout)
     assert len(passed) == 1 and passed[0][1] == "0", result.stdout
     assert int(passed[0][0]) % CASES == 0 and int(passed[0][0]) >= 4 * CASES, result.stdout
+
+
+@pytest.mark.parametrize("target", ["host", "cortex-m4", "cortex-m55"])
+def test_kernel_sums_are_built_for_the_helium_conv_only(target: str) -> None:
+    """--target cortex-m55 passes every int8 CONV_2D its kernel sums (bias + input_offset *
+    sum(w) per output channel, modulo 2^32) from flash; the other targets' kernels never read
+    them. The values are checked here against the model's weights; that the Helium path
+    computes with them bit-exactly is the QEMU model tests' job (tests/test_firmware.py)."""
+    import numpy as np
+
+    from mcugen.driver import BuildOptions, compile_model
+    from mcugen.ir import OpKind
+
+    model = REPO.parent / "shared" / "models" / "kws_dscnn.tflite"
+    if not model.is_file():
+        pytest.skip(f"{model} is not there")
+    compiled = compile_model(model, BuildOptions(target=target))
+    source = compiled.code.files[f"{compiled.prefix}_model.c"]
+    used = set(re.findall(r"\.kernel_sums = (\w+)", source))
+    arrays = {int(index): name for name, index in re.findall(r"int32_t (\w+_op(\d+)_conv_2d_kernel_sums)\[", source)}
+    convs = [op for op in compiled.order if op.kind is OpKind.CONV_2D]
+    if target != "cortex-m55":
+        assert not used and not arrays
+        return
+    assert sorted(arrays) == sorted(op.index for op in convs) and used == set(arrays.values())
+    for op in convs:
+        x, w, bias = op.inputs[0], op.inputs[1], op.inputs[2]
+        sums = w.data.reshape(w.shape[0], -1).astype(np.int64).sum(axis=1) * -x.quant.single_zero_point
+        expected = (sums + bias.data.astype(np.int64) + 2**31) % 2**32 - 2**31
+        body = re.search(rf"{arrays[op.index]}\[\d+\][^=]*= \{{([^}}]*)\}}", source)
+        assert body is not None
+        assert [int(v) for v in body.group(1).split(",")] == expected.tolist()

@@ -23,6 +23,7 @@ class EmitContext(Protocol):
     """What an emitter may ask of the code generator."""
 
     rounding: Rounding
+    target: str  # --target: which fast path the kernels compile (emitters may precompute for it)
 
     def ptr(self, tensor: Tensor) -> str:
         """A C expression: a pointer of the tensor's C type to its data (arena or flash)."""

@@ -62,6 +62,7 @@ class _Context:
     prefix: str
     plan: Plan
     rounding: Rounding
+    target: str = "host"
     constants: list[ConstArray] = field(default_factory=list)
     _by_tensor: dict[int, str] = field(default_factory=dict)
 
@@ -156,7 +157,7 @@ def _constant_output_step(index: int, tensor: Tensor, ctx: _Context) -> Step:
 
 def generate(graph: Graph, order: list[Op], plan: Plan, prefix: str, rounding: Rounding,
              model_label: str, target: str = "host") -> GeneratedCode:
-    ctx = _Context(prefix=prefix, plan=plan, rounding=rounding)
+    ctx = _Context(prefix=prefix, plan=plan, rounding=rounding, target=target)
     steps: list[Step] = []
     functions: list[str] = []  # file-scope C: the stripe loops of tiled chains (stripes.py)
     runtime: set[str] = set()

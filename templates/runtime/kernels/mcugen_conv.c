@@ -135,7 +135,7 @@ mcugen_status mcugen_convolve_s8(const mcugen_context *ctx, const mcugen_conv_pa
     const mcugen_fast_conv_params fast = {params->input_offset, params->output_offset,
                                           params->stride,       params->padding,
                                           params->dilation,     params->activation,
-                                          1};
+                                          1,                    params->kernel_sums};
     if (groups == 1 && mcugen_conv_fast_s8(ctx, &fast, quant, input_dims, input, filter_dims,
                                            filter, bias, output_dims, output)) {
         return MCUGEN_OK; /* DSP or MVE inner loops (mcugen_conv_fast.h) */
@@ -210,7 +210,7 @@ mcugen_status mcugen_depthwise_conv_s8(const mcugen_context *ctx,
     const mcugen_fast_conv_params fast = {params->input_offset, params->output_offset,
                                           params->stride,       params->padding,
                                           params->dilation,     params->activation,
-                                          params->ch_mult};
+                                          params->ch_mult,      NULL};
     if (mcugen_dw_conv_fast_s8(ctx, &fast, quant, input_dims, input, filter_dims, filter, bias,
                                output_dims, output)) {
         return MCUGEN_OK; /* DSP or MVE inner loops (mcugen_conv_fast.h) */

@@ -33,6 +33,10 @@ typedef struct {
     mcugen_tile padding;          /* top (h) and left (w) padding, >= 0 */
     mcugen_tile dilation;         /* >= 1 */
     mcugen_activation activation; /* clamp in the output's quantized domain, within int8 */
+    /* Optional, int8 only (NULL: the kernel computes them): per output channel,
+     * bias + input_offset * (the sum of the channel's weights), modulo 2^32. The Helium path
+     * needs them on every call; mcugen computes them at build time for --target cortex-m55. */
+    const int32_t *kernel_sums;
 } mcugen_conv_params;
 
 typedef struct {

@@ -70,6 +70,7 @@ typedef struct {
     mcugen_tile dilation;
     mcugen_activation activation;
     int32_t ch_mult; /* depthwise only */
+    const int32_t *kernel_sums; /* conv only, optional: mcugen_conv_params.kernel_sums */
 } mcugen_fast_conv_params;
 
 /* What the fast path needs of mcugen_fc_params (mcugen_fully_connected.h). */

@@ -530,12 +530,16 @@ int mcugen_conv_fast_s8(const mcugen_context *ctx, const mcugen_fast_conv_params
         return 0;
     }
     /* scratch: out_c sums (bias + input_offset * sum(w)), 2 * out_c accumulators (two
-     * pixels, side by side), two columns */
-    int32_t *sums = (int32_t *)ctx->buf;
-    int32_t *accs = sums + out_c;
+     * pixels, side by side), two columns; the sums come from the build when it made them */
+    int32_t *scratch_sums = (int32_t *)ctx->buf;
+    int32_t *accs = scratch_sums + out_c;
     int8_t *col0 = (int8_t *)(accs + 2 * out_c), *col1 = col0 + round_up4(size);
     const int32_t off = params->input_offset;
-    row_sums(filter, size, out_c, off, bias, sums);
+    const int32_t *sums = params->kernel_sums;
+    if (sums == NULL) {
+        row_sums(filter, size, out_c, off, bias, scratch_sums);
+        sums = scratch_sums;
+    }
     /* a 1x1 window over an unpadded, stride-1 input is the input pixel itself */
     const int direct = filter_dims->h == 1 && filter_dims->w == 1 && params->stride.h == 1 &&
                        params->stride.w == 1 && params->padding.h == 0 &&
