@@ -62,7 +62,7 @@ static int32_t multiplier[MAX_CHANNELS];
 static int32_t shift[MAX_CHANNELS];
 static int8_t out_fast[MAX_OUTPUT + 1];
 static int8_t out_ref[MAX_OUTPUT + 1];
-static uint32_t scratch[(9 * 8 * 8 * MAX_CHANNELS + 16 * MAX_CHANNELS) / 4 + 8]; /* DSP conv */
+static uint32_t scratch[(11 * 8 * 8 * MAX_CHANNELS + 16 * MAX_CHANNELS) / 4 + 8]; /* DSP conv */
 
 static uint32_t rng_state = TEST_SEED;
 
@@ -312,6 +312,10 @@ static void test_conv(int32_t index)
     compare("conv", index, bytes);
 }
 
+/* test_depthwise_3x3 sets it: 3x3 filters, stride and dilation 1 along rows, channels a
+ * multiple of 8 (the Helium path's assembly passes) */
+static int dw_3x3_only;
+
 static void test_depthwise(int32_t index)
 {
     mcugen_dims in, fd, bd, od;
@@ -330,6 +334,12 @@ static void test_depthwise(int32_t index)
         params.stride.w = uniform(1, 2);
         params.dilation.h = uniform(0, 4) == 0 ? 2 : 1;
         params.dilation.w = uniform(0, 4) == 0 ? 2 : 1;
+        if (dw_3x3_only) {
+            params.ch_mult = 1;
+            in.c = fd.c = 8 * uniform(1, 8);
+            fd.h = fd.w = 3;
+            params.stride.w = params.dilation.w = 1;
+        }
         params.padding.h = uniform(0, fd.h - 1);
         params.padding.w = uniform(0, fd.w - 1);
         od.n = in.n;
@@ -368,6 +378,13 @@ static void test_depthwise(int32_t index)
     }
     count_spread(bytes, params.activation);
     compare("depthwise", index, bytes);
+}
+
+static void test_depthwise_3x3(int32_t index)
+{
+    dw_3x3_only = 1;
+    test_depthwise(index);
+    dw_3x3_only = 0;
 }
 
 static void test_fully_connected(int32_t index)
@@ -867,6 +884,7 @@ int main(void)
     run("requant_edges", test_requant_edges);
     run("add", test_add);
     run("pool", test_pool);
+    run("depthwise_3x3", test_depthwise_3x3); /* (last: the runs above keep their cases) */
 #if defined(MCUGEN_FAST_MVE)
     put_text("path: MVE");
 #elif defined(MCUGEN_FAST_DSP)

@@ -48,31 +48,37 @@ def _helium(target: str) -> bool:
 
 @fast_path_scratch(OpKind.CONV_2D)
 def conv_scratch_bytes(op: Op, target: str) -> int:
-    """int8 only, mirrors mcugen_conv_fast_s8_buffer_size: DSP, four int16 im2col columns,
-    a 16-byte requantization entry per output channel and an int8 staging column
-    (9 * round_up4(kh * kw * depth) + 16 * out_c); MVE, two int8 columns and three int32 sums
+    """int8 only, mirrors mcugen_conv_fast_s8_buffer_size: DSP, five int16 im2col columns
+    (four when round_up4(kh * kw * depth) > 256), a 16-byte requantization entry per output
+    channel and an int8 staging column ((2 * columns + 1) * round_up4(kh * kw * depth) +
+    16 * out_c); MVE, two int8 columns and three int32 sums
     per output channel (2 * round_up4(kh * kw * depth) + 12 * out_c). Without it the C runs
     its portable loops."""
     if is_int16(op) or op.inputs[1] is None:
         return 0
     out_c, kh, kw, depth = op.inputs[1].shape
     taps = _round_up4(kh * kw * depth)
-    return 2 * taps + 12 * out_c if _helium(target) else 9 * taps + 16 * out_c
+    if _helium(target):
+        return 2 * taps + 12 * out_c
+    columns = 5 if taps <= 256 else 4
+    return (2 * columns + 1) * taps + 16 * out_c
 
 
 @fast_path_scratch(OpKind.DEPTHWISE_CONV_2D)
 def depthwise_scratch_bytes(op: Op, target: str) -> int:
     """int8 only, mirrors mcugen_dw_conv_fast_s8_buffer_size: MVE, the bias, multiplier
-    and shift of each eight-channel block (96 * ceil(out_c / 8)); DSP, per channel a 16-byte
-    requantization entry and a starting sum, two input offsets per tap, a row of input zero
-    points and the weights as int16 (20 * out_c + 8 * kh * kw + round_up4(out_c) +
-    2 * kh * kw * out_c)."""
+    and shift of each eight-channel block (96 * ceil(out_c / 8)); DSP, a chunk of `quads`
+    four-channel groups (as many as fit 1280 bytes, at least one), each with 16-byte
+    requantization entries, starting sums, zero points and int16 weights
+    (84 + 8 * kh * kw bytes), and two input offsets per tap."""
     if is_int16(op) or op.inputs[1] is None:
         return 0
     _, kh, kw, out_c = op.inputs[1].shape
     if _helium(target):
         return 96 * ((out_c + 7) // 8)
-    return 20 * out_c + 8 * kh * kw + _round_up4(out_c) + 2 * kh * kw * out_c
+    per_quad = 84 + 8 * kh * kw
+    quads = max(1, min(1280 // per_quad, (out_c + 3) // 4))
+    return quads * per_quad + 8 * kh * kw
 
 
 @fast_path_scratch(OpKind.FULLY_CONNECTED)

@@ -14,7 +14,8 @@
  *        shift adds the quotient exactly). Chosen only when it provably cannot overflow:
  *        shift in [-22, -1], |zp| <= 128 and |bias| + (the largest |sum| of products) < 2^30,
  *        so |2 acc| < 2^31, |y| <= 2^30 and |y + add| < 2^30 + 2^29 + 2^21 + 1.
- *   exact (right == 0): requantize_fast with add holding the shift, for everything else. */
+ *   exact (right == 0): requantize_fast with add holding the shift, for everything else
+ *        (TFLite's mcugen_requantize for a multiplier of INT32_MIN: no decline). */
 typedef struct {
     int32_t bias;
     int32_t mult;
@@ -33,10 +34,9 @@ static inline int32_t smmulr(int32_t a, int32_t b)
 #endif
 }
 
-/* max_sum: a bound of |sum of w (x + offset)| over the accumulated products. Returns -1 if a
- * multiplier is INT32_MIN (the caller declines: requantize_fast excludes it), else 1 when every
- * channel takes the fast requantization, else 0. */
-static int rq_table(rq_chan *t, const int32_t *bias, const mcugen_per_channel_quant_params *q,
+/* max_sum: a bound of |sum of w (x + offset)| over the accumulated products. Returns 1 when
+ * every channel takes the fast requantization, else 0 (a multiplier INT32_MIN is exact). */
+static int rq_table(rq_chan *t, const int32_t *bias, const int32_t *mult, const int32_t *shift,
                     int32_t count, int32_t zp, int64_t max_sum)
 {
     /* fast needs |bias| < limit = 2^30 - max_sum, checked as bias + (limit - 1) < 2 limit - 1
@@ -44,18 +44,15 @@ static int rq_table(rq_chan *t, const int32_t *bias, const mcugen_per_channel_qu
     const int ok = max_sum < ((int64_t)1 << 30) && zp >= -128 && zp <= 128;
     const uint32_t limit = ok ? (1u << 30) - (uint32_t)max_sum : 1u;
     const uint32_t span = ok ? 2u * limit - 1u : 0u;
-    const int32_t *mult = q->multiplier, *shift = q->shift;
+    const uint32_t odd = 2u * (uint32_t)zp + 1u; /* add = 2^(right-1) + zp 2^right, one shift */
     int all = 1;
     for (int32_t c = 0; c < count; ++c, ++t) {
         const int32_t b = bias != NULL ? bias[c] : 0, m = mult[c], right = -shift[c];
-        if (m == INT32_MIN) {
-            return -1;
-        }
         t->bias = b;
         t->mult = m;
-        if ((uint32_t)b + (limit - 1u) < span && (uint32_t)(right - 1) < 22u) {
+        if ((uint32_t)b + (limit - 1u) < span && (uint32_t)(right - 1) < 22u && m != INT32_MIN) {
             t->right = right;
-            t->add = (int32_t)((1u << (right - 1)) + ((uint32_t)zp << right));
+            t->add = (int32_t)(odd << (right - 1));
         } else {
             t->right = 0;
             t->add = -right;
@@ -105,7 +102,10 @@ static inline int8_t clamp_s8(int32_t y, int32_t lo, int32_t hi)
 
 DSP_NOINLINE static int8_t rq_exact(int32_t acc, int32_t mult, int32_t shift, const rq_params *p)
 {
-    const int32_t y = wrap_add(requantize_fast(acc, mult, shift), p->zp);
+    /* requantize_fast excludes INT32_MIN, which TFLite's arithmetic takes */
+    const int32_t r = mult != INT32_MIN ? requantize_fast(acc, mult, shift)
+                                        : mcugen_requantize(acc, mult, shift);
+    const int32_t y = wrap_add(r, p->zp);
     return clamp_s8(y, p->lo, p->hi);
 }
 
@@ -121,19 +121,39 @@ static inline int8_t rq_out(int32_t acc, const rq_chan *q, const rq_params *p)
 
 /* ---- scratch ------------------------------------------------------------------------------ */
 
+/* The largest block: five columns where a column is small (a fifth column of 5 pixels per
+ * call under tiling instead of 4 + a lone one), else four (scratch is RAM). */
+static inline int32_t conv_columns(int32_t size4)
+{
+    return size4 <= 256 ? 5 : 4;
+}
+
 int32_t mcugen_conv_fast_s8_buffer_size(const mcugen_dims *filter_dims)
 {
-    /* four int16 im2col columns, the requantization table, one column's int8 staging */
+    /* conv_columns int16 im2col columns, the requantization table, one column's staging */
     const int32_t size4 = round_up4(filter_dims->h * filter_dims->w * filter_dims->c);
-    return 9 * size4 + (int32_t)sizeof(rq_chan) * filter_dims->n;
+    return (2 * conv_columns(size4) + 1) * size4 + (int32_t)sizeof(rq_chan) * filter_dims->n;
+}
+
+/* The depthwise runs over the pixels once per chunk of channels, up to DW_CHUNK_BYTES of
+ * per-channel tables a chunk (at least one quad of four channels): the scratch stays O(taps). */
+#define DW_CHUNK_BYTES 1280
+#define DW_QUAD_BYTES(taps) (4 * ((int32_t)sizeof(rq_chan) + 4 + 1) + 8 * (taps))
+
+static int32_t dw_quads(const mcugen_dims *filter_dims)
+{
+    const int32_t quads = (filter_dims->c + 3) >> 2;
+    const int32_t fit = DW_CHUNK_BYTES / DW_QUAD_BYTES(filter_dims->h * filter_dims->w);
+    const int32_t q = fit < quads ? fit : quads;
+    return q < 1 ? 1 : q;
 }
 
 int32_t mcugen_dw_conv_fast_s8_buffer_size(const mcugen_dims *filter_dims)
 {
-    /* the requantization table and starting sums (per channel), the tap offsets (twice), a
-     * row of input zero points, the weights widened to int16 */
-    const int32_t taps = filter_dims->h * filter_dims->w, c = filter_dims->c;
-    return ((int32_t)sizeof(rq_chan) + 4) * c + 8 * taps + round_up4(c) + 2 * taps * c;
+    /* per chunk channel: its requantization, starting sum, input zero point and weights
+     * widened to int16; per tap: two input offsets */
+    const int32_t taps = filter_dims->h * filter_dims->w;
+    return dw_quads(filter_dims) * DW_QUAD_BYTES(taps) + 8 * taps;
 }
 
 int32_t mcugen_fc_fast_s8_buffer_size(const mcugen_dims *filter_dims)
@@ -142,7 +162,7 @@ int32_t mcugen_fc_fast_s8_buffer_size(const mcugen_dims *filter_dims)
 }
 
 /* ---- conv: im2col into int16 and SMLAD ------------------------------------------------------
- * A block of n (4, or 1 for the last pixels) im2col columns of K = kh * kw * depth int16
+ * A block of n (5 or 4, or 1 for the last pixels) im2col columns of K = kh * kw * depth int16
  * values x + offset (0 in the padding) is stored by groups of four values, swizzled x0 x2 x1 x3
  * (the order __sxtb16 and sxtb16_ror8 unpack a word of four int8 weights into), group g of
  * column j at 4 n g + 4 j: one pointer walks all n columns and each group is one LDRD. The
@@ -340,6 +360,69 @@ static inline void row_1x4(const int8_t *w, const int32_t *x, int32_t size, int3
     acc[3] = a3;
 }
 
+/* One filter row against a block of five columns (as row_1x4, x's groups 5 words apart): the
+ * weight word serves five columns, 20 MACs in 20 instructions a group. Twelve registers: the
+ * asm only when optimizing (at -O0 gcc keeps a frame pointer). */
+static inline void row_1x5(const int8_t *w, const int32_t *x, int32_t size, int32_t acc[5])
+{
+    int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3], a4 = acc[4];
+    const int32_t groups = size >> 2;
+#if defined(__GNUC__) && defined(__OPTIMIZE__)
+    if (groups > 0) {
+        int32_t n = groups, raw, we, xa, xb;
+        __asm__ volatile(
+            "1:\n\t"
+            "ldr    %[raw], [%[w]], #4\n\t"
+            "ldrd   %[xa], %[xb], [%[x]], #8\n\t"
+            "sxtb16 %[we], %[raw]\n\t"
+            "sxtb16 %[raw], %[raw], ror #8\n\t"
+            "smlad  %[a0], %[we], %[xa], %[a0]\n\t"
+            "smlad  %[a0], %[raw], %[xb], %[a0]\n\t"
+            "ldrd   %[xa], %[xb], [%[x]], #8\n\t"
+            "smlad  %[a1], %[we], %[xa], %[a1]\n\t"
+            "smlad  %[a1], %[raw], %[xb], %[a1]\n\t"
+            "ldrd   %[xa], %[xb], [%[x]], #8\n\t"
+            "smlad  %[a2], %[we], %[xa], %[a2]\n\t"
+            "smlad  %[a2], %[raw], %[xb], %[a2]\n\t"
+            "ldrd   %[xa], %[xb], [%[x]], #8\n\t"
+            "smlad  %[a3], %[we], %[xa], %[a3]\n\t"
+            "smlad  %[a3], %[raw], %[xb], %[a3]\n\t"
+            "ldrd   %[xa], %[xb], [%[x]], #8\n\t"
+            "smlad  %[a4], %[we], %[xa], %[a4]\n\t"
+            "smlad  %[a4], %[raw], %[xb], %[a4]\n\t"
+            "subs   %[n], %[n], #1\n\t"
+            "bne    1b"
+            : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [a4] "+r"(a4),
+              [w] "+r"(w), [x] "+r"(x), [n] "+r"(n), [raw] "=&r"(raw), [we] "=&r"(we),
+              [xa] "=&r"(xa), [xb] "=&r"(xb)
+            :
+            : "cc", "memory");
+    }
+#else
+    for (int32_t g = 0; g < groups; ++g, w += 4, x += 10) {
+        const int32_t e = __sxtb16(load32(w)), o = sxtb16_ror8(load32(w));
+        a0 = __smlad(o, x[1], __smlad(e, x[0], a0));
+        a1 = __smlad(o, x[3], __smlad(e, x[2], a1));
+        a2 = __smlad(o, x[5], __smlad(e, x[4], a2));
+        a3 = __smlad(o, x[7], __smlad(e, x[6], a3));
+        a4 = __smlad(o, x[9], __smlad(e, x[8], a4));
+    }
+#endif
+    if (size & 3) {
+        const int16_t *x16 = (const int16_t *)x;
+        a0 = dot_tail(w, x16, size & 3, a0);
+        a1 = dot_tail(w, x16 + 4, size & 3, a1);
+        a2 = dot_tail(w, x16 + 8, size & 3, a2);
+        a3 = dot_tail(w, x16 + 12, size & 3, a3);
+        a4 = dot_tail(w, x16 + 16, size & 3, a4);
+    }
+    acc[0] = a0;
+    acc[1] = a1;
+    acc[2] = a2;
+    acc[3] = a3;
+    acc[4] = a4;
+}
+
 /* One filter row against one column (also FULLY_CONNECTED's): asm as row_1x4, two groups
  * (8 MACs) a pass in 14 instructions. */
 static inline int32_t row_1x1(const int8_t *w, const int32_t *x, int32_t size, int32_t a)
@@ -382,42 +465,72 @@ static inline int32_t row_1x1(const int8_t *w, const int32_t *x, int32_t size, i
     return dot_tail(w, (const int16_t *)x, size & 3, a);
 }
 
-/* Every output channel of a block of n (4 or 1) pixels (im2col columns x). The columns are
+/* Every output channel of a block of n (5, 4 or 1) pixels (im2col columns x). The columns are
  * zero-padded to whole groups of four, so a filter row may run its last group into the next
  * row's first bytes (times 0: exact), which saves the scalar tail for all rows but the last. */
+/* The channels of a block of n = 4 or 5 columns, n a constant: always inlined, one loop each
+ * (one loop for both cost ic_resnet8's 3x3 convs 2% more instructions). */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline void block_n(const int8_t *w, const int32_t *x, int32_t size, const int32_t n,
+                           const rq_chan *q, int32_t out_c, int8_t *out, const rq_params *p)
+{
+    const int32_t whole = round_up4(size);
+    const rq_chan *const last = q + out_c - 1;
+    const int full = p->full; /* locals: the stores to out may alias *p and *q */
+    const int32_t s2 = 2 * out_c, s3 = 3 * out_c, s4 = 4 * out_c;
+    for (; q <= last; ++q, ++out, w += size) {
+        int32_t acc[5] = {q->bias, q->bias, q->bias, q->bias, q->bias};
+        if (n == 5) {
+            row_1x5(w, x, q != last ? whole : size, acc);
+        } else {
+            row_1x4(w, x, q != last ? whole : size, acc);
+        }
+        const int32_t mult = q->mult, right = q->right, add = q->add;
+        if (right != 0 && full) {
+            const int32_t y0 = rq_y(acc[0], mult, right, add);
+            const int32_t y1 = rq_y(acc[1], mult, right, add);
+            const int32_t y2 = rq_y(acc[2], mult, right, add);
+            const int32_t y3 = rq_y(acc[3], mult, right, add);
+            out[0] = (int8_t)__ssat(y0, 8);
+            out[out_c] = (int8_t)__ssat(y1, 8);
+            out[s2] = (int8_t)__ssat(y2, 8);
+            out[s3] = (int8_t)__ssat(y3, 8);
+            if (n == 5) {
+                out[s4] = (int8_t)__ssat(rq_y(acc[4], mult, right, add), 8);
+            }
+        } else {
+            out[0] = rq_out(acc[0], q, p);
+            out[out_c] = rq_out(acc[1], q, p);
+            out[s2] = rq_out(acc[2], q, p);
+            out[s3] = rq_out(acc[3], q, p);
+            if (n == 5) {
+                out[s4] = rq_out(acc[4], q, p);
+            }
+        }
+    }
+}
+
+DSP_NOINLINE static void conv_block5(const int8_t *w, const int32_t *x, int32_t size,
+                                     const rq_chan *q, int32_t out_c, int8_t *out,
+                                     const rq_params *p)
+{
+    block_n(w, x, size, 5, q, out_c, out, p);
+}
+
 DSP_NOINLINE static void conv_block(const int8_t *w, const int32_t *x, int32_t size, int32_t n,
                                     const rq_chan *q, int32_t out_c, int8_t *out,
                                     const rq_params *p)
 {
-    const int32_t whole = round_up4(size);
-    const rq_chan *const last = q + out_c - 1;
     if (n == 4) {
-        const int full = p->full; /* locals: the stores to out may alias *p and *q */
-        const int32_t s2 = 2 * out_c, s3 = 3 * out_c;
+        block_n(w, x, size, 4, q, out_c, out, p);
+    } else {
+        const int32_t whole = round_up4(size);
+        const rq_chan *const last = q + out_c - 1;
         for (; q <= last; ++q, ++out, w += size) {
-            int32_t acc[4] = {q->bias, q->bias, q->bias, q->bias};
-            row_1x4(w, x, q != last ? whole : size, acc);
-            const int32_t mult = q->mult, right = q->right, add = q->add;
-            if (right != 0 && full) {
-                const int32_t y0 = rq_y(acc[0], mult, right, add);
-                const int32_t y1 = rq_y(acc[1], mult, right, add);
-                const int32_t y2 = rq_y(acc[2], mult, right, add);
-                const int32_t y3 = rq_y(acc[3], mult, right, add);
-                out[0] = (int8_t)__ssat(y0, 8);
-                out[out_c] = (int8_t)__ssat(y1, 8);
-                out[s2] = (int8_t)__ssat(y2, 8);
-                out[s3] = (int8_t)__ssat(y3, 8);
-            } else {
-                out[0] = rq_out(acc[0], q, p);
-                out[out_c] = rq_out(acc[1], q, p);
-                out[s2] = rq_out(acc[2], q, p);
-                out[s3] = rq_out(acc[3], q, p);
-            }
+            *out = rq_out(row_1x1(w, x, q != last ? whole : size, q->bias), q, p);
         }
-        return;
-    }
-    for (; q <= last; ++q, ++out, w += size) {
-        *out = rq_out(row_1x1(w, x, q != last ? whole : size, q->bias), q, p);
     }
 }
 
@@ -435,33 +548,40 @@ int mcugen_conv_fast_s8(const mcugen_context *ctx, const mcugen_fast_conv_params
     }
     int16_t *cols = (int16_t *)ctx->buf;
     const int32_t *x = (const int32_t *)(const void *)cols;
-    rq_chan *table = (rq_chan *)(void *)(cols + 4 * round_up4(size));
+    const int32_t most = conv_columns(round_up4(size));
+    rq_chan *table = (rq_chan *)(void *)(cols + most * round_up4(size));
     int8_t *stage = (int8_t *)(void *)(table + out_c);
-    if (rq_table(table, bias, quant, out_c, params->output_offset,
-                 size * max_product(params->input_offset)) < 0) {
-        return 0;
-    }
+    rq_table(table, bias, quant->multiplier, quant->shift, out_c, params->output_offset,
+             size * max_product(params->input_offset));
     const rq_params rp = rq_params_of(params->output_offset, params->activation);
     const int32_t pixels = output_dims->n * output_dims->h * output_dims->w;
     for (int32_t p = 0; p < pixels;) {
-        const int32_t n = pixels - p >= 4 ? 4 : 1; /* leftovers one column each, none wasted */
+        /* blocks of four columns, the last five as one block (not 4 + a lone column) where
+         * the scratch has five, other leftovers one column each: none wasted */
+        const int32_t rem = pixels - p;
+        const int32_t n = rem < 4 ? 1 : (rem == 5 ? most : 4);
         for (int32_t j = 0; j < n; ++j) {
             const window win = pixel_window(input_dims, output_dims, &params->stride,
                                             &params->padding, input, p + j);
             im2col_q15(cols, j, n, &win, input_dims, filter_dims, &params->dilation,
                        params->input_offset, stage);
         }
-        conv_block(filter, x, size, n, table, out_c, output + p * out_c, &rp);
+        if (n == 5) {
+            conv_block5(filter, x, size, table, out_c, output + p * out_c, &rp);
+        } else {
+            conv_block(filter, x, size, n, table, out_c, output + p * out_c, &rp);
+        }
         p += n;
     }
     return 1;
 }
 
 /* ---- depthwise ------------------------------------------------------------------------------
- * ch_mult 1, channels % 4 == 0, pixel by pixel, four channels (a quad) at a time. Built once
- * per call in the scratch: each tap's input byte offset from the window's origin, the weights
- * widened (per quad and tap two words: __sxtb16 and sxtb16_ror8 of the four int8 weights) and
- * per channel bias + input_offset * sum(w). Every pixel starts from the latter (equal to
+ * ch_mult 1, channels % 4 == 0, pixel by pixel, four channels (a quad) at a time, over a chunk
+ * of channels at a time (dw_quads: the scratch stays small). Built in the scratch: each tap's
+ * input byte offset from the window's origin and, per chunk, the weights widened (per quad and
+ * tap two words: __sxtb16 and sxtb16_ror8 of the four int8 weights) and per channel
+ * bias + input_offset * sum(w). Every pixel starts from the latter (equal to
  * adding the offset to every input) and per tap widens one input word, SMLABB/SMLATT per
  * channel; at the border, the taps in the padding read a row of input zero points instead. */
 #define DW_TAP(we, wo, xe, xo)                                                                \
@@ -496,13 +616,16 @@ typedef struct {
     const int32_t *wide;   /* per quad, per tap: the two widened weight words */
     const int32_t *init;   /* per channel: bias + input_offset * sum(w) */
     const rq_chan *rq;     /* per channel */
+    int32_t *edge;         /* per tap: a border pixel's offsets */
+    const int32_t *zero;   /* per quad: four input zero points, -input_offset */
     int32_t taps, channels, quick;
+    int32_t kh, kw, dil_w, in_w, stride_w, pad_w, out_w, depth; /* depth: all the channels */
     rq_params p;
 } dw_tables;
 
-/* Every quad of one pixel, window origin x: tap t reads x + offset[t] (+ 4 per quad). */
-DSP_NOINLINE static void dw_pixel(const dw_tables *d, const int32_t *offset, const int8_t *x,
-                                  int8_t *out)
+/* Every quad of the chunk for one pixel, window origin x. */
+static inline void dw_quads_of(const dw_tables *d, const int32_t *offset, const int8_t *x,
+                               int8_t *out)
 {
     const int32_t *w = d->wide;
     const int32_t *const off_end = offset + d->taps;
@@ -539,6 +662,40 @@ DSP_NOINLINE static void dw_pixel(const dw_tables *d, const int32_t *offset, con
     }
 }
 
+/* Every pixel of an output row, the chunk's quads: row is the address of input row y0's
+ * column 0 (perhaps outside the image), taps [k0, k1) of the window's rows inside; tap t of
+ * the pixel with window origin x reads x + offset[t] (+ 4 per quad). */
+DSP_NOINLINE static void dw_row(const dw_tables *d, uintptr_t row, int32_t k0, int32_t k1,
+                                int8_t *out)
+{
+    const int32_t kw = d->kw, depth = d->depth;
+    for (int32_t ox = 0; ox < d->out_w; ++ox, out += depth) {
+        const int32_t x0 = ox * d->stride_w - d->pad_w;
+        int32_t k2 = 0, k3 = kw;
+        if (x0 < 0 || x0 + (kw - 1) * d->dil_w >= d->in_w) {
+            tap_range(x0, kw, d->dil_w, d->in_w, &k2, &k3);
+        }
+        const int8_t *x = (const int8_t *)(row + (uintptr_t)(intptr_t)(x0 * depth));
+        const int32_t *offset = d->offset;
+        if (k1 - k0 != d->kh || k3 - k2 != kw) {
+            /* at the border, the taps in the padding read the zero points, which with
+             * init's input_offset * sum(w) add w * (zero point + input_offset) = 0 */
+            const int32_t to_zero = (int32_t)((uintptr_t)d->zero - (uintptr_t)x);
+            int32_t *e = d->edge;
+            for (int32_t t = 0; t < d->taps; ++t) {
+                e[t] = to_zero;
+            }
+            for (int32_t ky = k0; ky < k1; ++ky) {
+                for (int32_t t = ky * kw + k2; t < ky * kw + k3; ++t) {
+                    e[t] = offset[t];
+                }
+            }
+            offset = e;
+        }
+        dw_quads_of(d, offset, x, out);
+    }
+}
+
 int mcugen_dw_conv_fast_s8(const mcugen_context *ctx, const mcugen_fast_conv_params *params,
                            const mcugen_per_channel_quant_params *quant,
                            const mcugen_dims *input_dims, const int8_t *input,
@@ -554,82 +711,66 @@ int mcugen_dw_conv_fast_s8(const mcugen_context *ctx, const mcugen_fast_conv_par
     const int32_t kh = filter_dims->h, kw = filter_dims->w, taps = kh * kw;
     const int32_t dil_h = params->dilation.h, dil_w = params->dilation.w;
     const int32_t off = params->input_offset;
+    const int32_t chunk = 4 * dw_quads(filter_dims); /* channels per pass over the pixels */
     rq_chan *table = (rq_chan *)ctx->buf;
-    int32_t *init = (int32_t *)(void *)(table + channels);
-    int32_t *offset = init + channels;
+    int32_t *init = (int32_t *)(void *)(table + chunk);
+    int32_t *offset = init + chunk;
     int32_t *edge = offset + taps; /* a border pixel's offsets */
     int32_t *zero = edge + taps;   /* a row of input zero points, -input_offset */
-    int32_t *wide = zero + channels / 4;
+    int32_t *const wide0 = zero + chunk / 4;
+    const int64_t max_sum = taps * max_product(off);
     dw_tables d;
-    d.offset = offset, d.wide = wide, d.init = init, d.rq = table;
-    d.taps = taps, d.channels = channels;
+    d.offset = offset, d.wide = wide0, d.init = init, d.rq = table, d.edge = edge, d.zero = zero;
+    d.taps = taps, d.kh = kh, d.kw = kw, d.dil_w = dil_w, d.in_w = in_w, d.depth = channels;
+    d.stride_w = params->stride.w, d.pad_w = params->padding.w, d.out_w = output_dims->w;
     d.p = rq_params_of(params->output_offset, params->activation);
-    const int all_fast = rq_table(table, bias, quant, channels, d.p.zp, taps * max_product(off));
-    if (all_fast < 0) {
-        return 0;
-    }
-    d.quick = all_fast && d.p.full;
-    for (int32_t c = 0; c < channels; c += 4) {
-        /* the weight sums of channels (0, 2) and (1, 3), as int16 lanes: exact while
-         * |sum| <= 128 taps < 2^15, else summed again below */
-        int32_t se = 0, so = 0;
-        const int8_t *w = filter + c;
-        for (int32_t t = 0; t < taps; ++t, w += channels, wide += 2) {
-            const int32_t raw = load32(w);
-            wide[0] = __sxtb16(raw);
-            wide[1] = sxtb16_ror8(raw);
-            se = __sadd16(se, wide[0]);
-            so = __sadd16(so, wide[1]);
-        }
-        int32_t sum[4] = {(int16_t)se, (int16_t)so, se >> 16, so >> 16};
-        for (int32_t i = 0; i < 4 && taps > 255; ++i) {
-            sum[i] = 0;
-            for (int32_t t = 0; t < taps; ++t) {
-                sum[i] += filter[t * channels + c + i];
-            }
-        }
-        init[c] = wrap_add(table[c].bias, off * sum[0]);
-        init[c + 1] = wrap_add(table[c + 1].bias, off * sum[1]);
-        init[c + 2] = wrap_add(table[c + 2].bias, off * sum[2]);
-        init[c + 3] = wrap_add(table[c + 3].bias, off * sum[3]);
-        zero[c >> 2] = (int32_t)(((uint32_t)-off & 0xFFu) * 0x01010101u);
-    }
     for (int32_t ky = 0, t = 0; ky < kh; ++ky) {
         for (int32_t kx = 0; kx < kw; ++kx, ++t) {
             offset[t] = (ky * dil_h * in_w + kx * dil_w) * channels;
         }
     }
-    int8_t *out = output;
-    for (int32_t b = 0; b < output_dims->n; ++b) {
-        const int8_t *image = input + b * in_h * in_w * channels;
-        for (int32_t oy = 0; oy < output_dims->h; ++oy) {
-            const int32_t y0 = oy * params->stride.h - params->padding.h;
-            int32_t k[4];
-            tap_range(y0, kh, dil_h, in_h, &k[0], &k[1]);
-            for (int32_t ox = 0; ox < output_dims->w; ++ox, out += channels) {
-                const int32_t x0 = ox * params->stride.w - params->padding.w;
-                if (x0 >= 0 && x0 + (kw - 1) * dil_w < in_w) { /* the common case, no call */
-                    k[2] = 0, k[3] = kw;
-                } else {
-                    tap_range(x0, kw, dil_w, in_w, &k[2], &k[3]);
+    for (int32_t c0 = 0; c0 < channels; c0 += chunk) {
+        d.channels = channels - c0 < chunk ? channels - c0 : chunk;
+        const int all_fast = rq_table(table, bias != NULL ? bias + c0 : NULL,
+                                      quant->multiplier + c0, quant->shift + c0, d.channels,
+                                      d.p.zp, max_sum);
+        d.quick = all_fast && d.p.full;
+        int32_t *wide = wide0;
+        for (int32_t c = 0; c < d.channels; c += 4) {
+            /* the weight sums of channels (0, 2) and (1, 3), as int16 lanes: exact while
+             * |sum| <= 128 taps < 2^15, else summed again below */
+            int32_t se = 0, so = 0;
+            const int8_t *w = filter + c0 + c;
+            for (int32_t t = 0; t < taps; ++t, w += channels, wide += 2) {
+                const int32_t raw = load32(w);
+                wide[0] = __sxtb16(raw);
+                wide[1] = sxtb16_ror8(raw);
+                se = __sadd16(se, wide[0]);
+                so = __sadd16(so, wide[1]);
+            }
+            int32_t sum[4] = {(int16_t)se, (int16_t)so, se >> 16, so >> 16};
+            for (int32_t i = 0; i < 4 && taps > 255; ++i) {
+                sum[i] = 0;
+                for (int32_t t = 0; t < taps; ++t) {
+                    sum[i] += filter[t * channels + c0 + c + i];
                 }
-                /* the window's origin, possibly outside the image: as an address */
-                const uintptr_t base =
-                    (uintptr_t)image + (uintptr_t)(intptr_t)((y0 * in_w + x0) * channels);
-                const int32_t *o = offset;
-                if (k[1] - k[0] != kh || k[3] - k[2] != kw) {
-                    /* at the border, the taps in the padding read the zero points, which with
-                     * init's input_offset * sum(w) add w * (zero point + input_offset) = 0 */
-                    const int32_t to_zero = (int32_t)((uintptr_t)zero - base);
-                    for (int32_t ky = 0, t = 0; ky < kh; ++ky) {
-                        for (int32_t kx = 0; kx < kw; ++kx, ++t) {
-                            const int in = ky >= k[0] && ky < k[1] && kx >= k[2] && kx < k[3];
-                            edge[t] = in ? offset[t] : to_zero;
-                        }
-                    }
-                    o = edge;
-                }
-                dw_pixel(&d, o, (const int8_t *)base, out);
+            }
+            init[c] = wrap_add(table[c].bias, off * sum[0]);
+            init[c + 1] = wrap_add(table[c + 1].bias, off * sum[1]);
+            init[c + 2] = wrap_add(table[c + 2].bias, off * sum[2]);
+            init[c + 3] = wrap_add(table[c + 3].bias, off * sum[3]);
+            zero[c >> 2] = (int32_t)(((uint32_t)-off & 0xFFu) * 0x01010101u);
+        }
+        int8_t *out = output + c0;
+        for (int32_t b = 0; b < output_dims->n; ++b) {
+            const int8_t *image = input + b * in_h * in_w * channels + c0;
+            for (int32_t oy = 0; oy < output_dims->h; ++oy, out += d.out_w * channels) {
+                const int32_t y0 = oy * params->stride.h - params->padding.h;
+                int32_t k0, k1;
+                tap_range(y0, kh, dil_h, in_h, &k0, &k1);
+                /* input row y0 as an address, possibly outside the image */
+                dw_row(&d, (uintptr_t)image + (uintptr_t)(intptr_t)(y0 * in_w * channels), k0,
+                       k1, out);
             }
         }
     }
@@ -665,7 +806,8 @@ int mcugen_fc_fast_s8(const mcugen_context *ctx, const mcugen_fast_fc_params *pa
             const int32_t q = params->per_channel ? u : 0;
             const int32_t acc = row_1x1(filter + u * depth, (const int32_t *)(const void *)col,
                                         depth, bias != NULL ? bias[u] : 0);
-            out[u] = rq_exact(acc, quant->multiplier[q], quant->shift[q], &rp);
+            out[u] = finish_s8(acc, quant->multiplier[q], quant->shift[q], rp.zp,
+                               params->activation); /* multipliers_ok: no INT32_MIN */
         }
     }
     return 1;

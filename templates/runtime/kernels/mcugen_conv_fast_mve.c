@@ -659,29 +659,102 @@ static void dw_table(int32_t *t, const int32_t *bias, const mcugen_per_channel_q
     }
 }
 
-/* The output zero point and clamp, and whether some shift is positive. */
+/* The output zero point and clamp, and how the shifts requantize: some shift positive
+ * (requantize_x4), some zero and none positive (requantize_right_x4), all negative (below). */
+enum { DW_RIGHT_ALL, DW_RIGHT, DW_LEFT };
+
 typedef struct {
     int32_t zp;
     int16_t min, max;
-    int left;
+    int mode;
+    int full; /* min -128, max 127: the saturating narrowing is the clamp */
 } dw_out;
+
+static inline int dw_shift_mode(const int32_t *shift, int32_t n)
+{
+    int32_t most = INT32_MIN;
+    for (int32_t c = 0; c < n; c += 4) {
+        most = vmaxvq_s32(most, vldrwq_z_s32(shift + c, vctp32q((uint32_t)(n - c))));
+    }
+    return most > 0 ? DW_LEFT : most == 0 ? DW_RIGHT : DW_RIGHT_ALL;
+}
 
 static inline int32x4_t dw_requant(int32x4_t acc, int32x4_t m, int32x4_t s, const dw_out *k)
 {
-    const int32x4_t r = k->left ? requantize_x4(acc, m, s) : requantize_right_x4(acc, m, s);
+    int32x4_t r;
+    if (k->mode == DW_RIGHT_ALL) {
+        /* requantize_right_x4 when every shift is negative: acc & shift has acc's sign */
+        acc = vqrdmulhq_s32(acc, m);
+        r = vrshlq_s32(vqaddq_s32(acc, vshrq_n_s32(acc, 31)), s);
+    } else {
+        r = k->mode == DW_LEFT ? requantize_x4(acc, m, s) : requantize_right_x4(acc, m, s);
+    }
     return vaddq_n_s32(r, k->zp); /* wrapping, as the portable C */
 }
 
-/* Requantize the eight channels of a block (constants t), add the zero point, narrow them back
- * into channel order (saturating to int16, which changes nothing once clamped to int8), clamp,
- * store. */
+/* Narrow the requantized even and odd channels of a block back into channel order (saturating
+ * to int16, which changes nothing once clamped to int8), clamp, store. The full int8 range
+ * clamps by saturating again, to int8 in the low bytes that VSTRB.16 stores. */
+static inline void dw_narrow_store(int8_t *out, int32x4_t e, int32x4_t o, const dw_out *k)
+{
+    int16x8_t v;
+    if (k->full) {
+#if !MVE_LEAN
+        /* (as the intrinsics below, without the register copies gcc makes for their kept
+         * lanes: the kept lanes are don't-cares here) */
+        int16x8_t h;
+        __asm__("vqmovnb.s32 %q[h], %q[e]\n\t"
+                "vqmovnt.s32 %q[h], %q[o]\n\t"
+                "vqmovnb.s16 %q[v], %q[h]"
+                : [h] "=&w"(h), [v] "=w"(v)
+                : [e] "w"(e), [o] "w"(o));
+#else
+        v = vqmovntq_s32(vqmovnbq_s32(vreinterpretq_s16_s32(e), e), o);
+        v = vreinterpretq_s16_s8(vqmovnbq_s16(vreinterpretq_s8_s16(v), v));
+#endif
+    } else {
+        v = vqmovntq_s32(vqmovnbq_s32(vreinterpretq_s16_s32(e), e), o);
+        v = vminq_s16(vmaxq_s16(v, vdupq_n_s16(k->min)), vdupq_n_s16(k->max));
+    }
+    vstrbq_s16(out, v);
+}
+
+/* Requantize the eight channels of a block (constants t), add the zero point, store. */
 static inline void dw_store8(int8_t *out, acc8 a, const int32_t *t, const dw_out *k)
 {
     const int32x4_t e = dw_requant(a.e, vld1q_s32(t + 8), vld1q_s32(t + 16), k);
     const int32x4_t o = dw_requant(a.o, vld1q_s32(t + 12), vld1q_s32(t + 20), k);
-    int16x8_t v = vqmovntq_s32(vqmovnbq_s32(vreinterpretq_s16_s32(e), e), o);
-    v = vminq_s16(vmaxq_s16(v, vdupq_n_s16(k->min)), vdupq_n_s16(k->max));
-    vstrbq_s16(out, v);
+    dw_narrow_store(out, e, o, k);
+}
+
+/* dw_store8 of two pixels, each constant loaded once for both. */
+static inline void dw_store_pair(int8_t *out0, int8_t *out1, acc8 a0, acc8 a1, const int32_t *t,
+                                 const dw_out *k)
+{
+    int32x4_t m = vld1q_s32(t + 8), s = vld1q_s32(t + 16);
+    const int32x4_t e0 = dw_requant(a0.e, m, s, k), e1 = dw_requant(a1.e, m, s, k);
+    m = vld1q_s32(t + 12);
+    s = vld1q_s32(t + 20);
+    const int32x4_t o0 = dw_requant(a0.o, m, s, k), o1 = dw_requant(a1.o, m, s, k);
+    dw_narrow_store(out0, e0, o0, k);
+    dw_narrow_store(out1, e1, o1, k);
+}
+
+/* dw_store_pair when every shift is negative and the clamp is the full int8 range. */
+static inline void dw_store_pair_fast(int8_t *out0, int8_t *out1, acc8 a0, acc8 a1,
+                                      const int32_t *t, int32_t zp)
+{
+    const dw_out k = {zp, -128, 127, DW_RIGHT_ALL, 1};
+    dw_store_pair(out0, out1, a0, a1, t, &k);
+}
+
+/* dw_store8 of two consecutive blocks (constants t), every shift negative, the clamp the full
+ * int8 range. */
+static inline void dw_store16_fast(int8_t *out, acc8 a0, acc8 a1, const int32_t *t, int32_t zp)
+{
+    const dw_out k = {zp, -128, 127, DW_RIGHT_ALL, 1};
+    dw_store8(out, a0, t, &k);
+    dw_store8(out + 8, a1, t + DW_BLOCK_WORDS, &k);
 }
 
 /* The geometry of one depthwise call, strides in bytes. */
@@ -759,13 +832,259 @@ static void dw_pair(int8_t *out, const int8_t *x, const int8_t *w, int32_t j0, i
                 mac8(&a1, load_x8(xp, g->off), w_prev);
             }
         }
-        dw_store8(out + c, a0, t, k);
-        dw_store8(out + g->ch + c, a1, t, k);
+        dw_store_pair(out + c, out + g->ch + c, a0, a1, t, k);
         if (c + 8 == g->ch) {
             return;
         }
     }
 }
+
+#if !MVE_LEAN
+/* One window row of dw_pair3: first/last, columns 0 and 3; cs names the column step. */
+#define DW_PAIR3_ROW(cs)                                                                       \
+    "vldrb.s16 %q[wp], [%[wr]]\n\t" /* tap 0 */                                                \
+    "cbz     %[first], 2f\n\t"                                                                 \
+    "vldrb.s16 %q[xv], [%[xr]]\n\t" /* column 0: the first pixel's tap 0 */                    \
+    "vadd.i16 %q[xv], %q[xv], %[off]\n\t"                                                      \
+    "vmullb.s16 %q[tv], %q[xv], %q[wp]\n\t"                                                    \
+    "vadd.i32 %q[a0e], %q[a0e], %q[tv]\n\t"                                                    \
+    "vmullt.s16 %q[tv], %q[xv], %q[wp]\n\t"                                                    \
+    "vadd.i32 %q[a0o], %q[a0o], %q[tv]\n"                                                      \
+    "2:\n\t"                                                                                   \
+    "add     %[xr], %[xr], %[" cs "]\n\t" /* column 1: tap 1 and tap 0 */                          \
+    "add     %[wr], %[wr], %[ch]\n\t"                                                          \
+    "vldrb.s16 %q[xv], [%[xr]]\n\t"                                                            \
+    "vldrb.s16 %q[wn], [%[wr]]\n\t"                                                            \
+    "vadd.i16 %q[xv], %q[xv], %[off]\n\t"                                                      \
+    "vmullb.s16 %q[tv], %q[xv], %q[wp]\n\t"                                                    \
+    "vadd.i32 %q[a1e], %q[a1e], %q[tv]\n\t"                                                    \
+    "vmullt.s16 %q[tv], %q[xv], %q[wp]\n\t"                                                    \
+    "vadd.i32 %q[a1o], %q[a1o], %q[tv]\n\t"                                                    \
+    "vmullb.s16 %q[tv], %q[xv], %q[wn]\n\t"                                                    \
+    "vadd.i32 %q[a0e], %q[a0e], %q[tv]\n\t"                                                    \
+    "vmullt.s16 %q[tv], %q[xv], %q[wn]\n\t"                                                    \
+    "vadd.i32 %q[a0o], %q[a0o], %q[tv]\n\t"                                                    \
+    "add     %[xr], %[xr], %[" cs "]\n\t" /* column 2: tap 2 and tap 1 */                          \
+    "add     %[wr], %[wr], %[ch]\n\t"                                                          \
+    "vldrb.s16 %q[xv], [%[xr]]\n\t"                                                            \
+    "vldrb.s16 %q[wp], [%[wr]]\n\t"                                                            \
+    "vadd.i16 %q[xv], %q[xv], %[off]\n\t"                                                      \
+    "vmullb.s16 %q[tv], %q[xv], %q[wn]\n\t"                                                    \
+    "vadd.i32 %q[a1e], %q[a1e], %q[tv]\n\t"                                                    \
+    "vmullt.s16 %q[tv], %q[xv], %q[wn]\n\t"                                                    \
+    "vadd.i32 %q[a1o], %q[a1o], %q[tv]\n\t"                                                    \
+    "vmullb.s16 %q[tv], %q[xv], %q[wp]\n\t"                                                    \
+    "vadd.i32 %q[a0e], %q[a0e], %q[tv]\n\t"                                                    \
+    "vmullt.s16 %q[tv], %q[xv], %q[wp]\n\t"                                                    \
+    "vadd.i32 %q[a0o], %q[a0o], %q[tv]\n\t"                                                    \
+    "add     %[xr], %[xr], %[" cs "]\n\t" /* column 3 (read only if last) */                       \
+    "add     %[wr], %[wr], %[ch]\n\t" /* the next row's tap 0 */                               \
+    "cbz     %[last], 3f\n\t"                                                                  \
+    "vldrb.s16 %q[xv], [%[xr]]\n\t" /* column 3: the second pixel's tap 2 */                   \
+    "vadd.i16 %q[xv], %q[xv], %[off]\n\t"                                                      \
+    "vmullb.s16 %q[tv], %q[xv], %q[wp]\n\t"                                                    \
+    "vadd.i32 %q[a1e], %q[a1e], %q[tv]\n\t"                                                    \
+    "vmullt.s16 %q[tv], %q[xv], %q[wp]\n\t"                                                    \
+    "vadd.i32 %q[a1o], %q[a1o], %q[tv]\n"                                                      \
+    "3:\n\t"                                                                                   \
+    "add     %[xr], %[xr], %[next]\n\t" /* column 0 of the next window row */
+
+/* dw_pair for a filter three columns wide whose columns 1 and 2 lie inside the input (so that
+ * only column 0, the first pixel's, and column 3, the second's, may be outside: first, last),
+ * rows > 0. The window rows are an assembly loop: compiled from intrinsics, each row cost
+ * about half again its 46 instructions (the column loop of two passes, spills of its pointers).
+ * The four accumulators and four temporaries fill the eight Q registers; VLDRB.S16 and CBZ take
+ * low registers only ("l"). x at column 1 of the first row inside, w at that row's tap 0. */
+static inline void dw_pair3(int8_t *out, const int8_t *x, const int8_t *w, int32_t first,
+                            int32_t last, const dw_geom *g, const dw_out *k_in)
+{
+    const dw_out kk = *k_in, *k = &kk; /* (a local: the asm's memory clobber reloads *k_in) */
+    const int fast = kk.mode == DW_RIGHT_ALL && kk.full;
+    const int32_t *t = g->table;
+    const int32_t ch = g->ch, off = g->off, cs = g->col_step, next = g->row_step - 3 * cs;
+    const int32_t rows = g->rows, last_c = ch - 8;
+    for (int32_t c = 0;; t += DW_BLOCK_WORDS) {
+        acc8 a0 = dw_bias(t), a1 = a0;
+        const int8_t *xr = x + c, *wr = w + c;
+        int16x8_t xv, tv, wp, wn;
+        register int32_t n __asm__("lr") = rows; /* the loop counter of DLS/LE */
+        __asm__("sub     %[xr], %[xr], %[cs]\n\t" /* column 0 (read only if first) */
+                "dls     lr, lr\n"
+                "1:\n\t"
+                DW_PAIR3_ROW("cs")
+                "le      lr, 1b"
+                : [a0e] "+w"(a0.e), [a0o] "+w"(a0.o), [a1e] "+w"(a1.e), [a1o] "+w"(a1.o),
+                  [xv] "=&w"(xv), [tv] "=&w"(tv), [wp] "=&w"(wp), [wn] "=&w"(wn),
+                  [xr] "+l"(xr), [wr] "+l"(wr), "+r"(n)
+                : [first] "l"(first), [last] "l"(last), [ch] "r"(ch), [cs] "r"(cs),
+                  [off] "r"(off), [next] "r"(next)
+                : "memory");
+        if (fast) {
+            dw_store_pair_fast(out + c, out + ch + c, a0, a1, t, k->zp);
+        } else {
+            dw_store_pair(out + c, out + ch + c, a0, a1, t, k);
+        }
+        if (c == last_c) {
+            return;
+        }
+        c = c + 16 <= ch ? c + 8 : last_c; /* the last block may overlap the one before */
+    }
+}
+#endif
+
+#if !MVE_LEAN
+/* Requantize lanes a0 and a1 of two pixels (multiplier at [t, #mo], shift at [t, #so], every
+ * shift negative), add the zero point (lr). */
+#define DW_REQ2(a0, a1, mo, so)                                                                \
+    "vldrw.32 %q[wp], [%[t], #" mo "]\n\t"                                                     \
+    "vldrw.32 %q[wn], [%[t], #" so "]\n\t"                                                     \
+    "vqrdmulh.s32 %q[" a0 "], %q[" a0 "], %q[wp]\n\t"                                          \
+    "vqrdmulh.s32 %q[" a1 "], %q[" a1 "], %q[wp]\n\t"                                          \
+    "vshr.s32 %q[xv], %q[" a0 "], #31\n\t"                                                     \
+    "vshr.s32 %q[tv], %q[" a1 "], #31\n\t"                                                     \
+    "vqadd.s32 %q[" a0 "], %q[" a0 "], %q[xv]\n\t"                                             \
+    "vqadd.s32 %q[" a1 "], %q[" a1 "], %q[tv]\n\t"                                             \
+    "vrshl.s32 %q[" a0 "], %q[" a0 "], %q[wn]\n\t"                                             \
+    "vrshl.s32 %q[" a1 "], %q[" a1 "], %q[wn]\n\t"                                             \
+    "vadd.i32 %q[" a0 "], %q[" a0 "], lr\n\t"                                                  \
+    "vadd.i32 %q[" a1 "], %q[" a1 "], lr\n\t"
+
+/* dw_pair3 entirely in assembly, blocks and requantization included, for the common case:
+ * channels a multiple of 8, dilation 1 (the column step is ch), every shift negative, the
+ * clamp the full int8 range (dw_store_pair_fast). Compiled from C, the code between the
+ * window rows and the stores (bias, pointers, constants reloaded from the stack) cost about
+ * 70 instructions a block. The asm reads what changes per block from args: column 0 and tap 0
+ * of the block (advanced by 8 here), rows, the output zero point, the table's end. */
+static inline void dw_pair3_fast(int8_t *out, const int8_t *x, const int8_t *w, int32_t first,
+                                 int32_t last, const dw_geom *g, int32_t zp)
+{
+    const int32_t ch = g->ch, off = g->off, next = g->row_step - 3 * ch;
+    uint32_t args[5];
+    args[0] = (uint32_t)(uintptr_t)x - (uint32_t)ch; /* column 0 (read only if first) */
+    args[1] = (uint32_t)(uintptr_t)w;
+    args[2] = (uint32_t)g->rows;
+    args[3] = (uint32_t)zp;
+    args[4] = (uint32_t)(uintptr_t)(g->table + dw_blocks(ch) * DW_BLOCK_WORDS);
+    const int32_t *t = g->table;
+    const int8_t *xr, *wr;
+    int32x4_t a0e, a0o, a1e, a1o, tv, wp, wn;
+    int16x8_t xv;
+    __asm__ __volatile__( /* (volatile: its results are the stores) */
+            "0:\n\t"
+            "ldrd    %[xr], %[wr], [%[p]]\n\t" /* the block's column 0 and tap 0 */
+            "vldrw.32 %q[a0e], [%[t]]\n\t"     /* bias */
+            "vldrw.32 %q[a0o], [%[t], #16]\n\t"
+            "add     lr, %[xr], #8\n\t"
+            "str     lr, [%[p]]\n\t"
+            "add     lr, %[wr], #8\n\t"
+            "str     lr, [%[p], #4]\n\t"
+            "vmov    %q[a1e], %q[a0e]\n\t"
+            "vmov    %q[a1o], %q[a0o]\n\t"
+            "ldr     lr, [%[p], #8]\n\t"
+            "dls     lr, lr\n"
+            "1:\n\t"
+            DW_PAIR3_ROW("ch")
+            "le      lr, 1b\n\t"
+            "ldr     lr, [%[p], #12]\n\t" /* the output zero point */
+            DW_REQ2("a0e", "a1e", "32", "64")
+            DW_REQ2("a0o", "a1o", "48", "80")
+            "vqmovnb.s32 %q[xv], %q[a0e]\n\t" /* channel order, saturated to int8 */
+            "vqmovnt.s32 %q[xv], %q[a0o]\n\t"
+            "vqmovnb.s16 %q[tv], %q[xv]\n\t"
+            "vstrb.16 %q[tv], [%[out]]\n\t"
+            "vqmovnb.s32 %q[xv], %q[a1e]\n\t"
+            "vqmovnt.s32 %q[xv], %q[a1o]\n\t"
+            "vqmovnb.s16 %q[tv], %q[xv]\n\t"
+            "add     %[xr], %[out], %[ch]\n\t"
+            "vstrb.16 %q[tv], [%[xr]]\n\t"
+            "add     %[out], %[out], #8\n\t"
+            "add     %[t], %[t], #96\n\t"
+            "ldr     lr, [%[p], #16]\n\t"
+            "cmp     %[t], lr\n\t"
+            "bne     0b"
+            : [a0e] "=&w"(a0e), [a0o] "=&w"(a0o), [a1e] "=&w"(a1e), [a1o] "=&w"(a1o),
+              [xv] "=&w"(xv), [tv] "=&w"(tv), [wp] "=&w"(wp), [wn] "=&w"(wn), [xr] "=&l"(xr),
+              [wr] "=&l"(wr), [out] "+l"(out), [t] "+r"(t)
+            : [p] "r"(args), [first] "l"(first), [last] "l"(last), [ch] "r"(ch),
+              [off] "r"(off), [next] "r"(next)
+            : "lr", "cc", "memory");
+}
+#endif
+
+#if !MVE_LEAN
+/* One tap of sixteen channels (x at xr, weights at wr) into four accumulators. */
+#define DW_TAP16                                                                               \
+    "vldrb.s16 %q[xv], [%[xr]]\n\t"                                                           \
+    "vldrb.s16 %q[wv], [%[wr]]\n\t"                                                           \
+    "vadd.i16 %q[xv], %q[xv], %[off]\n\t"                                                     \
+    "vmullb.s16 %q[tv], %q[xv], %q[wv]\n\t"                                                   \
+    "vadd.i32 %q[a0e], %q[a0e], %q[tv]\n\t"                                                   \
+    "vmullt.s16 %q[tv], %q[xv], %q[wv]\n\t"                                                   \
+    "vadd.i32 %q[a0o], %q[a0o], %q[tv]\n\t"                                                   \
+    "vldrb.s16 %q[xv], [%[xr], #8]\n\t"                                                       \
+    "vldrb.s16 %q[wv], [%[wr], #8]\n\t"                                                       \
+    "vadd.i16 %q[xv], %q[xv], %[off]\n\t"                                                     \
+    "vmullb.s16 %q[tv], %q[xv], %q[wv]\n\t"                                                   \
+    "vadd.i32 %q[a1e], %q[a1e], %q[tv]\n\t"                                                   \
+    "vmullt.s16 %q[tv], %q[xv], %q[wv]\n\t"                                                   \
+    "vadd.i32 %q[a1o], %q[a1o], %q[tv]\n\t"
+
+/* dw_single for a filter three columns wide whose column 1 lies inside the input (has0,
+ * has2: columns 0 and 2 too), channels a multiple of 8 and at least 16, rows > 0: sixteen
+ * channels a pass (the last may overlap the one before by eight), the window rows an assembly
+ * loop as in dw_pair3. x at column 1 of the first row inside, w at that row's tap 0. */
+static inline void dw_single3(int8_t *out, const int8_t *x, const int8_t *w, int32_t has0,
+                              int32_t has2, const dw_geom *g, const dw_out *k_in)
+{
+    const dw_out kk = *k_in, *k = &kk; /* (a local: the asm's memory clobber reloads *k_in) */
+    const int fast = kk.mode == DW_RIGHT_ALL && kk.full;
+    const int32_t ch = g->ch, off = g->off, cs = g->col_step, next = g->row_step - 2 * cs;
+    const int32_t rows = g->rows, last_c = ch - 16;
+    const int32_t *t = g->table;
+    for (int32_t c = 0;;) {
+        acc8 a0 = dw_bias(t), a1 = dw_bias(t + DW_BLOCK_WORDS);
+        const int8_t *xr = x + c, *wr = w + c;
+        int16x8_t xv, tv, wv;
+        register int32_t n __asm__("lr") = rows; /* the loop counter of DLS/LE */
+        __asm__("sub     %[xr], %[xr], %[cs]\n\t" /* column 0 (read only if has0) */
+                "dls     lr, lr\n"
+                "1:\n\t"
+                "cbz     %[has0], 2f\n\t"
+                DW_TAP16
+                "2:\n\t"
+                "add     %[xr], %[xr], %[cs]\n\t" /* column 1 */
+                "add     %[wr], %[wr], %[ch]\n\t"
+                DW_TAP16
+                "add     %[xr], %[xr], %[cs]\n\t" /* column 2 (read only if has2) */
+                "add     %[wr], %[wr], %[ch]\n\t"
+                "cbz     %[has2], 3f\n\t"
+                DW_TAP16
+                "3:\n\t"
+                "add     %[xr], %[xr], %[next]\n\t" /* the next window row */
+                "add     %[wr], %[wr], %[ch]\n\t"
+                "le      lr, 1b"
+                : [a0e] "+w"(a0.e), [a0o] "+w"(a0.o), [a1e] "+w"(a1.e), [a1o] "+w"(a1.o),
+                  [xv] "=&w"(xv), [tv] "=&w"(tv), [wv] "=&w"(wv), [xr] "+l"(xr),
+                  [wr] "+l"(wr), "+r"(n)
+                : [has0] "l"(has0), [has2] "l"(has2), [ch] "r"(ch), [cs] "r"(cs),
+                  [off] "r"(off), [next] "r"(next)
+                : "memory");
+        if (fast) {
+            dw_store16_fast(out + c, a0, a1, t, k->zp);
+        } else {
+            dw_store8(out + c, a0, t, k);
+            dw_store8(out + c + 8, a1, t + DW_BLOCK_WORDS, k);
+        }
+        if (c == last_c) {
+            return;
+        }
+        /* the last pass may overlap the one before by eight channels (a block) */
+        const int32_t step = c + 32 <= ch ? 16 : last_c - c;
+        c += step;
+        t += (step / 8) * DW_BLOCK_WORDS;
+    }
+}
+#endif
 
 #if !MVE_LEAN
 /* Two neighbouring pixels `apart` bytes apart in the input (stride != dilation: no column in
@@ -787,8 +1106,7 @@ static void dw_pair_apart(int8_t *out, const int8_t *x, const int8_t *w, int32_t
                 mac8(&a1, load_x8(xp + apart, g->off), wv);
             }
         }
-        dw_store8(out + c, a0, t, k);
-        dw_store8(out + g->ch + c, a1, t, k);
+        dw_store_pair(out + c, out + g->ch + c, a0, a1, t, k);
         if (c + 8 == g->ch) {
             return;
         }
@@ -826,7 +1144,11 @@ int mcugen_dw_conv_fast_s8(const mcugen_context *ctx, const mcugen_fast_conv_par
     k.zp = params->output_offset;
     k.min = (int16_t)params->activation.min;
     k.max = (int16_t)params->activation.max;
-    k.left = any_left_shift(quant->shift, ch);
+    k.mode = dw_shift_mode(quant->shift, ch);
+    k.full = k.min == -128 && k.max == 127;
+#if !MVE_LEAN
+    const int fast3 = k.mode == DW_RIGHT_ALL && k.full && ch % 8 == 0 && dw == 1;
+#endif
     for (int32_t b = 0; b < output_dims->n; ++b) {
         const int8_t *image = input + b * in_h * in_w * ch;
         for (int32_t oy = 0; oy < output_dims->h; ++oy) {
@@ -845,6 +1167,21 @@ int mcugen_dw_conv_fast_s8(const mcugen_context *ctx, const mcugen_fast_conv_par
                 int32_t j0, j1;
                 tap_range(x0, dw, kw + pair, in_w, &j0, &j1);
                 const int8_t *x = x_rows + (j1 > j0 ? (x0 + j0 * dw) * ch : 0);
+#if !MVE_LEAN
+                if (pair && kw == 3 && j0 <= 1 && j1 >= 3 && g.rows > 0 && fast3) {
+                    dw_pair3_fast(out, x_rows + (x0 + dw) * ch, w_rows, j0 == 0, j1 == 4, &g,
+                                  k.zp);
+                    ox += 2;
+                    out += ch;
+                    continue;
+                }
+                if (pair && kw == 3 && j0 <= 1 && j1 >= 3 && g.rows > 0) {
+                    dw_pair3(out, x_rows + (x0 + dw) * ch, w_rows, j0 == 0, j1 == 4, &g, &k);
+                    ox += 2;
+                    out += ch;
+                    continue;
+                }
+#endif
                 if (pair && j1 > j0) {
                     dw_pair(out, x, w_rows, j0, j1, &g, &k);
                     ox += 2;
@@ -861,6 +1198,13 @@ int mcugen_dw_conv_fast_s8(const mcugen_context *ctx, const mcugen_fast_conv_par
                 }
 #endif
                 j1 = j1 < kw ? j1 : kw; /* (one pixel: kw columns) */
+#if !MVE_LEAN
+                if (kw == 3 && j0 <= 1 && j1 >= 2 && g.rows > 0 && ch % 8 == 0 && ch >= 16) {
+                    dw_single3(out, x_rows + (x0 + dw) * ch, w_rows, j0 == 0, j1 == 3, &g, &k);
+                    ++ox;
+                    continue;
+                }
+#endif
                 dw_single(out, x, w_rows + j0 * ch, j1 > j0 ? j1 - j0 : 0, &g, &k);
                 ++ox;
             }
