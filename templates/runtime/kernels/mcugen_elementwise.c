@@ -550,7 +550,9 @@ static mcugen_status run_add_s8(const mcugen_elementwise_params *params,
                                 const int8_t *input2, int8_t *output, int32_t sign, row_fn row)
 {
 #if defined(MCUGEN_ADD_S8_FAST)
-    add_args args;
+    /* zeroed: the fields are only read when add_prepare sets `fast`, which gcc -O3 cannot see */
+    static const add_args zero;
+    add_args args = zero;
     const op_args base = { quant, NULL, NULL, NULL, 0, 0, 0.0f, 0.0f };
     args.base = base;
     add_prepare(&args, params, quant, sign);
