@@ -186,3 +186,20 @@ def test_build_instructions_in_report_json(tmp_path: Path) -> None:
                                        "--instructions"])
     assert result.exit_code == 2 and "--target cortex-m4 or cortex-m55" in result.output
     assert not (tmp_path / "m7").exists()
+
+
+def test_per_op_chain_row_counts_the_macs_of_the_whole_chain() -> None:
+    """--per-op: a tiled chain's last op holds the instructions of all its ops, so its
+    Instr/MAC is over the chain's MACs (as the per-kind TILED_CHAIN row), not its own."""
+    from mcugen.analysis.profile import MemoryTable, OpProfile, Profile, profile_lines
+
+    ops = [OpProfile(0, "CONV_2D", "a", 1, 1000.0, 1000, 500),
+           OpProfile(1, "DEPTHWISE_CONV_2D", "b", 1, 0.0, 0, 300, chain=[]),
+           OpProfile(2, "CONV_2D", "c", 1, 9000.0, 9000, 600, chain=[1, 2])]
+    profile = Profile("m.tflite", "cortex-m4", "qemu mps2-an386", 1, 100.0, ops,
+                      MemoryTable(1, 0, 0, 0, 0), 10_000.0, 10_000)
+    rows = {line.split("|")[0].strip(): line.split("|")[-1].strip() for line in profile_lines(profile, per_op=True)
+            if "|" in line}
+    assert rows["0 CONV_2D"] == "2.00"
+    assert rows["2 CONV_2D (tiled chain 1..2)"] == f"{9000 / 900:.2f}"
+    assert rows["1 DEPTHWISE_CONV_2D (timed in op 2)"] == "0.00"

@@ -422,6 +422,7 @@ def profile_lines(profile: Profile, per_op: bool = False) -> list[str]:
     rows: list[list[str]] = []
     if per_op:
         timed_at = profile.chain_members()
+        macs_of = {op.index: op.macs for op in profile.ops}
         for op in profile.ops:
             ratio = 100.0 * op.cpu_ns / total_ns if total_ns > 0 else 0.0
             label = f"{op.index} {op.kind}"
@@ -432,7 +433,9 @@ def profile_lines(profile: Profile, per_op: bool = False) -> list[str]:
             row = [label, str(op.calls), _ns(op.cpu_ns), "0", _ns(op.cpu_ns), f"{ratio:.2f}"]
             if with_insns:
                 insns = op.instructions or 0
-                row += [f"{insns:,}", f"{insns / op.macs:.2f}" if op.macs else "-"]
+                # a chain's last op holds the instructions of all its ops: per MAC of them all
+                op_macs = sum(macs_of[i] for i in op.chain) if op.chain else op.macs
+                row += [f"{insns:,}", f"{insns / op_macs:.2f}" if op_macs else "-"]
             rows.append(row)
     else:
         for kind in profile.by_kind():
