@@ -873,8 +873,29 @@ static void bench(void)
 }
 #endif
 
+/* The scratch each fast path asks for, on a fixed list of filter shapes (h, w, c, n: out_c for
+ * conv and FC, in_c * ch_mult for depthwise): tests/test_firmware_kernels.py compares the lines
+ * with mcugen's Python mirrors (mcugen/codegen/ops_conv.py), which plan that scratch in the
+ * arena; a mismatch would make a fast path decline silently. */
+static void print_buffer_sizes(void)
+{
+    static const int32_t shapes[][4] = {{1, 1, 64, 64}, {3, 3, 16, 16},  {3, 3, 3, 16},
+                                        {10, 4, 1, 64}, {3, 3, 256, 32}, {5, 5, 20, 7}};
+    for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); ++i) {
+        const int32_t h = shapes[i][0], w = shapes[i][1], c = shapes[i][2], n = shapes[i][3];
+        const mcugen_dims conv = {n, h, w, c}, dw = {1, h, w, n}, fc = {c, 1, 1, n};
+        put_text("scratch ");
+        put_int(h), put_text(" "), put_int(w), put_text(" "), put_int(c), put_text(" "), put_int(n);
+        put_text(": "), put_int(mcugen_conv_fast_s8_buffer_size(&conv));
+        put_text(" "), put_int(mcugen_dw_conv_fast_s8_buffer_size(&dw));
+        put_text(" "), put_int(mcugen_fc_fast_s8_buffer_size(&fc));
+        end_line();
+    }
+}
+
 int main(void)
 {
+    print_buffer_sizes();
 #if defined(TEST_BENCH)
     bench();
 #endif

@@ -16,8 +16,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from mcugen.codegen.ops_conv import conv_scratch_bytes, depthwise_scratch_bytes, fc_scratch_bytes
+from mcugen.driver import BuildOptions, compile_model
+from mcugen.ir import DType, NoOptions, Op, OpKind, Tensor
 from tests.test_firmware import require_tools
 
 REPO = Path(__file__).resolve().parents[1]
@@ -49,6 +53,34 @@ def test_fast_paths_match_portable(target: str, path: str, seed: int, tmp_path: 
     # most cases take the fast path (not: depthwise shapes a path lacks, or a multiplier of
     # INT32_MIN on the DSP path)
     assert fast >= 3 * CASES // 2, result.stdout
+    assert_scratch_mirrors(result.stdout, {"qemu-m4": "cortex-m4", "qemu-m55": "cortex-m55"}[target])
+
+
+SCRATCH_LINE = re.compile(r"^scratch (\d+) (\d+) (\d+) (\d+): (\d+) (\d+) (\d+)$", re.MULTILINE)
+
+
+def _weighted_op(kind: OpKind, weights_shape: tuple[int, ...], out_c: int) -> Op:
+    """An int8 op with int8 weights of `weights_shape` and an int32 bias: what the scratch
+    mirrors look at."""
+    x = Tensor(0, "x", (1, 8, 8, weights_shape[-1]), DType.INT8)
+    w = Tensor(1, "w", weights_shape, DType.INT8, data=np.zeros(weights_shape, np.int8))
+    b = Tensor(2, "b", (out_c,), DType.INT32, data=np.zeros(out_c, np.int32))
+    y = Tensor(3, "y", (1, 8, 8, out_c), DType.INT8)
+    return Op(kind, [x, w, b], [y], NoOptions(), 0)
+
+
+def assert_scratch_mirrors(stdout: str, target: str) -> None:
+    """The scratch the C fast paths ask for (kernel_tests.c prints it for fixed filter shapes)
+    equals what mcugen plans for them on `target` (mcugen/codegen/ops_conv.py): with less, a
+    fast path would decline silently and the portable loops run."""
+    lines = SCRATCH_LINE.findall(stdout)
+    assert len(lines) >= 6, stdout
+    for line in lines:
+        h, w, c, n, conv, dw, fc = (int(v) for v in line)
+        planned = (conv_scratch_bytes(_weighted_op(OpKind.CONV_2D, (n, h, w, c), n), target),
+                   depthwise_scratch_bytes(_weighted_op(OpKind.DEPTHWISE_CONV_2D, (1, h, w, n), n), target),
+                   fc_scratch_bytes(_weighted_op(OpKind.FULLY_CONNECTED, (n, c), n), target))
+        assert planned == (conv, dw, fc), (line, planned)
 
 
 # (core, file, correct text, wrong text): rounding ties the wrong way, once on each path
@@ -104,11 +136,6 @@ def test_kernel_sums_are_built_for_the_helium_conv_only(target: str) -> None:
     sum(w) per output channel, modulo 2^32) from flash; the other targets' kernels never read
     them. The values are checked here against the model's weights; that the Helium path
     computes with them bit-exactly is the QEMU model tests' job (tests/test_firmware.py)."""
-    import numpy as np
-
-    from mcugen.driver import BuildOptions, compile_model
-    from mcugen.ir import OpKind
-
     model = REPO.parent / "shared" / "models" / "kws_dscnn.tflite"
     if not model.is_file():
         pytest.skip(f"{model} is not there")
