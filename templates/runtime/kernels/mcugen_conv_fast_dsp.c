@@ -281,6 +281,31 @@ static inline int32_t dot_tail(const int8_t *w, const int16_t *x, int32_t t, int
     return acc;
 }
 
+/* The row kernels' asm, in pieces. DSP_GROUP_FIRST: four int8 weights loaded and widened
+ * (even ones in we, odd ones in raw), then column 0's LDRD and two SMLADs into `acc`;
+ * DSP_GROUP_NEXT: the next column's. DSP_TWO_GROUPS_A_PASS: the loop over n = groups,
+ * unrolled twice, (groups + 1) / 2 passes where an odd count (carry clear) enters at 2. */
+#define DSP_GROUP_FIRST(acc)                                                                   \
+    "ldr    %[raw], [%[w]], #4\n\t"                                                            \
+    "ldrd   %[xa], %[xb], [%[x]], #8\n\t"                                                      \
+    "sxtb16 %[we], %[raw]\n\t"                                                                 \
+    "sxtb16 %[raw], %[raw], ror #8\n\t"                                                        \
+    "smlad  %[" acc "], %[we], %[xa], %[" acc "]\n\t"                                          \
+    "smlad  %[" acc "], %[raw], %[xb], %[" acc "]\n\t"
+#define DSP_GROUP_NEXT(acc)                                                                    \
+    "ldrd   %[xa], %[xb], [%[x]], #8\n\t"                                                      \
+    "smlad  %[" acc "], %[we], %[xa], %[" acc "]\n\t"                                          \
+    "smlad  %[" acc "], %[raw], %[xb], %[" acc "]\n\t"
+#define DSP_GROUP_4                                                                            \
+    DSP_GROUP_FIRST("a0") DSP_GROUP_NEXT("a1") DSP_GROUP_NEXT("a2") DSP_GROUP_NEXT("a3")
+#define DSP_TWO_GROUPS_A_PASS(group)                                                           \
+    "adds   %[n], %[n], #1\n\t"                                                                \
+    "lsrs   %[n], %[n], #1\n\t"                                                                \
+    "bcc    2f\n"                                                                               \
+    "1:\n\t" group "2:\n\t" group                                                              \
+    "subs   %[n], %[n], #1\n\t"                                                                \
+    "bne    1b"
+
 /* One filter row against a block of four columns, acc[j] += w . column j: each widened
  * weight word serves four SMLADs, each column word one, two column words per LDRD. gcc 12
  * neither pairs the column loads nor keeps the eleven live values in registers, hence the
@@ -294,44 +319,7 @@ static inline void row_1x4(const int8_t *w, const int32_t *x, int32_t size, int3
     if (groups > 0) {
         int32_t n = groups, raw, we, xa, xb;
         __asm__ volatile(
-            /* n = (groups + 1) / 2 passes; an odd count (carry clear) enters at 2 */
-            "adds   %[n], %[n], #1\n\t"
-            "lsrs   %[n], %[n], #1\n\t"
-            "bcc    2f\n"
-            "1:\n\t"
-            "ldr    %[raw], [%[w]], #4\n\t"
-            "ldrd   %[xa], %[xb], [%[x]], #8\n\t"
-            "sxtb16 %[we], %[raw]\n\t"
-            "sxtb16 %[raw], %[raw], ror #8\n\t"
-            "smlad  %[a0], %[we], %[xa], %[a0]\n\t"
-            "smlad  %[a0], %[raw], %[xb], %[a0]\n\t"
-            "ldrd   %[xa], %[xb], [%[x]], #8\n\t"
-            "smlad  %[a1], %[we], %[xa], %[a1]\n\t"
-            "smlad  %[a1], %[raw], %[xb], %[a1]\n\t"
-            "ldrd   %[xa], %[xb], [%[x]], #8\n\t"
-            "smlad  %[a2], %[we], %[xa], %[a2]\n\t"
-            "smlad  %[a2], %[raw], %[xb], %[a2]\n\t"
-            "ldrd   %[xa], %[xb], [%[x]], #8\n\t"
-            "smlad  %[a3], %[we], %[xa], %[a3]\n\t"
-            "smlad  %[a3], %[raw], %[xb], %[a3]\n\t"
-            "2:\n\t"
-            "ldr    %[raw], [%[w]], #4\n\t"
-            "ldrd   %[xa], %[xb], [%[x]], #8\n\t"
-            "sxtb16 %[we], %[raw]\n\t"
-            "sxtb16 %[raw], %[raw], ror #8\n\t"
-            "smlad  %[a0], %[we], %[xa], %[a0]\n\t"
-            "smlad  %[a0], %[raw], %[xb], %[a0]\n\t"
-            "ldrd   %[xa], %[xb], [%[x]], #8\n\t"
-            "smlad  %[a1], %[we], %[xa], %[a1]\n\t"
-            "smlad  %[a1], %[raw], %[xb], %[a1]\n\t"
-            "ldrd   %[xa], %[xb], [%[x]], #8\n\t"
-            "smlad  %[a2], %[we], %[xa], %[a2]\n\t"
-            "smlad  %[a2], %[raw], %[xb], %[a2]\n\t"
-            "ldrd   %[xa], %[xb], [%[x]], #8\n\t"
-            "smlad  %[a3], %[we], %[xa], %[a3]\n\t"
-            "smlad  %[a3], %[raw], %[xb], %[a3]\n\t"
-            "subs   %[n], %[n], #1\n\t"
-            "bne    1b"
+            DSP_TWO_GROUPS_A_PASS(DSP_GROUP_4)
             : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [w] "+r"(w),
               [x] "+r"(x), [n] "+r"(n), [raw] "=&r"(raw), [we] "=&r"(we), [xa] "=&r"(xa),
               [xb] "=&r"(xb)
@@ -371,25 +359,7 @@ static inline void row_1x5(const int8_t *w, const int32_t *x, int32_t size, int3
     if (groups > 0) {
         int32_t n = groups, raw, we, xa, xb;
         __asm__ volatile(
-            "1:\n\t"
-            "ldr    %[raw], [%[w]], #4\n\t"
-            "ldrd   %[xa], %[xb], [%[x]], #8\n\t"
-            "sxtb16 %[we], %[raw]\n\t"
-            "sxtb16 %[raw], %[raw], ror #8\n\t"
-            "smlad  %[a0], %[we], %[xa], %[a0]\n\t"
-            "smlad  %[a0], %[raw], %[xb], %[a0]\n\t"
-            "ldrd   %[xa], %[xb], [%[x]], #8\n\t"
-            "smlad  %[a1], %[we], %[xa], %[a1]\n\t"
-            "smlad  %[a1], %[raw], %[xb], %[a1]\n\t"
-            "ldrd   %[xa], %[xb], [%[x]], #8\n\t"
-            "smlad  %[a2], %[we], %[xa], %[a2]\n\t"
-            "smlad  %[a2], %[raw], %[xb], %[a2]\n\t"
-            "ldrd   %[xa], %[xb], [%[x]], #8\n\t"
-            "smlad  %[a3], %[we], %[xa], %[a3]\n\t"
-            "smlad  %[a3], %[raw], %[xb], %[a3]\n\t"
-            "ldrd   %[xa], %[xb], [%[x]], #8\n\t"
-            "smlad  %[a4], %[we], %[xa], %[a4]\n\t"
-            "smlad  %[a4], %[raw], %[xb], %[a4]\n\t"
+            "1:\n\t" DSP_GROUP_4 DSP_GROUP_NEXT("a4")
             "subs   %[n], %[n], #1\n\t"
             "bne    1b"
             : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [a4] "+r"(a4),
@@ -430,28 +400,10 @@ static inline int32_t row_1x1(const int8_t *w, const int32_t *x, int32_t size, i
     const int32_t groups = size >> 2;
 #if defined(__GNUC__)
     if (groups > 0) {
-        int32_t n = groups, r0, we, xa, xb;
+        int32_t n = groups, raw, we, xa, xb;
         __asm__ volatile(
-            "adds   %[n], %[n], #1\n\t"
-            "lsrs   %[n], %[n], #1\n\t"
-            "bcc    2f\n"
-            "1:\n\t"
-            "ldr    %[r0], [%[w]], #4\n\t"
-            "ldrd   %[xa], %[xb], [%[x]], #8\n\t"
-            "sxtb16 %[we], %[r0]\n\t"
-            "sxtb16 %[r0], %[r0], ror #8\n\t"
-            "smlad  %[a], %[we], %[xa], %[a]\n\t"
-            "smlad  %[a], %[r0], %[xb], %[a]\n\t"
-            "2:\n\t"
-            "ldr    %[r0], [%[w]], #4\n\t"
-            "ldrd   %[xa], %[xb], [%[x]], #8\n\t"
-            "sxtb16 %[we], %[r0]\n\t"
-            "sxtb16 %[r0], %[r0], ror #8\n\t"
-            "smlad  %[a], %[we], %[xa], %[a]\n\t"
-            "smlad  %[a], %[r0], %[xb], %[a]\n\t"
-            "subs   %[n], %[n], #1\n\t"
-            "bne    1b"
-            : [a] "+r"(a), [w] "+r"(w), [x] "+r"(x), [n] "+r"(n), [r0] "=&r"(r0),
+            DSP_TWO_GROUPS_A_PASS(DSP_GROUP_FIRST("a"))
+            : [a] "+r"(a), [w] "+r"(w), [x] "+r"(x), [n] "+r"(n), [raw] "=&r"(raw),
               [we] "=&r"(we), [xa] "=&r"(xa), [xb] "=&r"(xb)
             :
             : "cc", "memory");
