@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import public_model
 
 from mcugen.codegen.ops_conv import conv_scratch_bytes, depthwise_scratch_bytes, fc_scratch_bytes
 from mcugen.driver import BuildOptions, compile_model
@@ -136,10 +137,7 @@ def test_kernel_sums_are_built_for_the_helium_conv_only(target: str) -> None:
     sum(w) per output channel, modulo 2^32) from flash; the other targets' kernels never read
     them. The values are checked here against the model's weights; that the Helium path
     computes with them bit-exactly is the QEMU model tests' job (tests/test_firmware.py)."""
-    model = REPO.parent / "shared" / "models" / "kws_dscnn.tflite"
-    if not model.is_file():
-        pytest.skip(f"{model} is not there")
-    compiled = compile_model(model, BuildOptions(target=target))
+    compiled = compile_model(public_model("kws_dscnn"), BuildOptions(target=target))
     source = compiled.code.files[f"{compiled.prefix}_model.c"]
     used = set(re.findall(r"\.kernel_sums = (\w+)", source))
     arrays = {int(index): name for name, index in re.findall(r"int32_t (\w+_op(\d+)_conv_2d_kernel_sums)\[", source)}

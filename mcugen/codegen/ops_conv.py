@@ -214,11 +214,10 @@ def _window_fields(op: Op, x: Tensor, w_hw: tuple[int, int], y: Tensor, ctx: Emi
     )
 
 
-def _kernel_sums(op: Op, ctx: EmitContext) -> str:
+def _kernel_sums(op: Op, ctx: EmitContext, x: Tensor, w: Tensor, bias: Tensor | None) -> str:
     """mcugen_conv_params.kernel_sums in flash: per output channel, bias + input_offset * sum(w)
     modulo 2^32, which the Helium conv path would otherwise compute on every call (under tiling,
     on every stripe)."""
-    x, w, bias, _ = _operands(op)
     assert w.data is not None and x.quant is not None
     sums = w.data.reshape(w.shape[0], -1).astype(np.int64).sum(axis=1) * -x.quant.single_zero_point
     if bias is not None:
@@ -247,7 +246,7 @@ def _convolution(op: Op, ctx: EmitContext, depthwise: bool, pad_top: int | None 
         )
     else:
         if _helium(ctx.target) and not is_int16(op):
-            fields += f", .kernel_sums = {_kernel_sums(op, ctx)}"
+            fields += f", .kernel_sums = {_kernel_sums(op, ctx, x, w, bias)}"
         params = const_decl("mcugen_conv_params", f"{stem}_params_{i}", f"{{ {fields} }}")
     wide = is_int16(op)
     if wide:
