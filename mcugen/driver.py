@@ -18,14 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .analysis.macs import op_macs
-from .codegen import load_emitters
 from .codegen.cnames import default_prefix, is_valid_prefix
-from .codegen.emit import target_scratch_bytes
 from .codegen.generate import GeneratedCode, generate
 from .errors import BuildError, McugenError, PlanningError
 from .frontend.tflite import parse_model, read_model
 from .ir import Graph, Op, verify_graph
+from .ops.registry import op_macs, scratch_bytes
 from .passes import PassReport, run_passes
 from .planner import Plan, plan_memory, plan_report
 from .pools import DEFAULT_POOLS, PoolSpec
@@ -145,11 +143,10 @@ def resolve_prefix(graph: Graph, prefix: str | None) -> str:
 def compile_model(model: Path | bytes, options: BuildOptions, label: str | None = None) -> Compiled:
     if options.target not in TARGETS:
         raise McugenError(f"--target '{options.target}' is not one of {', '.join(TARGETS)}")
-    load_emitters()
     graph = load_graph(model, label, options.rounding)
     model_label = label or (model.name if isinstance(model, Path) else "model.tflite")
     prefix = resolve_prefix(graph, options.prefix)
-    chosen = schedule(graph, target_scratch_bytes(options.target))
+    chosen = schedule(graph, scratch_bytes(options.target))
     order = chosen.order
     plan = plan_with_tiling(graph, order, options)
     plan.schedule_exact = chosen.exact
@@ -160,16 +157,16 @@ def compile_model(model: Path | bytes, options: BuildOptions, label: str | None 
 def plan_with_tiling(graph: Graph, order: list[Op], options: BuildOptions) -> Plan:
     """The memory plan, tiled (tiling.py) only where that makes the arena smaller."""
     pools = options.pools or DEFAULT_POOLS
-    scratch_bytes = target_scratch_bytes(options.target)
-    tiling = plan_tiling(graph, order, scratch_bytes) if options.tiling else None
+    op_scratch = scratch_bytes(options.target)
+    tiling = plan_tiling(graph, order, op_scratch) if options.tiling else None
     if tiling is None or not tiling.chains:
-        return plan_memory(graph, order, scratch_bytes, pools, guard=options.guard)
+        return plan_memory(graph, order, op_scratch, pools, guard=options.guard)
     try:
-        untiled: Plan | None = plan_memory(graph, order, scratch_bytes, pools, guard=options.guard)
+        untiled: Plan | None = plan_memory(graph, order, op_scratch, pools, guard=options.guard)
     except PlanningError:
         untiled = None  # does not fit the pools whole: tiling may make it fit
     try:
-        tiled = plan_memory(graph, order, scratch_bytes, pools, guard=options.guard, tiling=tiling)
+        tiled = plan_memory(graph, order, op_scratch, pools, guard=options.guard, tiling=tiling)
     except PlanningError:
         if untiled is None:
             raise

@@ -69,7 +69,7 @@ class _Problem:
     """The graph as buffers and ops over small integers, for a fast search."""
 
     def __init__(self, graph: Graph, scratch_bytes: ScratchBytes) -> None:
-        from .planner import ALIAS_KINDS
+        from .ops.registry import op_def
 
         self.ops = list(graph.ops)
         root: dict[int, Tensor] = {}
@@ -81,7 +81,7 @@ class _Problem:
 
         for op in self.ops:
             source = op.inputs[0] if op.inputs else None
-            if op.kind in ALIAS_KINDS and source is not None and not source.is_constant:
+            if op_def(op.kind).traits.alias and source is not None and not source.is_constant:
                 root[id(op.outputs[0])] = source
         buffer_of: dict[int, int] = {}
         self.size: list[int] = []

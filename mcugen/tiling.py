@@ -56,9 +56,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .analysis.macs import op_macs
 from .ir import Conv2DOptions, DepthwiseConv2DOptions, Graph, Op, OpKind, Pool2DOptions, Tensor
-from .opparams import conv_padding
+from .ops.common import conv_padding
+from .ops.registry import op_macs
 
 ALIGNMENT = 16
 RECOMPUTED_COUNTS = (2, 4, 8, 16)

@@ -229,9 +229,16 @@ def test_folded_values_equal_tflite(name: str, model: bytes, rounding: Rounding)
 
 
 def test_an_op_no_reference_kernel_can_evaluate_stays(monkeypatch: pytest.MonkeyPatch) -> None:
-    from mcugen import reference
+    import dataclasses
 
-    monkeypatch.delitem(reference.KERNELS, OpKind.ADD)
+    from mcugen.errors import UnsupportedError
+    from mcugen.ops import registry
+
+    def cannot_evaluate(*args: object) -> list[np.ndarray]:
+        raise UnsupportedError("ADD: no reference for these operands (test kernel)")
+
+    add = registry.op_def(OpKind.ADD)
+    monkeypatch.setitem(registry.DEFINITIONS, OpKind.ADD, dataclasses.replace(add, reference=cannot_evaluate))
     graph = parse_model(constant_add_model(1), "add.tflite")
     report = prepare_graph(graph)
     assert report.of(Rewrite.FOLDED) == [] and [op.kind for op in graph.ops] == [OpKind.ADD, OpKind.ADD]
@@ -241,13 +248,16 @@ def test_an_op_no_reference_kernel_can_evaluate_stays(monkeypatch: pytest.Monkey
 
 
 def test_support_rules_apply_to_what_is_left_after_folding(monkeypatch: pytest.MonkeyPatch) -> None:
-    from mcugen import support
+    import dataclasses
+
+    from mcugen.ops import registry
 
     def no_device_add(op: object) -> str:
         """ADD runs on no device (test rule)."""
         return "never"
 
-    monkeypatch.setitem(support.RULES, OpKind.ADD, [no_device_add])
+    add = registry.op_def(OpKind.ADD)
+    monkeypatch.setitem(registry.DEFINITIONS, OpKind.ADD, dataclasses.replace(add, rules=(no_device_add,)))
     b = ModelBuilder()
     rng = np.random.default_rng(6)
     x = b.add_tensor("x", [1, 3], "int8", scale=0.1)

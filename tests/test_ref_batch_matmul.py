@@ -160,7 +160,7 @@ def test_c_kernel_matches_oracle(case: Case, rounding: Rounding, sanitize: bool)
 @pytest.mark.parametrize("case", [CASES[1], CASES[6], CASES[19]], ids=lambda c: c.id)
 def test_macs(case: Case) -> None:
     """One multiply-accumulate per output element and contracted index."""
-    from mcugen.analysis.macs import op_macs
+    from mcugen.ops.registry import op_macs
 
     (op,) = parse_model(build_model(case), "macs.tflite").ops
     assert op_macs(op) == int(np.prod(case.output_shape())) * case.k

@@ -309,7 +309,7 @@ def test_litert_reference_sum_misreads_int8_as_uint8() -> None:
     tensors; its output equals that misreading, not the sum. mcugen refuses LITERT mode here."""
     from mcugen.errors import UnsupportedError
     from mcugen.opparams.reduce import quant_reduce_params
-    from mcugen.reference.fixedpoint import multiply_by_quantized_multiplier
+    from mcugen.ops.fixedpoint import multiply_by_quantized_multiplier
 
     case = next(c for c in REDUCE_CASES if c.kind == "SUM" and c.dtype == "int8")
     model, x = build_reduce_model(case), reduce_input(case)

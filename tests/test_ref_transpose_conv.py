@@ -186,7 +186,7 @@ def test_c_kernels_match_oracle(case: Case, rounding: Rounding, sanitize: bool) 
 def test_macs(case: Case) -> None:
     """The scatter's multiplies: input elements times kh * kw * out_c, which is also the
     number of (input pixel, tap, output channel, input channel) products TFLite forms."""
-    from mcugen.analysis.macs import op_macs
+    from mcugen.ops.registry import op_macs
 
     (op,) = parse_model(build_model(case), "macs.tflite").ops
     expected = (case.batch * case.in_hw[0] * case.in_hw[1] * case.in_channels

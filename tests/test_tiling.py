@@ -24,13 +24,11 @@ from modelbuilder import ModelBuilder
 from oracles import assert_exact, oracle_output
 
 from mcugen import driver
-from mcugen.analysis.macs import op_macs
-from mcugen.codegen import load_emitters
-from mcugen.codegen.emit import op_scratch_bytes
 from mcugen.driver import BuildOptions, compile_model
 from mcugen.frontend.tflite import parse_model
 from mcugen.harness import build_program, run_program
 from mcugen.ir import Graph, Op, OpKind
+from mcugen.ops.registry import op_macs, scratch_bytes
 from mcugen.planner import plan_memory
 from mcugen.quantization import Rounding
 from mcugen.tiling import Chain, Tiling, chain_runs, make_chain, op_rows, row_bytes
@@ -280,7 +278,7 @@ def _forced(rolling: bool, count: int) -> Any:
         (first, last), = chain_runs(graph, order)
         chain = make_chain(order[first:last + 1], first, count, rolling)
         assert chain is not None
-        return plan_memory(graph, order, op_scratch_bytes, guard=options.guard, tiling=Tiling([chain]))
+        return plan_memory(graph, order, scratch_bytes("host"), guard=options.guard, tiling=Tiling([chain]))
 
     return plan
 
@@ -386,7 +384,6 @@ TFLM_ARENA = {"kws_dscnn": 24224, "ic_resnet8": 55936, "vww_mobilenet_v1_025": 1
 
 @pytest.mark.parametrize("name", sorted(TFLM_ARENA))
 def test_public_models_meet_the_arena_target(name: str) -> None:
-    load_emitters()
     tiled = compile_model(public_model(name), BuildOptions())
     whole = compile_model(public_model(name), BuildOptions(tiling=False))
     assert tiled.plan.arena_size <= 0.6 * TFLM_ARENA[name]
@@ -422,8 +419,8 @@ def test_cli_no_tiling_turns_it_off(tmp_path: Any) -> None:
 def test_stripe_loops_unroll_to_the_stripes(name: str) -> None:
     """The loops the C runs (codegen/stripes.py) are exactly the stripes' calls, in order."""
     from mcugen.codegen import stripes as emitted
-    from mcugen.codegen.emit import KernelCall
     from mcugen.codegen.generate import _Context
+    from mcugen.ops.emitting import KernelCall
 
     compiled = compile_model(public_model(name), BuildOptions())
     assert compiled.plan.tiling is not None

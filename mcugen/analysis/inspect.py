@@ -12,10 +12,9 @@ from pathlib import Path
 
 from ..frontend.tflite import read_model
 from ..ir import Graph, Op, Tensor
+from ..ops.registry import op_def, op_macs
 from ..passes import Rewrite
-from ..planner import ALIAS_KINDS
 from ..support import check_op
-from .macs import op_macs
 
 
 @dataclass
@@ -47,7 +46,7 @@ def _io_lines(graph: Graph) -> list[str]:
 
 def _backend(op: Op) -> str:
     source = op.inputs[0] if op.inputs else None
-    if op.kind in ALIAS_KINDS and source is not None and not source.is_constant:
+    if op_def(op.kind).traits.alias and source is not None and not source.is_constant:
         return "alias"
     return op.backend
 

@@ -15,9 +15,8 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from ..codegen import load_emitters
-from ..codegen.emit import op_scratch_bytes
 from ..ir import Graph, Op
+from ..ops.registry import scratch_bytes
 from ..planner import Plan, plan_report
 from ..schedule import schedule
 from ..tiling import tiling_report
@@ -35,9 +34,8 @@ def planned(model: Path, options: Any) -> PlannedModel:
     """Read, rewrite, schedule and plan a model, as a build would, without generating C."""
     from ..driver import load_graph, plan_with_tiling
 
-    load_emitters()
     graph = load_graph(model, None, options.rounding)
-    chosen = schedule(graph, op_scratch_bytes)
+    chosen = schedule(graph, scratch_bytes("host"))
     plan = plan_with_tiling(graph, chosen.order, options)
     plan.schedule_exact = chosen.exact
     return PlannedModel(model.name, graph, chosen.order, plan)

@@ -16,10 +16,10 @@ import numpy as np
 from .. import __version__
 from ..errors import BuildError
 from ..ir import Graph, Op, Tensor
-from ..planner import ALIAS_KINDS, Buffer, Plan
+from ..ops import registry
+from ..planner import Buffer, Plan
 from ..pools import pool_symbol
 from ..quantization import Rounding
-from . import emit
 from .cnames import c_array_body, c_float, comment, identifier
 from .memory import GUARD_BYTE, GUARD_STATUS, guard_statements, pool_entries
 from .stripes import emit_chain_step
@@ -170,10 +170,10 @@ def generate(graph: Graph, order: list[Op], plan: Plan, prefix: str, rounding: R
             steps.append(Step(op, _step_title(op) + note, call.declarations, call.calls))
             continue
         if plan.is_elided(op):
-            how = "alias of its input" if op.kind in ALIAS_KINDS else "inputs written into their slices"
+            how = "alias of its input" if registry.op_def(op.kind).traits.alias else "inputs written into their slices"
             steps.append(Step(op, _step_title(op) + f" ({how}, no code)", [], []))
             continue
-        call = emit.emit(op, ctx)
+        call = registry.op_def(op.kind).emit(op, ctx)
         runtime |= call.runtime
         steps.append(Step(op, _step_title(op), call.declarations, call.calls))
     for index, tensor in enumerate(graph.outputs):

@@ -15,16 +15,9 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from ..ir import Conv2DOptions, DepthwiseConv2DOptions, DType, Op, OpKind, Tensor
-from ..opparams import (
-    check_int8_operands,
-    conv_multipliers,
-    conv_padding,
-    fc_multipliers,
-    fc_real_scales,
-    filter_offset,
-    output_clamp,
-)
+from ..opparams import check_int8_operands, conv_multipliers, fc_multipliers, fc_real_scales
 from ..opparams.conv import Rescale, check_weighted_operands, conv_rescale, fc_rescale
+from ..ops.common import conv_padding, filter_offset, output_clamp
 from ..quantization import Rounding
 from .emit import EmitContext, KernelCall, c_dims, emitter, fast_path_scratch
 

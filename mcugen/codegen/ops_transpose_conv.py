@@ -10,8 +10,8 @@ with the functions the numpy reference uses.
 from __future__ import annotations
 
 from ..ir import DType, Op, OpKind, TransposeConvOptions
-from ..opparams import output_clamp
 from ..opparams.conv import conv_rescale, data_input, transpose_conv_padding
+from ..ops.common import output_clamp
 from .emit import EmitContext, KernelCall, c_dims, emitter, scratch_size
 from .ops_conv import bias32_args, bias64_args, const_decl, context_decl, rescale_decls
 

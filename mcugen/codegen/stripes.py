@@ -24,13 +24,11 @@ from typing import Any
 
 import numpy as np
 
-from ..ir import Op, OpKind, Tensor
+from ..ir import Op, Tensor
+from ..ops import registry
+from ..ops.emitting import KernelCall
 from ..planner import Plan
 from ..tiling import Chain, OpRows, Stripe, row_bytes, stripe_view
-from . import emit
-from .emit import KernelCall
-from .ops_conv import emit_convolution_rows
-from .ops_pool import emit_pool_rows
 
 GEOMETRIES_PER_OP = 100  # the stand-in index's factor; a chain has far fewer stripes
 
@@ -131,11 +129,10 @@ def _moves(chain: Chain, stripe: Stripe, region: str) -> list[str]:
 
 
 def _call(op: Op, ctx: _StripeContext, rows: OpRows) -> KernelCall:
-    if op.kind in (OpKind.CONV_2D, OpKind.DEPTHWISE_CONV_2D):
-        return emit_convolution_rows(op, ctx, rows.pad_top)
-    if op.kind in (OpKind.AVERAGE_POOL_2D, OpKind.MAX_POOL_2D):
-        return emit_pool_rows(op, ctx, rows.pad_top)
-    return emit.emit(op, ctx)
+    definition = registry.op_def(op.kind)
+    if definition.emit_rows is not None:
+        return definition.emit_rows(op, ctx, rows.pad_top)
+    return definition.emit(op, ctx)
 
 
 def _stripe_calls(chain: Chain, ctx: Any, slot: str, result: KernelCall) -> list[list[str]]:

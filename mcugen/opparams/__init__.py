@@ -19,45 +19,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import UnsupportedError
-from ..ir import (
-    Activation,
-    DType,
-    Op,
-    Padding,
-    Pool2DOptions,
-    Quant,
-    SoftmaxOptions,
-    Tensor,
-)
-from ..quantization import activation_range, per_channel_multipliers, quantize_multiplier
-from ..support import CLAMP_ACTIVATIONS
-
-# --- shared -----------------------------------------------------------------------------
-
-
-def conv_padding(
-    padding: Padding, in_size: int, filter_size: int, stride: int, dilation: int, out_size: int
-) -> int:
-    """TFLite's ComputePaddingHeightWidth: the top/left padding (VALID always gives 0).
-
-    Pooling uses the same formula with dilation 1 (ComputePaddingWithOffset).
-    """
-    effective = (filter_size - 1) * dilation + 1
-    total = max((out_size - 1) * stride + effective - in_size, 0)
-    return total // 2 if padding is Padding.SAME else 0
-
-
-def _activation_limits(
-    op: Op, activation: Activation, quant: Quant, dtype: DType
-) -> tuple[int, int]:
-    """CalculateActivationRangeQuantized, reporting an unsupported fused activation."""
-    try:
-        return activation_range(activation, quant, dtype)
-    except ValueError:
-        raise UnsupportedError(
-            f"{op.where()}: fused activation {activation.name} is not supported"
-        ) from None
-
+from ..ir import DType, Op, Pool2DOptions, SoftmaxOptions
+from ..ops.common import activation_limits, conv_padding
+from ..quantization import per_channel_multipliers, quantize_multiplier
 
 # --- CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED -----------------------------------------
 
@@ -88,24 +52,6 @@ def check_int8_operands(op: Op) -> None:
         raise UnsupportedError(f"{op.where()}: output is {op.outputs[0].dtype.short}, not int8")
 
 
-def clamp_activation(op: Op) -> Activation:
-    """The op's fused activation, which must be one that a clamp expresses."""
-    activation = op.options.activation  # type: ignore[union-attr]
-    if activation not in CLAMP_ACTIVATIONS:
-        raise UnsupportedError(
-            f"{op.where()}: fused activation {activation.name} is not supported "
-            f"(supported: {', '.join(a.name for a in CLAMP_ACTIVATIONS)})"
-        )
-    return activation
-
-
-def output_clamp(op: Op) -> tuple[int, int]:
-    """CalculateActivationRangeQuantized for the op's output: (low, high)."""
-    y = op.outputs[0]
-    assert y.quant is not None
-    return activation_range(clamp_activation(op), y.quant, y.dtype)
-
-
 def fc_multipliers(op: Op) -> tuple[np.ndarray, np.ndarray]:
     """TFLM's (multiplier, shift) per output unit (per-tensor: one pair, broadcast by numpy)."""
     x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]
@@ -128,12 +74,6 @@ def fc_real_scales(op: Op) -> np.ndarray:
     return np.array(
         [x_scale * float(np.float32(s)) / y_scale for s in w.quant.scale], dtype=np.float64
     )
-
-
-def filter_offset(weights: Tensor) -> int:
-    """-zero point of per-tensor weights; per-channel weights are symmetric by spec (offset 0)."""
-    assert weights.quant is not None
-    return 0 if weights.quant.per_channel else -weights.quant.single_zero_point
 
 
 # --- AVERAGE_POOL_2D, MAX_POOL_2D --------------------------------------------------------
@@ -160,7 +100,7 @@ def pool_geometry(op: Op) -> PoolGeometry:
     assert x is not None and y.quant is not None
     if len(x.shape) != 4 or len(y.shape) != 4:
         raise UnsupportedError(f"{op.where()}: pooling needs 4-D NHWC tensors, got {list(x.shape)}")
-    low, high = _activation_limits(op, o.activation, y.quant, y.dtype)
+    low, high = activation_limits(op, o.activation, y.quant, y.dtype)
     # Pooling has no dilation (1).
     return PoolGeometry(
         stride_h=o.stride_h,

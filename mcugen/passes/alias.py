@@ -1,6 +1,6 @@
 """Aliases: RESHAPE, SQUEEZE and EXPAND_DIMS only view their input's bytes under another shape.
 
-The planner gives such an op's output its input's buffer (planner.ALIAS_KINDS) and the code
+The planner gives such an op's output its input's buffer (its kind's alias trait) and the code
 generator emits nothing for it. This module keeps the graph side in step: a chain of aliases
 is collapsed into one RESHAPE of the chain's source, so every alias reads a tensor some real
 op (or the caller) writes, and `alias_source` names that tensor for the other passes.
@@ -9,12 +9,12 @@ op (or the caller) writes, and `alias_source` names that tensor for the other pa
 from __future__ import annotations
 
 from ..ir import NoOptions, Op, OpKind, Tensor
-from ..planner import ALIAS_KINDS
+from ..ops.registry import op_def
 
 
 def is_alias(op: Op) -> bool:
     """Does the op only re-view its first input's bytes (same dtype, same byte count)?"""
-    if op.kind not in ALIAS_KINDS or not op.inputs or op.inputs[0] is None or len(op.outputs) != 1:
+    if not op_def(op.kind).traits.alias or not op.inputs or op.inputs[0] is None or len(op.outputs) != 1:
         return False
     source, target = op.inputs[0], op.outputs[0]
     return source.dtype is target.dtype and source.num_elements == target.num_elements

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..ir import Activation, ConcatenationOptions, Graph, Op, OpKind, Tensor
+from ..ops.registry import op_def
 from .alias import as_reshape, collapse_chain, is_alias
 
 if TYPE_CHECKING:
@@ -83,7 +84,7 @@ def identity_source(op: Op) -> Tensor | None:
     source, target = op.inputs[0], op.outputs[0]
     if source.dtype is not target.dtype or source.quant != target.quant or source.shape != target.shape:
         return None
-    check = _RULES.get(op.kind)
+    check = op_def(op.kind).identity
     return source if check is not None and check(op) else None
 
 

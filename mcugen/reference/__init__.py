@@ -11,7 +11,6 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..errors import UnsupportedError
 from ..ir import Graph, Op, OpKind, Tensor
 from ..quantization import Rounding
 
@@ -31,11 +30,9 @@ def reference(kind: OpKind) -> Callable[[ReferenceKernel], ReferenceKernel]:
 
 
 def run_op(op: Op, inputs: list[np.ndarray | None], rounding: Rounding) -> list[np.ndarray]:
-    if op.kind not in KERNELS:
-        raise UnsupportedError(
-            f"{op.where()}: no reference kernel (registered: {', '.join(sorted(k.name for k in KERNELS))})"
-        )
-    return KERNELS[op.kind](op, inputs, rounding)
+    from ..ops import registry
+
+    return registry.op_def(op.kind).reference(op, inputs, rounding)
 
 
 def run_graph(

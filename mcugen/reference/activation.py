@@ -37,16 +37,16 @@ from ..opparams.activation import (
     rsqrt_params,
     tanhf,
 )
-from ..quantization import Rounding, dtype_range
-from . import reference
-from .fixedpoint import (
+from ..ops.fixedpoint import (
     INT32_MAX,
     as_int64,
     clamp,
     multiply_by_quantized_multiplier,
     rounding_divide_by_pot,
 )
-from .fixedpoint import saturating_rounding_doubling_high_mul as srdhm
+from ..ops.fixedpoint import saturating_rounding_doubling_high_mul as srdhm
+from ..quantization import Rounding, dtype_range
+from . import reference
 from .softmax import (
     exp_on_negative_values,
     lut_lookup_int16,

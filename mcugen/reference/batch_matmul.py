@@ -16,10 +16,10 @@ import numpy as np
 
 from ..ir import BatchMatMulOptions, Op, OpKind
 from ..opparams.conv import batch_matmul_rescale
+from ..ops.fixedpoint import clamp, wrap_int32
 from ..quantization import Rounding, dtype_range
 from . import reference
 from .conv import apply_rescale
-from .fixedpoint import clamp, wrap_int32
 
 
 def matrices(op: Op, lhs: np.ndarray, rhs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

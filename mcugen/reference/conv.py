@@ -28,11 +28,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..ir import Conv2DOptions, DepthwiseConv2DOptions, Op, OpKind, Tensor
-from ..opparams import conv_padding, output_clamp
 from ..opparams.conv import Rescale, RescaleKind, conv_rescale
+from ..ops.common import conv_padding, output_clamp
+from ..ops.fixedpoint import clamp, multiply_by_quantized_multiplier, wrap_int32
 from ..quantization import Rounding
 from . import reference
-from .fixedpoint import clamp, multiply_by_quantized_multiplier, wrap_int32
 
 
 def add_bias(acc: np.ndarray, bias: np.ndarray | None) -> np.ndarray:

@@ -42,9 +42,14 @@ from ..opparams.elementwise import (
     prelu_params,
     squared_difference_params,
 )
+from ..ops.fixedpoint import (
+    clamp,
+    multiply_by_quantized_multiplier,
+    rounding_divide_by_pot,
+    wrap_int32,
+)
 from ..quantization import Rounding
 from . import reference
-from .fixedpoint import clamp, multiply_by_quantized_multiplier, rounding_divide_by_pot, wrap_int32
 
 
 def _scaled_inputs(a: np.ndarray, b: np.ndarray, q: RescaleParams) -> tuple[np.ndarray, np.ndarray]:

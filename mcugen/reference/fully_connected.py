@@ -26,12 +26,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import Op, OpKind
-from ..opparams import filter_offset
 from ..opparams.conv import RescaleKind, fc_rescale
+from ..ops.common import filter_offset
+from ..ops.fixedpoint import INT32_MIN, wrap_int32
 from ..quantization import Rounding
 from . import reference
 from .conv import add_bias, apply_rescale, finish_output
-from .fixedpoint import INT32_MIN, wrap_int32
 
 
 def round_half_away(x: np.ndarray) -> np.ndarray:

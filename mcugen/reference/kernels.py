@@ -7,7 +7,7 @@ import pkgutil
 
 from . import __path__ as _package_path
 
-_HELPERS = {"kernels", "fixedpoint"}  # modules with no kernels of their own
+_HELPERS = {"kernels"}  # modules with no kernels of their own
 
 for _module in pkgutil.iter_modules(_package_path):
     if _module.name not in _HELPERS:

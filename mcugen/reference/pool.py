@@ -21,9 +21,9 @@ import numpy as np
 from ..errors import ModelError
 from ..ir import Op, OpKind
 from ..opparams import PoolGeometry, pool_geometry
+from ..ops.fixedpoint import clamp
 from ..quantization import Rounding
 from . import reference
-from .fixedpoint import clamp
 
 PoolFunction = Callable[[np.ndarray, PoolGeometry, int, int], np.ndarray]
 

@@ -49,9 +49,9 @@ from ..opparams.reduce import (
     refuse_litert_quantized_sum,
     seeds_with_first,
 )
+from ..ops.fixedpoint import clamp, multiply_by_quantized_multiplier, wrap_int32
 from ..quantization import Rounding
 from . import reference
-from .fixedpoint import clamp, multiply_by_quantized_multiplier, wrap_int32
 
 F32 = np.float32
 

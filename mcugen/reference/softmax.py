@@ -35,16 +35,16 @@ from ..opparams import (
     softmax_params,
 )
 from ..opparams.activation import SoftmaxInt16Params, expf, softmax_int16_params
-from ..quantization import Rounding
-from . import reference
-from .fixedpoint import (
+from ..ops.fixedpoint import (
     INT32_MAX,
     INT32_MIN,
     as_int64,
     multiply_by_quantized_multiplier,
     rounding_divide_by_pot,
 )
-from .fixedpoint import saturating_rounding_doubling_high_mul as srdhm
+from ..ops.fixedpoint import saturating_rounding_doubling_high_mul as srdhm
+from ..quantization import Rounding
+from . import reference
 
 # gemmlowp's Q0.31 constants: exp(-1/8), 1/3, and exp(-2^k) for the barrel shifter.
 _EXP_MINUS_ONE_EIGHTH = 1895147668

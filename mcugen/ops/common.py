@@ -1,0 +1,46 @@
+"""Build-time helpers that several families' prepare steps share (TFLite's common Prepare code).
+
+Multipliers and shifts, activation clamps and padding are facts of the model, not of either
+implementation: a family's C emitter and its numpy reference kernel both take them from its
+prepare step, so the two paths differ only in the per-element arithmetic.
+"""
+
+from __future__ import annotations
+
+from ..errors import UnsupportedError
+from ..ir import Activation, DType, Op, Padding, Quant, Tensor
+from ..quantization import activation_range
+from .rules import CLAMP_ACTIVATIONS
+
+
+def conv_padding(
+    padding: Padding, in_size: int, filter_size: int, stride: int, dilation: int, out_size: int
+) -> int:
+    """TFLite's ComputePaddingHeightWidth: the top/left padding (VALID always gives 0).
+
+    Pooling uses the same formula with dilation 1 (ComputePaddingWithOffset).
+    """
+    effective = (filter_size - 1) * dilation + 1
+    total = max((out_size - 1) * stride + effective - in_size, 0)
+    return total // 2 if padding is Padding.SAME else 0
+
+
+def activation_limits(op: Op, activation: Activation, quant: Quant, dtype: DType) -> tuple[int, int]:
+    """CalculateActivationRangeQuantized. The support rule clamp_activation has already
+    refused any activation a clamp cannot express; reaching the error is a bug."""
+    if activation not in CLAMP_ACTIVATIONS:
+        raise UnsupportedError(f"{op.where()}: fused activation {activation.name} is not supported")
+    return activation_range(activation, quant, dtype)
+
+
+def output_clamp(op: Op) -> tuple[int, int]:
+    """CalculateActivationRangeQuantized for the op's output and fused activation: (low, high)."""
+    y = op.outputs[0]
+    assert y.quant is not None
+    return activation_limits(op, op.options.activation, y.quant, y.dtype)  # type: ignore[union-attr]
+
+
+def filter_offset(weights: Tensor) -> int:
+    """-zero point of per-tensor weights; per-channel weights are symmetric by spec (offset 0)."""
+    assert weights.quant is not None
+    return 0 if weights.quant.per_channel else -weights.quant.single_zero_point

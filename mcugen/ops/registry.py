@@ -1,0 +1,79 @@
+"""The op registry: one OpDef per op kind, gathered from the families (mcugen/ops/<family>/).
+
+The frontend, the passes, the support stage, the memory planner and tiling, the code
+generator, the numpy reference and the analysis read every per-kind fact through here; no
+stage keeps a table of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import UnsupportedError
+from ..ir import Op, OpKind
+from . import activation, conv, elementwise, matmul, movement, pool, quantize, reduce, resize, shape
+from .base import OpDef
+
+# Every family package exports OPS, its kinds' definitions.
+FAMILIES = (conv, matmul, pool, elementwise, reduce, activation, quantize, shape, movement, resize)
+
+DEFINITIONS: dict[OpKind, OpDef] = {}
+_BY_BUILTIN: dict[int, OpDef] = {}
+
+
+def _load() -> None:
+    """Fill the tables on first use (the families import the stages' helpers they share)."""
+    if DEFINITIONS:
+        return
+    from .legacy import legacy_definitions
+
+    family_definitions = [definition for family in FAMILIES for definition in family.OPS]
+    done = {definition.kind for definition in family_definitions}
+    for definition in [*family_definitions, *legacy_definitions(done)]:
+        if definition.kind in DEFINITIONS:
+            raise AssertionError(f"{definition.kind.name} is defined twice")
+        DEFINITIONS[definition.kind] = definition
+        _BY_BUILTIN[definition.builtin] = definition
+
+
+def definitions() -> list[OpDef]:
+    """Every definition, in OpKind order."""
+    _load()
+    return [DEFINITIONS[kind] for kind in OpKind if kind in DEFINITIONS]
+
+
+def op_def(kind: OpKind) -> OpDef:
+    _load()
+    if kind not in DEFINITIONS:
+        registered = ", ".join(sorted(k.name for k in DEFINITIONS))
+        raise UnsupportedError(f"{kind.name}: no op definition (registered: {registered})")
+    return DEFINITIONS[kind]
+
+
+def by_builtin(code: int) -> OpDef | None:
+    """The definition of a TFLite builtin code; None for a builtin mcugen does not know."""
+    _load()
+    return _BY_BUILTIN.get(code)
+
+
+def op_macs(op: Op) -> int:
+    """Multiply-accumulates of one inference of `op`, as TFLite-based tools count them."""
+    return op_def(op.kind).macs(op)
+
+
+def scratch_bytes(target: Any) -> Callable[[Op], int]:
+    """op -> scratch bytes to plan for `target`: the portable kernel's, plus the fast path's
+    where the target compiles fast paths."""
+    portable = _portable(target)
+
+    def bytes_for(op: Op) -> int:
+        definition = op_def(op.kind)
+        fast = 0 if portable else definition.fast_path_scratch(op, target)
+        return definition.scratch(op) + fast
+
+    return bytes_for
+
+
+def _portable(target: Any) -> bool:
+    return target == "host"

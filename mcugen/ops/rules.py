@@ -1,0 +1,515 @@
+"""Support rules shared by the op families, and those not yet moved into their family.
+
+A rule returns None when the op satisfies it, else a short description of the offending value;
+its docstring is the rule users read (mcugen inspect, docs/supported_ops.md). Factories write
+their rules' docstrings. Each family's definitions (mcugen/ops/<family>/) list the rules of
+each kind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ..errors import UnsupportedError
+from ..ir import (
+    Activation,
+    Conv2DOptions,
+    DepthwiseConv2DOptions,
+    DType,
+    FullyConnectedOptions,
+    Op,
+    OpKind,
+    Pool2DOptions,
+    Quant,
+    Tensor,
+)
+
+Constraint = Callable[[Op], str | None]
+
+CLAMP_ACTIVATIONS = (Activation.NONE, Activation.RELU, Activation.RELU6, Activation.RELU_N1_TO_1)
+
+
+def _input(op: Op, index: int = 0) -> Tensor:
+    """A required input; input_arity runs first and reports a missing one."""
+    tensor = op.inputs[index] if index < len(op.inputs) else None
+    if tensor is None:
+        raise UnsupportedError(f"{op.where()}: input {index} is missing")
+    return tensor
+
+
+def _activations(op: Op) -> list[Tensor]:
+    return [t for t in op.inputs if t is not None and not t.is_constant] + list(op.outputs)
+
+
+def int8_activations(op: Op) -> str | None:
+    """Activation inputs and outputs are int8."""
+    bad = [f"'{t.name}' is {t.dtype.short}" for t in _activations(op) if t.dtype is not DType.INT8]
+    return ", ".join(bad) or None
+
+
+def activation_dtypes(*allowed: DType) -> Constraint:
+    """Rule factory: every activation input and output has one of the allowed dtypes."""
+
+    def check(op: Op) -> str | None:
+        bad = [f"'{t.name}' is {t.dtype.short}" for t in _activations(op) if t.dtype not in allowed]
+        return ", ".join(bad) or None
+
+    names = [d.short for d in allowed]
+    listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+    check.__doc__ = f"Activation inputs and outputs are {listed}."
+    return check
+
+
+def same_input_output_dtype(op: Op) -> str | None:
+    """The output has the dtype of the first input."""
+    src, dst = _input(op), op.outputs[0]
+    return None if src.dtype is dst.dtype else f"{src.dtype.short} -> {dst.dtype.short}"
+
+
+def per_tensor_activation_quant(op: Op) -> str | None:
+    """Activations carry per-tensor quantization (one scale and zero point)."""
+    bad = [
+        f"'{t.name}' has {'no' if t.quant is None else len(t.quant.scale)} scales"
+        for t in _activations(op)
+        if t.quant is None or t.quant.per_channel
+    ]
+    return ", ".join(bad) or None
+
+
+def clamp_activation(op: Op) -> str | None:
+    """The fused activation is NONE, RELU, RELU6 or RELU_N1_TO_1."""
+    activation = getattr(op.options, "activation", Activation.NONE)
+    return None if activation in CLAMP_ACTIVATIONS else f"fused activation {activation.name}"
+
+
+def input_rank_4(op: Op) -> str | None:
+    """The input is a 4-D NHWC tensor."""
+    shape = op.inputs[0].shape if op.inputs and op.inputs[0] is not None else ()
+    return None if len(shape) == 4 else f"input shape {list(shape)}"
+
+
+def rank_at_most_4(op: Op) -> str | None:
+    """Inputs and outputs have at most 4 dimensions."""
+    bad = [f"'{t.name}' has shape {list(t.shape)}" for t in _activations(op) if len(t.shape) > 4]
+    return ", ".join(bad) or None
+
+
+def _weights(op: Op) -> Tensor | None:
+    return op.inputs[1] if len(op.inputs) > 1 else None
+
+
+def constant_int8_weights(op: Op) -> str | None:
+    """The weights are a constant int8 tensor with quantization."""
+    w = _weights(op)
+    if w is None:
+        return "no weights input"
+    if not w.is_constant:
+        return f"weights '{w.name}' are not constant"
+    if w.dtype is not DType.INT8 or w.quant is None:
+        return f"weights '{w.name}' are {w.dtype.short}{'' if w.quant else ' without quantization'}"
+    return None
+
+
+def symmetric_per_channel_weights(op: Op) -> str | None:
+    """Per-channel weights are symmetric (zero point 0) and quantized along the output-channel axis."""
+    w = _weights(op)
+    if w is None or w.quant is None or not w.quant.per_channel:
+        return None
+    axis = {OpKind.CONV_2D: 0, OpKind.DEPTHWISE_CONV_2D: 3, OpKind.FULLY_CONNECTED: 0,
+            OpKind.TRANSPOSE_CONV: 0}[op.kind]
+    if w.quant.axis != axis:
+        return f"weights quantized along axis {w.quant.axis}, expected {axis}"
+    if any(z != 0 for z in w.quant.zero_point):
+        return "weights have non-zero per-channel zero points"
+    return None
+
+
+def symmetric_conv_weights(op: Op) -> str | None:
+    """Convolution weights have zero point 0."""
+    w = _weights(op)
+    if w is not None and w.quant is not None and any(z != 0 for z in w.quant.zero_point):
+        return f"weights zero point {w.quant.zero_point[0]}"
+    return None
+
+
+def positive_strides_and_dilations(op: Op) -> str | None:
+    """Strides, dilations and filter sizes are at least 1."""
+    options = op.options
+    names = ("stride_h", "stride_w", "dilation_h", "dilation_w", "filter_h", "filter_w", "depth_multiplier")
+    bad = [f"{n} {getattr(options, n)}" for n in names if hasattr(options, n) and getattr(options, n) < 1]
+    return ", ".join(bad) or None
+
+
+def depthwise_channels(op: Op) -> str | None:
+    """Depthwise output channels equal input channels times the depth multiplier."""
+    assert isinstance(op.options, DepthwiseConv2DOptions)
+    in_c, out_c = _input(op).shape[-1], op.outputs[0].shape[-1]
+    w = _weights(op)
+    if w is not None and w.shape[-1] != out_c:
+        return f"weights have {w.shape[-1]} channels, output {out_c}"
+    if in_c * op.options.depth_multiplier != out_c and out_c % in_c != 0:
+        return f"{in_c} input channels x multiplier {op.options.depth_multiplier} != {out_c}"
+    return None
+
+
+def conv_channels(op: Op) -> str | None:
+    """Convolution weights are [out_c, kh, kw, in_c] matching the input channels (no grouped conv)."""
+    assert isinstance(op.options, Conv2DOptions)
+    w = _weights(op)
+    if w is None or len(w.shape) != 4:
+        return f"weights shape {list(w.shape) if w is not None else None}"
+    if w.shape[3] != _input(op).shape[3]:
+        return f"weights take {w.shape[3]} input channels, input has {_input(op).shape[3]}"
+    return None
+
+
+def fully_connected_shapes(op: Op) -> str | None:
+    """Weights are 2-D [units, depth] in the default layout, and depth divides the input size."""
+    assert isinstance(op.options, FullyConnectedOptions)
+    w = _weights(op)
+    if w is None or len(w.shape) != 2:
+        return f"weights shape {list(w.shape) if w is not None else None}"
+    if op.options.shuffled_weights:
+        return "shuffled weights format"
+    if _input(op).num_elements % w.shape[1] != 0:
+        return f"input of {_input(op).num_elements} elements is not a multiple of depth {w.shape[1]}"
+    return None
+
+
+def pool_shapes(op: Op) -> str | None:
+    """Input and output have the same number of channels."""
+    assert isinstance(op.options, Pool2DOptions)
+    if _input(op).shape[-1] != op.outputs[0].shape[-1]:
+        return f"channels {_input(op).shape[-1]} -> {op.outputs[0].shape[-1]}"
+    return None
+
+
+def constant_int32_axis(op: Op) -> str | None:
+    """The reduction axes are a constant int32 tensor."""
+    axis = op.inputs[1] if len(op.inputs) > 1 else None
+    if axis is None or not axis.is_constant or axis.dtype is not DType.INT32:
+        return "axes are not a constant integer tensor"
+    return None
+
+
+def same_element_count(op: Op) -> str | None:
+    """The output has as many elements as the input, with the same dtype and quantization."""
+    src, dst = _input(op), op.outputs[0]
+    if src.num_elements != dst.num_elements:
+        return f"{src.num_elements} elements -> {dst.num_elements}"
+    if src.dtype is not dst.dtype or src.quant != dst.quant:
+        return "dtype or quantization changes"
+    return None
+
+
+# --- reductions, pooling, resizing, ARG_MAX ------------------------------------------------
+
+_INTEGER_DTYPES = (DType.INT8, DType.INT16)
+
+
+def integer_per_tensor_quant(op: Op) -> str | None:
+    """int8 and int16 activations carry per-tensor quantization (float32 ones need none)."""
+    bad = [
+        f"'{t.name}' has {'no' if t.quant is None else len(t.quant.scale)} scales"
+        for t in _activations(op)
+        if t.dtype in _INTEGER_DTYPES and (t.quant is None or t.quant.per_channel)
+    ]
+    return ", ".join(bad) or None
+
+
+def int16_zero_points_zero(op: Op) -> str | None:
+    """int16 inputs and outputs have zero point 0 (LiteRT's Prepare requires it)."""
+    bad = [f"'{t.name}' zero point {t.quant.single_zero_point}" for t in _activations(op)
+           if t.dtype is DType.INT16 and t.quant is not None and t.quant.single_zero_point != 0]
+    return ", ".join(bad) or None
+
+
+def _integer_quant_pair(op: Op) -> tuple[Quant, Quant] | None:
+    src, dst = _input(op), op.outputs[0]
+    if src.dtype not in _INTEGER_DTYPES or src.quant is None or dst.quant is None:
+        return None
+    return src.quant, dst.quant
+
+
+def _describe_quant_pair(src: Quant, dst: Quant) -> str:
+    return (f"input {src.single_scale:g}/{src.single_zero_point}, output "
+            f"{dst.single_scale:g}/{dst.single_zero_point}")
+
+
+def same_quant_as_input(op: Op) -> str | None:
+    """An integer output has exactly the input's scale and zero point (TFLite checks; no
+    rescaling happens)."""
+    pair = _integer_quant_pair(op)
+    if pair is None or pair[0].scale[:1] == pair[1].scale[:1] and \
+            pair[0].single_zero_point == pair[1].single_zero_point:
+        return None
+    return _describe_quant_pair(*pair)
+
+
+def pool_quant_matches_input(op: Op) -> str | None:
+    """The output scale is within 1e-6 of the input's and the zero points are equal (TFLM's
+    pooling Prepare check; the output is not rescaled)."""
+    pair = _integer_quant_pair(op)
+    if pair is None:
+        return None
+    src, dst = pair
+    scale_diff = abs(float(np.float32(src.single_scale) - np.float32(dst.single_scale)))
+    if scale_diff <= 1.0e-6 and src.single_zero_point == dst.single_zero_point:
+        return None
+    return _describe_quant_pair(src, dst)
+
+
+def _reduced_count(op: Op) -> int:
+    x, axis = _input(op), op.inputs[1]
+    if axis is None or axis.data is None or not x.shape:
+        return 1
+    rank = len(x.shape)
+    axes = {int(a) % rank for a in axis.data.reshape(-1).tolist() if -rank <= a < rank}
+    count = 1
+    for a in axes:
+        count *= x.shape[a]
+    return count
+
+
+def reduced_count_fits_int32(op: Op) -> str | None:
+    """Quantized MEAN/SUM reduce at most 2^31 / 2^bits - 1 elements per output (8388607 for
+    int8, 32767 for int16), so that TFLite's int32 sum cannot overflow."""
+    x = _input(op)
+    if x.dtype not in _INTEGER_DTYPES:
+        return None
+    limit = (1 << 31) // (1 << (8 * x.dtype.itemsize)) - 1
+    count = _reduced_count(op)
+    return None if count <= limit else f"{count} elements per output"
+
+
+def arg_max_dtypes(op: Op) -> str | None:
+    """The input is int8 or float32 and the output int32 (TFLM has no other ARG_MAX kernel)."""
+    x, y = _input(op), op.outputs[0]
+    bad = []
+    if x.dtype not in (DType.INT8, DType.FLOAT32):
+        bad.append(f"input '{x.name}' is {x.dtype.short}")
+    if y.dtype is not DType.INT32:
+        bad.append(f"output '{y.name}' is {y.dtype.short}")
+    return ", ".join(bad) or None
+
+
+def single_constant_axis(op: Op) -> str | None:
+    """The axis is one constant int32 value within the input's rank."""
+    x, axis = _input(op), op.inputs[1] if len(op.inputs) > 1 else None
+    if (axis is None or not axis.is_constant or axis.dtype is not DType.INT32
+            or axis.num_elements != 1):
+        return "axis is not a single constant int32 value"
+    value, rank = int(axis.data.reshape(-1)[0]), len(x.shape)  # type: ignore[union-attr]
+    return None if -rank <= value < rank else f"axis {value} for rank {rank}"
+
+
+def constant_resize_size(op: Op) -> str | None:
+    """The size input is a constant int32 [height, width] equal to the output's height and width."""
+    size, y = op.inputs[1] if len(op.inputs) > 1 else None, op.outputs[0]
+    if (size is None or not size.is_constant or size.dtype is not DType.INT32
+            or size.num_elements != 2):
+        return "size is not a constant int32 tensor of two values"
+    values = [int(v) for v in size.data.reshape(-1)]  # type: ignore[union-attr]
+    if len(y.shape) != 4 or values != [y.shape[1], y.shape[2]] or min(values) < 1:
+        return f"size {values} for output shape {list(y.shape)}"
+    return None
+
+
+def bilinear_flags(op: Op) -> str | None:
+    """align_corners and half_pixel_centers are not both set (TFLite rejects the pair)."""
+    o = op.options
+    both = getattr(o, "align_corners", False) and getattr(o, "half_pixel_centers", False)
+    return "align_corners and half_pixel_centers" if both else None
+
+
+def input_arity(count: int) -> Constraint:
+    def check(op: Op) -> str | None:
+        present = sum(1 for t in op.inputs[:count] if t is not None)
+        return None if present >= count else f"{present} inputs"
+
+    check.__doc__ = f"The op has at least {count} input tensor{'s' if count > 1 else ''}."
+    return check
+
+
+# --- weighted ops (CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV, FULLY_CONNECTED, BATCH_MATMUL) ---
+
+
+def _weighted_input(op: Op) -> Tensor:
+    """The activation input: input 0, or input 2 of TRANSPOSE_CONV."""
+    return _input(op, 2 if op.kind is OpKind.TRANSPOSE_CONV else 0)
+
+
+def _bias(op: Op) -> Tensor | None:
+    index = 3 if op.kind is OpKind.TRANSPOSE_CONV else 2
+    return op.inputs[index] if len(op.inputs) > index else None
+
+
+def int16_zero_points(op: Op) -> str | None:
+    """int16 activations have zero point 0 (TFLite's int16 kernels require it and ignore it)."""
+    bad = [
+        f"'{t.name}' has zero point {t.quant.single_zero_point}"
+        for t in [*op.inputs, *op.outputs]
+        if t is not None and t.dtype is DType.INT16 and t.quant is not None
+        and t.quant.single_zero_point != 0
+    ]
+    return ", ".join(bad) or None
+
+
+def weighted_bias(*int16_bias: DType) -> Constraint:
+    """Rule factory: the bias dtypes an op accepts with int16 activations."""
+
+    def check(op: Op) -> str | None:
+        bias = _bias(op)
+        if bias is None:
+            return None
+        allowed = int16_bias if _weighted_input(op).dtype is DType.INT16 else (DType.INT32,)
+        if not bias.is_constant or bias.dtype not in allowed:
+            return f"bias '{bias.name}' is {'non-constant ' if not bias.is_constant else ''}{bias.dtype.short}"
+        channels = op.outputs[0].shape[-1]
+        if bias.num_elements != channels:
+            return f"bias has {bias.num_elements} values for {channels} output channels"
+        return None
+
+    listed = " or ".join(d.short for d in int16_bias)
+    note = (
+        " LiteRT reads an int16 op's int32 bias as int32 only when its quantized_bias_type "
+        "option says INT32; mcugen, like TFLM, uses the int32 accumulator either way."
+        if DType.INT32 in int16_bias else ""
+    )
+    check.__doc__ = (
+        "The bias, if present, is a constant tensor with one value per output channel: int32 for "
+        f"int8 activations, {listed} for int16 activations.{note}"
+    )
+    return check
+
+
+def transpose_conv_shapes(op: Op) -> str | None:
+    """TRANSPOSE_CONV: output_shape is a constant int32 [4] equal to the output's shape; weights are [out_c, kh, kw, in_c] matching the input and output channels."""
+    shape, w = _input(op, 0), _weights(op)
+    if not shape.is_constant or shape.dtype is not DType.INT32 or shape.num_elements != 4:
+        return f"output_shape '{shape.name}' is not a constant int32 [4]"
+    out = op.outputs[0]
+    if [int(v) for v in shape.data.reshape(-1)] != list(out.shape):  # type: ignore[union-attr]
+        return f"output_shape {shape.data.reshape(-1).tolist()} != output {list(out.shape)}"  # type: ignore[union-attr]
+    x = _weighted_input(op)
+    if w is None or len(w.shape) != 4 or w.shape[3] != x.shape[-1] or w.shape[0] != out.shape[-1]:
+        return f"weights {list(w.shape) if w is not None else None} for input {list(x.shape)}, output {list(out.shape)}"
+    if x.shape[0] != out.shape[0]:
+        return f"batch {x.shape[0]} -> {out.shape[0]}"
+    return None
+
+
+def transpose_conv_activations(op: Op) -> str | None:
+    """TRANSPOSE_CONV: the input and output are int8, or int16 (with int8 weights), 4-D."""
+    x, y = _weighted_input(op), op.outputs[0]
+    if x.dtype not in (DType.INT8, DType.INT16) or y.dtype is not x.dtype:
+        return f"{x.dtype.short} -> {y.dtype.short}"
+    if len(x.shape) != 4 or len(y.shape) != 4:
+        return f"input {list(x.shape)}, output {list(y.shape)}"
+    if x.quant is None or y.quant is None or x.quant.per_channel or y.quant.per_channel:
+        return "input or output without per-tensor quantization"
+    return None
+
+
+def batch_matmul_operands(op: Op) -> str | None:
+    """BATCH_MATMUL: both inputs and the output are int8, or all int16 (TFLM has no mixed kernel), each with per-tensor quantization."""
+    tensors = [_input(op, 0), _input(op, 1), op.outputs[0]]
+    dtype = tensors[0].dtype
+    if dtype not in (DType.INT8, DType.INT16) or any(t.dtype is not dtype for t in tensors):
+        return " -> ".join(t.dtype.short for t in tensors)
+    bad = [t.name for t in tensors if t.quant is None or t.quant.per_channel]
+    return f"no per-tensor quantization on {', '.join(bad)}" if bad else None
+
+
+def batch_matmul_shapes(op: Op) -> str | None:
+    """BATCH_MATMUL: inputs have rank 2 to 5, batch dimensions that broadcast (equal or 1) and contracted dimensions (after adj_x / adj_y) that agree."""
+    lhs, rhs = _input(op, 0), _input(op, 1)
+    if not (2 <= len(lhs.shape) <= 5 and 2 <= len(rhs.shape) <= 5):
+        return f"ranks {len(lhs.shape)} and {len(rhs.shape)}"
+    rank = max(len(lhs.shape), len(rhs.shape))
+    a = (1,) * (rank - len(lhs.shape)) + tuple(lhs.shape)
+    b = (1,) * (rank - len(rhs.shape)) + tuple(rhs.shape)
+    if any(x != y and 1 not in (x, y) for x, y in zip(a[:-2], b[:-2])):
+        return f"batch dimensions {list(lhs.shape[:-2])} and {list(rhs.shape[:-2])} do not broadcast"
+    adj_x, adj_y = getattr(op.options, "adj_x", False), getattr(op.options, "adj_y", False)
+    depth_lhs = a[-2] if adj_x else a[-1]
+    depth_rhs = b[-1] if adj_y else b[-2]
+    if depth_lhs != depth_rhs:
+        return f"contracted dimensions {depth_lhs} and {depth_rhs}"
+    return None
+
+
+_WEIGHTED_DTYPES = [activation_dtypes(DType.INT8, DType.INT16), int16_zero_points]
+
+
+# --- elementwise binary ops (ADD, SUB, MUL, SQUARED_DIFFERENCE, MAXIMUM, MINIMUM, PRELU) ----
+
+_BINARY_DTYPES = (DType.INT8, DType.INT16, DType.FLOAT32)
+MAX_BROADCAST_RANK = 6  # BroadcastAdd6DSlow and friends; also mcugen's loop nest
+
+
+def _binary_tensors(op: Op) -> list[Tensor]:
+    """Both inputs, constants included, and the output."""
+    return [t for t in op.inputs[:2] if t is not None] + list(op.outputs)
+
+
+def binary_dtypes(op: Op) -> str | None:
+    """Both inputs (constants included) and the output are all int8, all int16 or all float32."""
+    tensors = _binary_tensors(op)
+    dtypes = {t.dtype for t in tensors}
+    if len(dtypes) == 1 and dtypes <= set(_BINARY_DTYPES):
+        return None
+    return ", ".join(f"'{t.name}' is {t.dtype.short}" for t in tensors)
+
+
+def prelu_dtypes(op: Op) -> str | None:
+    """Input and output are both int8, int16 or float32; alpha is int8 for int8 and int16
+    inputs (TFLM's int16 PRELU takes int8 alpha) and float32 for float32."""
+    x, alpha, y = _input(op, 0), _input(op, 1), op.outputs[0]
+    expected = DType.FLOAT32 if x.dtype is DType.FLOAT32 else DType.INT8
+    if x.dtype in _BINARY_DTYPES and y.dtype is x.dtype and alpha.dtype is expected:
+        return None
+    return f"input {x.dtype.short}, alpha {alpha.dtype.short}, output {y.dtype.short}"
+
+
+def binary_quantization(op: Op) -> str | None:
+    """int8 and int16 tensors (constants included) carry per-tensor quantization, and int16
+    ones have zero point 0 (TFLite's int16 kernels require symmetric quantization)."""
+    bad = []
+    for t in _binary_tensors(op):
+        if t.dtype not in (DType.INT8, DType.INT16):
+            continue
+        if t.quant is None or t.quant.per_channel:
+            bad.append(f"'{t.name}' has {'no' if t.quant is None else len(t.quant.scale)} scales")
+        elif t.dtype is DType.INT16 and t.quant.single_zero_point != 0:
+            bad.append(f"'{t.name}' zero point {t.quant.single_zero_point}")
+    return ", ".join(bad) or None
+
+
+def broadcast_shapes(op: Op) -> str | None:
+    """The two input shapes broadcast (numpy rules) to the output shape, of rank at most 6."""
+    a, b, y = _input(op, 0), _input(op, 1), op.outputs[0]
+    if max(len(a.shape), len(b.shape), len(y.shape)) > MAX_BROADCAST_RANK:
+        return f"rank {max(len(a.shape), len(b.shape), len(y.shape))}"
+    rank = max(len(a.shape), len(b.shape))
+    padded = [(1,) * (rank - len(t.shape)) + tuple(t.shape) for t in (a, b)]
+    if any(m != n and 1 not in (m, n) for m, n in zip(*padded)):
+        return f"{list(a.shape)} and {list(b.shape)} do not broadcast"
+    shape = tuple(max(m, n) if 0 not in (m, n) else 0 for m, n in zip(*padded))
+    return None if shape == tuple(y.shape) else f"{list(a.shape)} and {list(b.shape)} -> {list(y.shape)}"
+
+
+def prelu_shapes(op: Op) -> str | None:
+    """alpha broadcasts into the input's shape and the output has the input's shape (LiteRT
+    requires it); float32 PRELU has at most 4 dimensions (TFLM's float kernel is 4-D)."""
+    x, y = _input(op, 0), op.outputs[0]
+    if tuple(x.shape) != tuple(y.shape):
+        return f"input {list(x.shape)}, output {list(y.shape)}"
+    if x.dtype is DType.FLOAT32 and len(x.shape) > 4:
+        return f"float32 input of rank {len(x.shape)}"
+    return None
+
+
+_BINARY = [input_arity(2), binary_dtypes, binary_quantization, broadcast_shapes]
