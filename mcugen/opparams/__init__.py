@@ -19,8 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import UnsupportedError
-from ..ir import DType, Op, Pool2DOptions, SoftmaxOptions
-from ..ops.common import activation_limits, conv_padding
+from ..ir import DType, Op, SoftmaxOptions
 from ..quantization import per_channel_multipliers, quantize_multiplier
 
 # --- CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED -----------------------------------------
@@ -73,44 +72,6 @@ def fc_real_scales(op: Op) -> np.ndarray:
     y_scale = float(np.float32(y.quant.single_scale))
     return np.array(
         [x_scale * float(np.float32(s)) / y_scale for s in w.quant.scale], dtype=np.float64
-    )
-
-
-# --- AVERAGE_POOL_2D, MAX_POOL_2D --------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class PoolGeometry:
-    """Build-time facts of one pooling op, shared by the reference and the C emitter."""
-
-    stride_h: int
-    stride_w: int
-    filter_h: int
-    filter_w: int
-    pad_top: int
-    pad_left: int
-    activation_min: int
-    activation_max: int
-
-
-def pool_geometry(op: Op) -> PoolGeometry:
-    o = op.options
-    assert isinstance(o, Pool2DOptions)
-    x, y = op.inputs[0], op.outputs[0]
-    assert x is not None and y.quant is not None
-    if len(x.shape) != 4 or len(y.shape) != 4:
-        raise UnsupportedError(f"{op.where()}: pooling needs 4-D NHWC tensors, got {list(x.shape)}")
-    low, high = activation_limits(op, o.activation, y.quant, y.dtype)
-    # Pooling has no dilation (1).
-    return PoolGeometry(
-        stride_h=o.stride_h,
-        stride_w=o.stride_w,
-        filter_h=o.filter_h,
-        filter_w=o.filter_w,
-        pad_top=conv_padding(o.padding, x.shape[1], o.filter_h, o.stride_h, 1, y.shape[1]),
-        pad_left=conv_padding(o.padding, x.shape[2], o.filter_w, o.stride_w, 1, y.shape[2]),
-        activation_min=low,
-        activation_max=high,
     )
 
 

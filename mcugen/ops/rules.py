@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import numpy as np
-
 from ..errors import UnsupportedError
 from ..ir import (
     Activation,
@@ -21,7 +19,6 @@ from ..ir import (
     FullyConnectedOptions,
     Op,
     OpKind,
-    Pool2DOptions,
     Quant,
     Tensor,
 )
@@ -31,7 +28,7 @@ Constraint = Callable[[Op], str | None]
 CLAMP_ACTIVATIONS = (Activation.NONE, Activation.RELU, Activation.RELU6, Activation.RELU_N1_TO_1)
 
 
-def _input(op: Op, index: int = 0) -> Tensor:
+def required_input(op: Op, index: int = 0) -> Tensor:
     """A required input; input_arity runs first and reports a missing one."""
     tensor = op.inputs[index] if index < len(op.inputs) else None
     if tensor is None:
@@ -64,7 +61,7 @@ def activation_dtypes(*allowed: DType) -> Constraint:
 
 def same_input_output_dtype(op: Op) -> str | None:
     """The output has the dtype of the first input."""
-    src, dst = _input(op), op.outputs[0]
+    src, dst = required_input(op), op.outputs[0]
     return None if src.dtype is dst.dtype else f"{src.dtype.short} -> {dst.dtype.short}"
 
 
@@ -145,7 +142,7 @@ def positive_strides_and_dilations(op: Op) -> str | None:
 def depthwise_channels(op: Op) -> str | None:
     """Depthwise output channels equal input channels times the depth multiplier."""
     assert isinstance(op.options, DepthwiseConv2DOptions)
-    in_c, out_c = _input(op).shape[-1], op.outputs[0].shape[-1]
+    in_c, out_c = required_input(op).shape[-1], op.outputs[0].shape[-1]
     w = _weights(op)
     if w is not None and w.shape[-1] != out_c:
         return f"weights have {w.shape[-1]} channels, output {out_c}"
@@ -160,8 +157,8 @@ def conv_channels(op: Op) -> str | None:
     w = _weights(op)
     if w is None or len(w.shape) != 4:
         return f"weights shape {list(w.shape) if w is not None else None}"
-    if w.shape[3] != _input(op).shape[3]:
-        return f"weights take {w.shape[3]} input channels, input has {_input(op).shape[3]}"
+    if w.shape[3] != required_input(op).shape[3]:
+        return f"weights take {w.shape[3]} input channels, input has {required_input(op).shape[3]}"
     return None
 
 
@@ -173,16 +170,8 @@ def fully_connected_shapes(op: Op) -> str | None:
         return f"weights shape {list(w.shape) if w is not None else None}"
     if op.options.shuffled_weights:
         return "shuffled weights format"
-    if _input(op).num_elements % w.shape[1] != 0:
-        return f"input of {_input(op).num_elements} elements is not a multiple of depth {w.shape[1]}"
-    return None
-
-
-def pool_shapes(op: Op) -> str | None:
-    """Input and output have the same number of channels."""
-    assert isinstance(op.options, Pool2DOptions)
-    if _input(op).shape[-1] != op.outputs[0].shape[-1]:
-        return f"channels {_input(op).shape[-1]} -> {op.outputs[0].shape[-1]}"
+    if required_input(op).num_elements % w.shape[1] != 0:
+        return f"input of {required_input(op).num_elements} elements is not a multiple of depth {w.shape[1]}"
     return None
 
 
@@ -196,7 +185,7 @@ def constant_int32_axis(op: Op) -> str | None:
 
 def same_element_count(op: Op) -> str | None:
     """The output has as many elements as the input, with the same dtype and quantization."""
-    src, dst = _input(op), op.outputs[0]
+    src, dst = required_input(op), op.outputs[0]
     if src.num_elements != dst.num_elements:
         return f"{src.num_elements} elements -> {dst.num_elements}"
     if src.dtype is not dst.dtype or src.quant != dst.quant:
@@ -226,14 +215,14 @@ def int16_zero_points_zero(op: Op) -> str | None:
     return ", ".join(bad) or None
 
 
-def _integer_quant_pair(op: Op) -> tuple[Quant, Quant] | None:
-    src, dst = _input(op), op.outputs[0]
+def integer_quant_pair(op: Op) -> tuple[Quant, Quant] | None:
+    src, dst = required_input(op), op.outputs[0]
     if src.dtype not in _INTEGER_DTYPES or src.quant is None or dst.quant is None:
         return None
     return src.quant, dst.quant
 
 
-def _describe_quant_pair(src: Quant, dst: Quant) -> str:
+def describe_quant_pair(src: Quant, dst: Quant) -> str:
     return (f"input {src.single_scale:g}/{src.single_zero_point}, output "
             f"{dst.single_scale:g}/{dst.single_zero_point}")
 
@@ -241,28 +230,15 @@ def _describe_quant_pair(src: Quant, dst: Quant) -> str:
 def same_quant_as_input(op: Op) -> str | None:
     """An integer output has exactly the input's scale and zero point (TFLite checks; no
     rescaling happens)."""
-    pair = _integer_quant_pair(op)
+    pair = integer_quant_pair(op)
     if pair is None or pair[0].scale[:1] == pair[1].scale[:1] and \
             pair[0].single_zero_point == pair[1].single_zero_point:
         return None
-    return _describe_quant_pair(*pair)
-
-
-def pool_quant_matches_input(op: Op) -> str | None:
-    """The output scale is within 1e-6 of the input's and the zero points are equal (TFLM's
-    pooling Prepare check; the output is not rescaled)."""
-    pair = _integer_quant_pair(op)
-    if pair is None:
-        return None
-    src, dst = pair
-    scale_diff = abs(float(np.float32(src.single_scale) - np.float32(dst.single_scale)))
-    if scale_diff <= 1.0e-6 and src.single_zero_point == dst.single_zero_point:
-        return None
-    return _describe_quant_pair(src, dst)
+    return describe_quant_pair(*pair)
 
 
 def _reduced_count(op: Op) -> int:
-    x, axis = _input(op), op.inputs[1]
+    x, axis = required_input(op), op.inputs[1]
     if axis is None or axis.data is None or not x.shape:
         return 1
     rank = len(x.shape)
@@ -276,7 +252,7 @@ def _reduced_count(op: Op) -> int:
 def reduced_count_fits_int32(op: Op) -> str | None:
     """Quantized MEAN/SUM reduce at most 2^31 / 2^bits - 1 elements per output (8388607 for
     int8, 32767 for int16), so that TFLite's int32 sum cannot overflow."""
-    x = _input(op)
+    x = required_input(op)
     if x.dtype not in _INTEGER_DTYPES:
         return None
     limit = (1 << 31) // (1 << (8 * x.dtype.itemsize)) - 1
@@ -286,7 +262,7 @@ def reduced_count_fits_int32(op: Op) -> str | None:
 
 def arg_max_dtypes(op: Op) -> str | None:
     """The input is int8 or float32 and the output int32 (TFLM has no other ARG_MAX kernel)."""
-    x, y = _input(op), op.outputs[0]
+    x, y = required_input(op), op.outputs[0]
     bad = []
     if x.dtype not in (DType.INT8, DType.FLOAT32):
         bad.append(f"input '{x.name}' is {x.dtype.short}")
@@ -297,7 +273,7 @@ def arg_max_dtypes(op: Op) -> str | None:
 
 def single_constant_axis(op: Op) -> str | None:
     """The axis is one constant int32 value within the input's rank."""
-    x, axis = _input(op), op.inputs[1] if len(op.inputs) > 1 else None
+    x, axis = required_input(op), op.inputs[1] if len(op.inputs) > 1 else None
     if (axis is None or not axis.is_constant or axis.dtype is not DType.INT32
             or axis.num_elements != 1):
         return "axis is not a single constant int32 value"
@@ -338,7 +314,7 @@ def input_arity(count: int) -> Constraint:
 
 def _weighted_input(op: Op) -> Tensor:
     """The activation input: input 0, or input 2 of TRANSPOSE_CONV."""
-    return _input(op, 2 if op.kind is OpKind.TRANSPOSE_CONV else 0)
+    return required_input(op, 2 if op.kind is OpKind.TRANSPOSE_CONV else 0)
 
 
 def _bias(op: Op) -> Tensor | None:
@@ -387,7 +363,7 @@ def weighted_bias(*int16_bias: DType) -> Constraint:
 
 def transpose_conv_shapes(op: Op) -> str | None:
     """TRANSPOSE_CONV: output_shape is a constant int32 [4] equal to the output's shape; weights are [out_c, kh, kw, in_c] matching the input and output channels."""
-    shape, w = _input(op, 0), _weights(op)
+    shape, w = required_input(op, 0), _weights(op)
     if not shape.is_constant or shape.dtype is not DType.INT32 or shape.num_elements != 4:
         return f"output_shape '{shape.name}' is not a constant int32 [4]"
     out = op.outputs[0]
@@ -415,7 +391,7 @@ def transpose_conv_activations(op: Op) -> str | None:
 
 def batch_matmul_operands(op: Op) -> str | None:
     """BATCH_MATMUL: both inputs and the output are int8, or all int16 (TFLM has no mixed kernel), each with per-tensor quantization."""
-    tensors = [_input(op, 0), _input(op, 1), op.outputs[0]]
+    tensors = [required_input(op, 0), required_input(op, 1), op.outputs[0]]
     dtype = tensors[0].dtype
     if dtype not in (DType.INT8, DType.INT16) or any(t.dtype is not dtype for t in tensors):
         return " -> ".join(t.dtype.short for t in tensors)
@@ -425,7 +401,7 @@ def batch_matmul_operands(op: Op) -> str | None:
 
 def batch_matmul_shapes(op: Op) -> str | None:
     """BATCH_MATMUL: inputs have rank 2 to 5, batch dimensions that broadcast (equal or 1) and contracted dimensions (after adj_x / adj_y) that agree."""
-    lhs, rhs = _input(op, 0), _input(op, 1)
+    lhs, rhs = required_input(op, 0), required_input(op, 1)
     if not (2 <= len(lhs.shape) <= 5 and 2 <= len(rhs.shape) <= 5):
         return f"ranks {len(lhs.shape)} and {len(rhs.shape)}"
     rank = max(len(lhs.shape), len(rhs.shape))
@@ -467,7 +443,7 @@ def binary_dtypes(op: Op) -> str | None:
 def prelu_dtypes(op: Op) -> str | None:
     """Input and output are both int8, int16 or float32; alpha is int8 for int8 and int16
     inputs (TFLM's int16 PRELU takes int8 alpha) and float32 for float32."""
-    x, alpha, y = _input(op, 0), _input(op, 1), op.outputs[0]
+    x, alpha, y = required_input(op, 0), required_input(op, 1), op.outputs[0]
     expected = DType.FLOAT32 if x.dtype is DType.FLOAT32 else DType.INT8
     if x.dtype in _BINARY_DTYPES and y.dtype is x.dtype and alpha.dtype is expected:
         return None
@@ -490,7 +466,7 @@ def binary_quantization(op: Op) -> str | None:
 
 def broadcast_shapes(op: Op) -> str | None:
     """The two input shapes broadcast (numpy rules) to the output shape, of rank at most 6."""
-    a, b, y = _input(op, 0), _input(op, 1), op.outputs[0]
+    a, b, y = required_input(op, 0), required_input(op, 1), op.outputs[0]
     if max(len(a.shape), len(b.shape), len(y.shape)) > MAX_BROADCAST_RANK:
         return f"rank {max(len(a.shape), len(b.shape), len(y.shape))}"
     rank = max(len(a.shape), len(b.shape))
@@ -504,7 +480,7 @@ def broadcast_shapes(op: Op) -> str | None:
 def prelu_shapes(op: Op) -> str | None:
     """alpha broadcasts into the input's shape and the output has the input's shape (LiteRT
     requires it); float32 PRELU has at most 4 dimensions (TFLM's float kernel is 4-D)."""
-    x, y = _input(op, 0), op.outputs[0]
+    x, y = required_input(op, 0), op.outputs[0]
     if tuple(x.shape) != tuple(y.shape):
         return f"input {list(x.shape)}, output {list(y.shape)}"
     if x.dtype is DType.FLOAT32 and len(x.shape) > 4:

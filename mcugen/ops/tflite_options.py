@@ -29,7 +29,6 @@ from ..ir import (
     NoOptions,
     PackOptions,
     Padding,
-    Pool2DOptions,
     ReducerOptions,
     ResizeOptions,
     ShapeOptions,
@@ -128,18 +127,6 @@ def read_fully_connected(op: Any, where: str) -> FullyConnectedOptions:
         keep_num_dims=bool(o.KeepNumDims()),
         shuffled_weights=o.WeightsFormat() != tflite.FullyConnectedOptionsWeightsFormat.DEFAULT,
         quantized_bias_type=quantized_bias_type(o),
-    )
-
-
-def read_pool(op: Any, where: str) -> Pool2DOptions:
-    o = options_table(op, tflite.Pool2DOptions)
-    return Pool2DOptions(
-        padding=enum_value(PADDINGS, o.Padding(), "padding", where),
-        stride_h=o.StrideH(),
-        stride_w=o.StrideW(),
-        filter_h=o.FilterHeight(),
-        filter_w=o.FilterWidth(),
-        activation=enum_value(ACTIVATIONS, o.FusedActivationFunction(), "activation", where),
     )
 
 

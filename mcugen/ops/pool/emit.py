@@ -1,7 +1,7 @@
 """AVERAGE_POOL_2D and MAX_POOL_2D -> mcugen_avgpool_{s8,s16} / mcugen_maxpool_{s8,s16}
 (mcugen_pool.c).
 
-The geometry (padding, clamp) comes from mcugen.opparams, so the C and the numpy
+The geometry (padding, clamp) comes from the family's prepare, so the C and the numpy
 reference share every build-time value.
 """
 
@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..ir import DType, Op, OpKind
-from ..opparams import PoolGeometry, pool_geometry
-from .emit import EmitContext, KernelCall, c_dims, emitter
+from ...ir import DType, Op, OpKind
+from ..emitting import EmitContext, KernelCall, c_dims
+from .prepare import PoolGeometry, pool_geometry
 
 
 def _params_initialiser(g: PoolGeometry) -> str:
@@ -46,12 +46,10 @@ def _emit_pool(op: Op, ctx: EmitContext, kernel: str, pad_top: int | None = None
     )
 
 
-@emitter(OpKind.MAX_POOL_2D)
 def emit_max_pool_2d(op: Op, ctx: EmitContext) -> KernelCall:
     return _emit_pool(op, ctx, "mcugen_maxpool")
 
 
-@emitter(OpKind.AVERAGE_POOL_2D)
 def emit_average_pool_2d(op: Op, ctx: EmitContext) -> KernelCall:
     return _emit_pool(op, ctx, "mcugen_avgpool")
 

@@ -18,12 +18,11 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from ..errors import ModelError
-from ..ir import Op, OpKind
-from ..opparams import PoolGeometry, pool_geometry
-from ..ops.fixedpoint import clamp
-from ..quantization import Rounding
-from . import reference
+from ...errors import ModelError
+from ...ir import Op
+from ...quantization import Rounding
+from ..fixedpoint import clamp
+from .prepare import PoolGeometry, pool_geometry
 
 PoolFunction = Callable[[np.ndarray, PoolGeometry, int, int], np.ndarray]
 
@@ -74,11 +73,9 @@ def _run(op: Op, inputs: list[np.ndarray | None], pool: PoolFunction) -> list[np
     return [result.astype(op.outputs[0].dtype.numpy)]
 
 
-@reference(OpKind.MAX_POOL_2D)
 def max_pool_2d(op: Op, inputs: list[np.ndarray | None], rounding: Rounding) -> list[np.ndarray]:
     return _run(op, inputs, max_pool)
 
 
-@reference(OpKind.AVERAGE_POOL_2D)
 def average_pool_2d(op: Op, inputs: list[np.ndarray | None], rounding: Rounding) -> list[np.ndarray]:
     return _run(op, inputs, average_pool)

@@ -1,0 +1,31 @@
+"""Support rules of AVERAGE_POOL_2D and MAX_POOL_2D beyond the shared ones (ops/rules.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...ir import Op
+from ..rules import describe_quant_pair, integer_quant_pair, required_input
+
+
+def pool_shapes(op: Op) -> str | None:
+    """Input and output are 4-D NHWC tensors with the same number of channels."""
+    x, y = required_input(op), op.outputs[0]
+    if len(x.shape) != 4 or len(y.shape) != 4:
+        return f"input {list(x.shape)}, output {list(y.shape)}"
+    if x.shape[-1] != y.shape[-1]:
+        return f"channels {x.shape[-1]} -> {y.shape[-1]}"
+    return None
+
+
+def pool_quant_matches_input(op: Op) -> str | None:
+    """The output scale is within 1e-6 of the input's and the zero points are equal (TFLM's
+    pooling Prepare check; the output is not rescaled)."""
+    pair = integer_quant_pair(op)
+    if pair is None:
+        return None
+    src, dst = pair
+    scale_diff = abs(float(np.float32(src.single_scale) - np.float32(dst.single_scale)))
+    if scale_diff <= 1.0e-6 and src.single_zero_point == dst.single_zero_point:
+        return None
+    return describe_quant_pair(src, dst)
