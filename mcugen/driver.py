@@ -23,6 +23,7 @@ from .codegen.generate import GeneratedCode, generate
 from .errors import BuildError, McugenError, PlanningError
 from .frontend.tflite import parse_model, read_model
 from .ir import Graph, Op, verify_graph
+from .ops.base import Setting
 from .ops.registry import op_macs, scratch_bytes
 from .passes import PassReport, run_passes
 from .planner import Plan, plan_memory, plan_report
@@ -116,19 +117,20 @@ def prepare_graph(graph: Graph, rounding: Rounding = Rounding.TFLM) -> PassRepor
 
 
 def load_graph(model: Path | bytes, label: str | None = None,
-               rounding: Rounding = Rounding.TFLM) -> Graph:
+               rounding: Rounding = Rounding.TFLM, target: str = "host") -> Graph:
     """Read, rewrite, and check support: the graph every later stage works on.
 
     Unknown builtins are reported by the reader, all at once; the support rules run after the
     passes, because an op folded into a constant at build time needs no kernel on the device.
-    Folding evaluates reference kernels, so it needs the build's rounding mode.
+    Folding evaluates reference kernels, so it needs the build's rounding mode; some rules
+    depend on the mode or the target.
     """
     if isinstance(model, bytes):
         graph = parse_model(model, label or "model.tflite")
     else:
         graph = read_model(model)
     prepare_graph(graph, rounding)
-    check_graph(graph)
+    check_graph(graph, Setting(rounding, target))
     return graph
 
 
@@ -143,7 +145,7 @@ def resolve_prefix(graph: Graph, prefix: str | None) -> str:
 def compile_model(model: Path | bytes, options: BuildOptions, label: str | None = None) -> Compiled:
     if options.target not in TARGETS:
         raise McugenError(f"--target '{options.target}' is not one of {', '.join(TARGETS)}")
-    graph = load_graph(model, label, options.rounding)
+    graph = load_graph(model, label, options.rounding, options.target)
     model_label = label or (model.name if isinstance(model, Path) else "model.tflite")
     prefix = resolve_prefix(graph, options.prefix)
     chosen = schedule(graph, scratch_bytes(options.target))

@@ -26,8 +26,8 @@ import pytest
 from modelbuilder import ModelBuilder
 from oracles import assert_exact, oracle_output, run_oracle, single_rounding_requantize
 
-from mcugen.codegen.ops_reduce import loop_nest
 from mcugen.frontend.tflite import parse_model
+from mcugen.ops.reduce.prepare import loop_nest
 from mcugen.quantization import Rounding
 from mcugen.reference import run_outputs
 
@@ -147,7 +147,7 @@ def test_both_runtimes_round_mean_twice(monkeypatch: pytest.MonkeyPatch) -> None
 
     Guards the measured fact behind reduce's double-rounding rescale in both modes.
     """
-    from mcugen.reference import reduce
+    from mcugen.ops.reduce import reference as reduce
 
     for case in tie_cases():
         model, x = build_model(case), random_input(case)
@@ -308,8 +308,10 @@ def test_litert_reference_sum_misreads_int8_as_uint8() -> None:
     """LiteRT 2.3.0's BUILTIN_REF SUM for int8 calls QuantizedMeanOrSum on uint8 views of the
     tensors; its output equals that misreading, not the sum. mcugen refuses LITERT mode here."""
     from mcugen.errors import UnsupportedError
-    from mcugen.opparams.reduce import quant_reduce_params
+    from mcugen.ops.base import Setting
     from mcugen.ops.fixedpoint import multiply_by_quantized_multiplier
+    from mcugen.ops.reduce.prepare import quant_reduce_params
+    from mcugen.support import check_op
 
     case = next(c for c in REDUCE_CASES if c.kind == "SUM" and c.dtype == "int8")
     model, x = build_reduce_model(case), reduce_input(case)
@@ -325,6 +327,10 @@ def test_litert_reference_sum_misreads_int8_as_uint8() -> None:
     assert np.array_equal(litert.reshape(-1), misread.reshape(-1))
     with pytest.raises(UnsupportedError, match="uint8"):
         run_outputs(graph, [x], Rounding.LITERT)
+    # The refusal is a support rule of litert mode, shown by inspect and the docs.
+    (op,) = graph.ops
+    assert any("uint8" in problem for problem in check_op(op, Setting(Rounding.LITERT)))
+    assert check_op(op, Setting(Rounding.TFLM)) == []
 
 
 def reduce_c_cases() -> list:

@@ -36,13 +36,13 @@ def required_input(op: Op, index: int = 0) -> Tensor:
     return tensor
 
 
-def _activations(op: Op) -> list[Tensor]:
+def activation_tensors(op: Op) -> list[Tensor]:
     return [t for t in op.inputs if t is not None and not t.is_constant] + list(op.outputs)
 
 
 def int8_activations(op: Op) -> str | None:
     """Activation inputs and outputs are int8."""
-    bad = [f"'{t.name}' is {t.dtype.short}" for t in _activations(op) if t.dtype is not DType.INT8]
+    bad = [f"'{t.name}' is {t.dtype.short}" for t in activation_tensors(op) if t.dtype is not DType.INT8]
     return ", ".join(bad) or None
 
 
@@ -50,7 +50,7 @@ def activation_dtypes(*allowed: DType) -> Constraint:
     """Rule factory: every activation input and output has one of the allowed dtypes."""
 
     def check(op: Op) -> str | None:
-        bad = [f"'{t.name}' is {t.dtype.short}" for t in _activations(op) if t.dtype not in allowed]
+        bad = [f"'{t.name}' is {t.dtype.short}" for t in activation_tensors(op) if t.dtype not in allowed]
         return ", ".join(bad) or None
 
     names = [d.short for d in allowed]
@@ -69,7 +69,7 @@ def per_tensor_activation_quant(op: Op) -> str | None:
     """Activations carry per-tensor quantization (one scale and zero point)."""
     bad = [
         f"'{t.name}' has {'no' if t.quant is None else len(t.quant.scale)} scales"
-        for t in _activations(op)
+        for t in activation_tensors(op)
         if t.quant is None or t.quant.per_channel
     ]
     return ", ".join(bad) or None
@@ -89,17 +89,17 @@ def input_rank_4(op: Op) -> str | None:
 
 def rank_at_most_4(op: Op) -> str | None:
     """Inputs and outputs have at most 4 dimensions."""
-    bad = [f"'{t.name}' has shape {list(t.shape)}" for t in _activations(op) if len(t.shape) > 4]
+    bad = [f"'{t.name}' has shape {list(t.shape)}" for t in activation_tensors(op) if len(t.shape) > 4]
     return ", ".join(bad) or None
 
 
-def _weights(op: Op) -> Tensor | None:
+def weights_of(op: Op) -> Tensor | None:
     return op.inputs[1] if len(op.inputs) > 1 else None
 
 
 def constant_int8_weights(op: Op) -> str | None:
     """The weights are a constant int8 tensor with quantization."""
-    w = _weights(op)
+    w = weights_of(op)
     if w is None:
         return "no weights input"
     if not w.is_constant:
@@ -111,7 +111,7 @@ def constant_int8_weights(op: Op) -> str | None:
 
 def symmetric_per_channel_weights(op: Op) -> str | None:
     """Per-channel weights are symmetric (zero point 0) and quantized along the output-channel axis."""
-    w = _weights(op)
+    w = weights_of(op)
     if w is None or w.quant is None or not w.quant.per_channel:
         return None
     axis = {OpKind.CONV_2D: 0, OpKind.DEPTHWISE_CONV_2D: 3, OpKind.FULLY_CONNECTED: 0,
@@ -125,7 +125,7 @@ def symmetric_per_channel_weights(op: Op) -> str | None:
 
 def symmetric_conv_weights(op: Op) -> str | None:
     """Convolution weights have zero point 0."""
-    w = _weights(op)
+    w = weights_of(op)
     if w is not None and w.quant is not None and any(z != 0 for z in w.quant.zero_point):
         return f"weights zero point {w.quant.zero_point[0]}"
     return None
@@ -143,7 +143,7 @@ def depthwise_channels(op: Op) -> str | None:
     """Depthwise output channels equal input channels times the depth multiplier."""
     assert isinstance(op.options, DepthwiseConv2DOptions)
     in_c, out_c = required_input(op).shape[-1], op.outputs[0].shape[-1]
-    w = _weights(op)
+    w = weights_of(op)
     if w is not None and w.shape[-1] != out_c:
         return f"weights have {w.shape[-1]} channels, output {out_c}"
     if in_c * op.options.depth_multiplier != out_c and out_c % in_c != 0:
@@ -154,7 +154,7 @@ def depthwise_channels(op: Op) -> str | None:
 def conv_channels(op: Op) -> str | None:
     """Convolution weights are [out_c, kh, kw, in_c] matching the input channels (no grouped conv)."""
     assert isinstance(op.options, Conv2DOptions)
-    w = _weights(op)
+    w = weights_of(op)
     if w is None or len(w.shape) != 4:
         return f"weights shape {list(w.shape) if w is not None else None}"
     if w.shape[3] != required_input(op).shape[3]:
@@ -165,21 +165,13 @@ def conv_channels(op: Op) -> str | None:
 def fully_connected_shapes(op: Op) -> str | None:
     """Weights are 2-D [units, depth] in the default layout, and depth divides the input size."""
     assert isinstance(op.options, FullyConnectedOptions)
-    w = _weights(op)
+    w = weights_of(op)
     if w is None or len(w.shape) != 2:
         return f"weights shape {list(w.shape) if w is not None else None}"
     if op.options.shuffled_weights:
         return "shuffled weights format"
     if required_input(op).num_elements % w.shape[1] != 0:
         return f"input of {required_input(op).num_elements} elements is not a multiple of depth {w.shape[1]}"
-    return None
-
-
-def constant_int32_axis(op: Op) -> str | None:
-    """The reduction axes are a constant int32 tensor."""
-    axis = op.inputs[1] if len(op.inputs) > 1 else None
-    if axis is None or not axis.is_constant or axis.dtype is not DType.INT32:
-        return "axes are not a constant integer tensor"
     return None
 
 
@@ -195,29 +187,12 @@ def same_element_count(op: Op) -> str | None:
 
 # --- reductions, pooling, resizing, ARG_MAX ------------------------------------------------
 
-_INTEGER_DTYPES = (DType.INT8, DType.INT16)
-
-
-def integer_per_tensor_quant(op: Op) -> str | None:
-    """int8 and int16 activations carry per-tensor quantization (float32 ones need none)."""
-    bad = [
-        f"'{t.name}' has {'no' if t.quant is None else len(t.quant.scale)} scales"
-        for t in _activations(op)
-        if t.dtype in _INTEGER_DTYPES and (t.quant is None or t.quant.per_channel)
-    ]
-    return ", ".join(bad) or None
-
-
-def int16_zero_points_zero(op: Op) -> str | None:
-    """int16 inputs and outputs have zero point 0 (LiteRT's Prepare requires it)."""
-    bad = [f"'{t.name}' zero point {t.quant.single_zero_point}" for t in _activations(op)
-           if t.dtype is DType.INT16 and t.quant is not None and t.quant.single_zero_point != 0]
-    return ", ".join(bad) or None
+INTEGER_DTYPES = (DType.INT8, DType.INT16)
 
 
 def integer_quant_pair(op: Op) -> tuple[Quant, Quant] | None:
     src, dst = required_input(op), op.outputs[0]
-    if src.dtype not in _INTEGER_DTYPES or src.quant is None or dst.quant is None:
+    if src.dtype not in INTEGER_DTYPES or src.quant is None or dst.quant is None:
         return None
     return src.quant, dst.quant
 
@@ -225,60 +200,6 @@ def integer_quant_pair(op: Op) -> tuple[Quant, Quant] | None:
 def describe_quant_pair(src: Quant, dst: Quant) -> str:
     return (f"input {src.single_scale:g}/{src.single_zero_point}, output "
             f"{dst.single_scale:g}/{dst.single_zero_point}")
-
-
-def same_quant_as_input(op: Op) -> str | None:
-    """An integer output has exactly the input's scale and zero point (TFLite checks; no
-    rescaling happens)."""
-    pair = integer_quant_pair(op)
-    if pair is None or pair[0].scale[:1] == pair[1].scale[:1] and \
-            pair[0].single_zero_point == pair[1].single_zero_point:
-        return None
-    return describe_quant_pair(*pair)
-
-
-def _reduced_count(op: Op) -> int:
-    x, axis = required_input(op), op.inputs[1]
-    if axis is None or axis.data is None or not x.shape:
-        return 1
-    rank = len(x.shape)
-    axes = {int(a) % rank for a in axis.data.reshape(-1).tolist() if -rank <= a < rank}
-    count = 1
-    for a in axes:
-        count *= x.shape[a]
-    return count
-
-
-def reduced_count_fits_int32(op: Op) -> str | None:
-    """Quantized MEAN/SUM reduce at most 2^31 / 2^bits - 1 elements per output (8388607 for
-    int8, 32767 for int16), so that TFLite's int32 sum cannot overflow."""
-    x = required_input(op)
-    if x.dtype not in _INTEGER_DTYPES:
-        return None
-    limit = (1 << 31) // (1 << (8 * x.dtype.itemsize)) - 1
-    count = _reduced_count(op)
-    return None if count <= limit else f"{count} elements per output"
-
-
-def arg_max_dtypes(op: Op) -> str | None:
-    """The input is int8 or float32 and the output int32 (TFLM has no other ARG_MAX kernel)."""
-    x, y = required_input(op), op.outputs[0]
-    bad = []
-    if x.dtype not in (DType.INT8, DType.FLOAT32):
-        bad.append(f"input '{x.name}' is {x.dtype.short}")
-    if y.dtype is not DType.INT32:
-        bad.append(f"output '{y.name}' is {y.dtype.short}")
-    return ", ".join(bad) or None
-
-
-def single_constant_axis(op: Op) -> str | None:
-    """The axis is one constant int32 value within the input's rank."""
-    x, axis = required_input(op), op.inputs[1] if len(op.inputs) > 1 else None
-    if (axis is None or not axis.is_constant or axis.dtype is not DType.INT32
-            or axis.num_elements != 1):
-        return "axis is not a single constant int32 value"
-    value, rank = int(axis.data.reshape(-1)[0]), len(x.shape)  # type: ignore[union-attr]
-    return None if -rank <= value < rank else f"axis {value} for rank {rank}"
 
 
 def constant_resize_size(op: Op) -> str | None:
@@ -363,7 +284,7 @@ def weighted_bias(*int16_bias: DType) -> Constraint:
 
 def transpose_conv_shapes(op: Op) -> str | None:
     """TRANSPOSE_CONV: output_shape is a constant int32 [4] equal to the output's shape; weights are [out_c, kh, kw, in_c] matching the input and output channels."""
-    shape, w = required_input(op, 0), _weights(op)
+    shape, w = required_input(op, 0), weights_of(op)
     if not shape.is_constant or shape.dtype is not DType.INT32 or shape.num_elements != 4:
         return f"output_shape '{shape.name}' is not a constant int32 [4]"
     out = op.outputs[0]

@@ -16,7 +16,6 @@ import tflite
 from ..errors import ModelError
 from ..ir import (
     Activation,
-    ArgMaxOptions,
     ArithmeticOptions,
     BatchMatMulOptions,
     ConcatenationOptions,
@@ -29,7 +28,6 @@ from ..ir import (
     NoOptions,
     PackOptions,
     Padding,
-    ReducerOptions,
     ResizeOptions,
     ShapeOptions,
     SoftmaxOptions,
@@ -215,21 +213,12 @@ def read_gather(op: Any, where: str) -> GatherOptions:
     return GatherOptions(axis=o.Axis(), batch_dims=o.BatchDims())
 
 
-def read_arg_max(op: Any, where: str) -> ArgMaxOptions:
-    o = options_table(op, tflite.ArgMaxOptions)
-    return ArgMaxOptions(output_type=enum_value(DTYPES, o.OutputType(), "output type", where))
-
-
 def read_resize(options_class: Any) -> Callable[[Any, str], ResizeOptions]:
     def read(op: Any, where: str) -> ResizeOptions:
         o = options_table(op, options_class)
         return ResizeOptions(align_corners=bool(o.AlignCorners()), half_pixel_centers=bool(o.HalfPixelCenters()))
 
     return read
-
-
-def read_reducer(op: Any, where: str) -> ReducerOptions:
-    return ReducerOptions(keep_dims=bool(options_table(op, tflite.ReducerOptions).KeepDims()))
 
 
 def read_softmax(op: Any, where: str) -> SoftmaxOptions:

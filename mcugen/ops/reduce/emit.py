@@ -1,33 +1,29 @@
 """MEAN, SUM, REDUCE_MAX and ARG_MAX -> the kernels of mcugen_reduce.c.
 
-The axes are resolved at build time (mcugen.opparams.reduce) into two loop nests over the
+The axes are resolved at build time (prepare.py) into two loop nests over the
 input: the kept dimensions (in output order, so outputs are written in sequence) and the
 reduced ones. The usual NHWC mean over H and W becomes one outer loop over channels and one
 inner loop of H * W taps. Each output's accumulator stays in a register: the kernels need no
-scratch buffer (no @scratch_size). Which kernel, and the two mode-dependent details (LiteRT's
-first-element seed for all-axes SUM/MAX, LiteRT's NaN-aware ARG_MAX), follow
-mcugen.reference.reduce, whose docstring records why.
+scratch buffer. Which kernel, and the two mode-dependent details (LiteRT's first-element seed
+for all-axes SUM/MAX, LiteRT's NaN-aware ARG_MAX), follow reference.py, whose docstring
+records why.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..ir import DType, Op, OpKind
-from ..opparams.reduce import (
+from ...ir import DType, Op, OpKind
+from ..emitting import EmitContext, KernelCall
+from .prepare import (
     MAX_LOOPS,
     ReduceGeometry,
     arg_max_geometry,
     arg_max_skips_nan,
-    loop_nest,
     quant_reduce_params,
     reduce_geometry,
-    refuse_litert_quantized_sum,
     seeds_with_first,
 )
-from .emit import EmitContext, KernelCall, emitter
-
-__all__ = ["loop_nest"]
 
 _SUFFIX = {DType.INT8: "s8", DType.INT16: "s16", DType.FLOAT32: "f32"}
 
@@ -47,12 +43,9 @@ def _params(op: Op, g: ReduceGeometry, seed_with_first: bool) -> tuple[str, str]
                   f".seed_with_first = {int(seed_with_first)} }};")
 
 
-@emitter(OpKind.MEAN)
-@emitter(OpKind.SUM)
 def emit_sum_or_mean(op: Op, ctx: EmitContext) -> KernelCall:
     x, y = op.inputs[0], op.outputs[0]
     assert x is not None
-    refuse_litert_quantized_sum(op, ctx.rounding)
     if x.dtype is DType.FLOAT32:
         name, declaration = _params(op, reduce_geometry(op), seeds_with_first(op, ctx.rounding))
         mean = int(op.kind is OpKind.MEAN)
@@ -74,7 +67,6 @@ def emit_sum_or_mean(op: Op, ctx: EmitContext) -> KernelCall:
     )
 
 
-@emitter(OpKind.REDUCE_MAX)
 def emit_reduce_max(op: Op, ctx: EmitContext) -> KernelCall:
     x, y = op.inputs[0], op.outputs[0]
     assert x is not None
@@ -85,7 +77,6 @@ def emit_reduce_max(op: Op, ctx: EmitContext) -> KernelCall:
                       runtime={"mcugen_reduce"})
 
 
-@emitter(OpKind.ARG_MAX)
 def emit_arg_max(op: Op, ctx: EmitContext) -> KernelCall:
     x, y = op.inputs[0], op.outputs[0]
     assert x is not None

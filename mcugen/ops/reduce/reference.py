@@ -11,12 +11,13 @@ LiteRT with kReference through EvalQuantizedMean / EvalSum (kernels/reduce.cc):
 
 with the int32 sum taken over the reduced axes; MultiplyByQuantizedMultiplier rounds twice in
 both runtimes (measured for MEAN: see tests/test_ref_reduce.py). LiteRT's Prepare requires
-int16 zero points to be 0; TFLM does not (support.py asks for 0, so both agree).
+int16 zero points to be 0; TFLM does not (rules.py asks for 0, so both agree).
 
 Known LiteRT 2.3.0 defect: its reference SUM for int8 and int16 calls QuantizedMeanOrSum on the
 data reinterpreted as uint8 (GetTensorData<uint8_t>, kernels/reduce.cc), so int8 values are read
 as 0..255 and an int16 tensor as twice as many bytes. That is not reproduced: in LITERT mode a
-quantized SUM is refused (UnsupportedError); tests/test_ref_reduce.py shows the defect.
+quantized SUM is refused (the rule float_sum_only_in_litert_mode, and this kernel, so that
+constant folding does not evaluate it either); tests/test_ref_reduce.py shows the defect.
 
 Float MEAN and SUM. TFLM's reference_ops::Mean/ReduceGeneric and LiteRT's reference Mean add
 the elements of each output one at a time, in the input's row-major order, to a float32
@@ -39,19 +40,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import Op, OpKind
-from ..opparams.reduce import (
+from ...errors import UnsupportedError
+from ...ir import Op, OpKind
+from ...quantization import Rounding
+from ..base import Setting
+from ..fixedpoint import clamp, multiply_by_quantized_multiplier, wrap_int32
+from .prepare import (
     ReduceGeometry,
     arg_max_geometry,
     arg_max_skips_nan,
     quant_reduce_params,
     reduce_geometry,
-    refuse_litert_quantized_sum,
     seeds_with_first,
 )
-from ..ops.fixedpoint import clamp, multiply_by_quantized_multiplier, wrap_int32
-from ..quantization import Rounding
-from . import reference
+from .rules import float_sum_only_in_litert_mode
 
 F32 = np.float32
 
@@ -89,12 +91,13 @@ def running_max(op: Op, x: np.ndarray, seed_first: bool) -> np.ndarray:
     return acc
 
 
-@reference(OpKind.MEAN)
-@reference(OpKind.SUM)
 def sum_or_mean(op: Op, inputs: list[np.ndarray | None], rounding: Rounding) -> list[np.ndarray]:
     x = inputs[0]
     assert x is not None
-    refuse_litert_quantized_sum(op, rounding)
+    if float_sum_only_in_litert_mode(op, Setting(rounding)) is not None:
+        # No LiteRT answer to reproduce: constant folding must not fold it either.
+        rule = (float_sum_only_in_litert_mode.__doc__ or "").split(":")[0]
+        raise UnsupportedError(f"{op.where()}: {rule}: LiteRT reads {x.dtype} as uint8")
     if x.dtype == F32:
         result = float_sum_or_mean(op, x, seeds_with_first(op, rounding))
     else:
@@ -102,7 +105,6 @@ def sum_or_mean(op: Op, inputs: list[np.ndarray | None], rounding: Rounding) -> 
     return [result.astype(op.outputs[0].dtype.numpy).reshape(op.outputs[0].shape)]
 
 
-@reference(OpKind.REDUCE_MAX)
 def reduce_max(op: Op, inputs: list[np.ndarray | None], rounding: Rounding) -> list[np.ndarray]:
     x = inputs[0]
     assert x is not None
@@ -124,7 +126,6 @@ def first_arg_max(values: np.ndarray, nan_aware: bool) -> np.ndarray:
     return index
 
 
-@reference(OpKind.ARG_MAX)
 def arg_max(op: Op, inputs: list[np.ndarray | None], rounding: Rounding) -> list[np.ndarray]:
     x = inputs[0]
     assert x is not None

@@ -1,5 +1,5 @@
 """Build-time parameters of the reductions (MEAN, SUM, REDUCE_MAX) and ARG_MAX, shared by the
-C emitters (mcugen.codegen.ops_reduce) and the numpy reference (mcugen.reference.reduce).
+C emitters (emit.py) and the numpy reference (reference.py): TFLite's Prepare for these kinds.
 
 A reduction is described by its resolved axes and two loop nests over the input: `outer` walks
 the kept dimensions in output order (one output element per step) and `inner` walks the reduced
@@ -15,27 +15,24 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import UnsupportedError
-from ..ir import DType, Op, OpKind
-from ..quantization import Rounding, dtype_range, quantize_multiplier
+from ...ir import DType, Op, OpKind
+from ...quantization import Rounding, dtype_range, quantize_multiplier
+from ..base import PrepareRule, Setting
 
 MAX_LOOPS = 4  # MCUGEN_REDUCE_MAX_LOOPS in mcugen_reduce.h
 
+LOOP_LEVELS = PrepareRule(
+    f"The kept dimensions and the reduced dimensions each merge into at most {MAX_LOOPS} loop "
+    "levels (dimensions of extent 1 drop out, neighbours contiguous in the input merge).")
+
 
 def resolve_axes(op: Op) -> tuple[int, ...]:
-    """TFLite's ResolveAxis: negative axes count from the end, duplicates are dropped."""
+    """TFLite's ResolveAxis: negative axes count from the end, duplicates are dropped. The
+    rules have checked that the axes are constant and in range."""
     x, axis = op.inputs[0], op.inputs[1]
-    assert x is not None
-    if axis is None or axis.data is None:
-        raise UnsupportedError(f"{op.where()}: the axes input must be a constant tensor")
+    assert x is not None and axis is not None and axis.data is not None
     rank = len(x.shape)
-    resolved = set()
-    for value in np.asarray(axis.data).reshape(-1).tolist():
-        current = value + rank if value < 0 else value
-        if not 0 <= current < rank:
-            raise UnsupportedError(f"{op.where()}: axis {value} is out of range for rank {rank}")
-        resolved.add(int(current))
-    return tuple(sorted(resolved))
+    return tuple(sorted({int(value) % rank for value in np.asarray(axis.data).reshape(-1).tolist()}))
 
 
 def fold_count(multiplier: int, shift: int, count: int) -> tuple[int, int]:
@@ -85,14 +82,10 @@ def reduce_geometry(op: Op) -> ReduceGeometry:
     assert x is not None
     axes = resolve_axes(op)
     count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64)) if axes else 1
-    if count == 0 or x.num_elements == 0:
-        raise UnsupportedError(f"{op.where()}: empty input {list(x.shape)}")
     kept = [axis for axis in range(len(x.shape)) if axis not in axes]
     outer, inner = loop_nest(x.shape, kept), loop_nest(x.shape, axes)
     for what, levels in (("kept", outer), ("reduced", inner)):
-        if len(levels) > MAX_LOOPS:
-            raise UnsupportedError(f"{op.where()}: the {what} dimensions need {len(levels)} loop "
-                                   f"levels (at most {MAX_LOOPS})")
+        LOOP_LEVELS.require(len(levels) <= MAX_LOOPS, op, f"the {what} dimensions need {len(levels)} levels")
     return ReduceGeometry(axes, count, tuple(outer), tuple(inner))
 
 
@@ -102,15 +95,6 @@ def seeds_with_first(op: Op, rounding: Rounding) -> bool:
     assert x is not None
     return (rounding is Rounding.LITERT and op.kind in (OpKind.SUM, OpKind.REDUCE_MAX)
             and len(reduce_geometry(op).axes) == len(x.shape))
-
-
-def refuse_litert_quantized_sum(op: Op, rounding: Rounding) -> None:
-    x = op.inputs[0]
-    assert x is not None
-    if rounding is Rounding.LITERT and op.kind is OpKind.SUM and x.dtype is not DType.FLOAT32:
-        raise UnsupportedError(
-            f"{op.where()}: LiteRT 2.3.0's reference SUM reads {x.dtype.short} data as uint8 "
-            "(a LiteRT defect); --rounding litert does not reproduce it")
 
 
 def arg_max_skips_nan(op: Op, rounding: Rounding) -> bool:
@@ -150,10 +134,7 @@ def quant_reduce_params(op: Op) -> QuantReduceParams:
     x, y = op.inputs[0], op.outputs[0]
     assert x is not None and x.quant and y.quant
     g = reduce_geometry(op)
-    limit = max_reduced_elements(x.dtype)
-    if g.count > limit:
-        raise UnsupportedError(f"{op.where()}: {g.count} elements per output overflow the int32 "
-                               f"sum (at most {limit})")
+    assert g.count <= max_reduced_elements(x.dtype)  # the rule reduced_count_fits_int32
     multiplier, shift = quantize_multiplier(x.quant.single_scale / y.quant.single_scale)
     if op.kind is OpKind.MEAN:
         multiplier, shift = fold_count(multiplier, shift, g.count)
@@ -174,15 +155,26 @@ class ArgMaxGeometry:
 
 
 def arg_max_geometry(op: Op) -> ArgMaxGeometry:
+    """The rule single_constant_axis has checked the axis."""
     x, axis = op.inputs[0], op.inputs[1]
-    assert x is not None
-    if axis is None or axis.data is None or axis.num_elements != 1:
-        raise UnsupportedError(f"{op.where()}: the axis must be a constant tensor of one value")
-    rank = len(x.shape)
-    value = int(np.asarray(axis.data).reshape(-1)[0])
-    resolved = value + rank if value < 0 else value
-    if not 0 <= resolved < rank:
-        raise UnsupportedError(f"{op.where()}: axis {value} is out of range for rank {rank}")
+    assert x is not None and axis is not None and axis.data is not None
+    resolved = int(np.asarray(axis.data).reshape(-1)[0]) % len(x.shape)
     outer = int(np.prod(x.shape[:resolved], dtype=np.int64))
     inner = int(np.prod(x.shape[resolved + 1:], dtype=np.int64))
     return ArgMaxGeometry(outer, x.shape[resolved], inner)
+
+
+# --- prepare, per kind ---------------------------------------------------------------------
+
+def prepare_sum_or_mean(op: Op, setting: Setting) -> ReduceGeometry | QuantReduceParams:
+    x = op.inputs[0]
+    assert x is not None
+    return reduce_geometry(op) if x.dtype is DType.FLOAT32 else quant_reduce_params(op)
+
+
+def prepare_reduce_max(op: Op, setting: Setting) -> ReduceGeometry:
+    return reduce_geometry(op)
+
+
+def prepare_arg_max(op: Op, setting: Setting) -> ArgMaxGeometry:
+    return arg_max_geometry(op)
