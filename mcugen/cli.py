@@ -236,8 +236,10 @@ def verify(model: Path, cases: int, input_paths: Sequence[Path], seed: int, roun
 
 @main.command()
 @MODEL
+@click.option("--rounding", type=click.Choice([r.value for r in Rounding]), default="tflm", show_default=True,
+              help="Check the rules of this mode (some differ: litert mode refuses quantized SUM).")
 @_fail_cleanly
-def inspect(model: Path) -> None:
+def inspect(model: Path, rounding: str) -> None:
     """List ops, tensors, MACs and parameters, and what mcugen cannot run and why.
 
     Every unsupported op is listed at once (index, kind, rule, value); the exit status is then
@@ -245,8 +247,9 @@ def inspect(model: Path) -> None:
     """
     from .analysis.inspect import inspect_model
     from .errors import UnsupportedError
+    from .ops.base import Setting
 
-    result = inspect_model(model)
+    result = inspect_model(model, Setting(Rounding(rounding)))
     for line in result.lines:
         click.echo(line)
     if result.unsupported:

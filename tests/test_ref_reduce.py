@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -402,3 +403,18 @@ def test_int16_reduce_max_is_refused_like_tflm() -> None:
         run_tflm(model, [np.zeros(case.shape, np.int16)])
     (op,) = parse_model(model, "int16.tflite").ops
     assert any("int16" in problem for problem in check_op(op))
+
+
+def test_inspect_shows_the_litert_sum_rule(tmp_path: Path) -> None:
+    """The refusal of quantized SUM in litert mode is a rule `inspect --rounding litert` lists."""
+    from click.testing import CliRunner
+
+    from mcugen.cli import main
+
+    case = next(c for c in REDUCE_CASES if c.kind == "SUM" and c.dtype == "int8")
+    path = tmp_path / "sum.tflite"
+    path.write_bytes(build_reduce_model(case))
+    litert = CliRunner().invoke(main, ["inspect", str(path), "--rounding", "litert"])
+    assert litert.exit_code == 2 and "reads int8 and int16 data as uint8" in litert.output, litert.output
+    tflm = CliRunner().invoke(main, ["inspect", str(path)])
+    assert tflm.exit_code == 0, tflm.output

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ..frontend.tflite import read_model
 from ..ir import Graph, Op, Tensor
+from ..ops.base import DEFAULT_SETTING, Setting
 from ..ops.registry import op_def, op_macs
 from ..passes import Rewrite
 from ..support import check_op
@@ -51,13 +52,13 @@ def _backend(op: Op) -> str:
     return op.backend
 
 
-def inspect_model(path: Path) -> Inspection:
+def inspect_model(path: Path, setting: Setting = DEFAULT_SETTING) -> Inspection:
     from ..driver import prepare_graph
 
     graph = read_model(path)
     constants = [t for t in graph.tensors if t.is_constant]
     file_ops = list(graph.ops)
-    rewrites = prepare_graph(graph).by_index()  # the build's stages, up to the support rules
+    rewrites = prepare_graph(graph, setting.rounding).by_index()  # the build's stages, up to the support rules
     kept = {op.index: op for op in graph.ops}
 
     result = Inspection()
@@ -82,7 +83,7 @@ def inspect_model(path: Path) -> Inspection:
             if rewrite is not None:
                 result.lines.append(f"       {rewrite.value}")
             continue
-        problems = check_op(op)
+        problems = check_op(op, setting)
         result.problems += len(problems)
         if problems:
             result.unsupported.append(op)
