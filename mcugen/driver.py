@@ -26,13 +26,13 @@ from .codegen.generate import GeneratedCode, generate
 from .errors import BuildError, McugenError, PlanningError
 from .frontend.tflite import parse_model, read_model
 from .ir import Graph, Op, verify_graph
+from .memory.plan import Plan, plan_memory, plan_report, tiling_report
+from .memory.pools import DEFAULT_POOLS, PoolSpec
+from .memory.tiling_search import plan_tiling
 from .passes import PassReport, run_passes
-from .planner import Plan, plan_memory, plan_report
-from .pools import DEFAULT_POOLS, PoolSpec
 from .quantization import Rounding
 from .schedule import schedule
 from .support import check_graph
-from .tiling import plan_tiling, tiling_report
 
 TARGETS = ("host", "cortex-m4", "cortex-m7", "cortex-m55")
 
@@ -44,7 +44,7 @@ class BuildOptions:
     target: str = "host"
     pools: tuple[PoolSpec, ...] = ()  # --pool; () is the one unlimited arena
     guard: int = 0  # canary bytes after every buffer and around every pool (tests only)
-    tiling: bool = True  # run memory-peak chains in stripes when that lowers the arena (tiling.py)
+    tiling: bool = True  # stripe memory-peak chains (memory/tiling.py) where that lowers the arena
 
     def key(self) -> str:
         pools = ",".join(f"{p.name}:{p.capacity}:{p.speed}" for p in self.pools)
@@ -158,7 +158,7 @@ def compile_model(model: Path | bytes, options: BuildOptions, label: str | None 
 
 
 def plan_with_tiling(graph: Graph, order: list[Op], options: BuildOptions) -> Plan:
-    """The memory plan, tiled (tiling.py) only where that makes the arena smaller."""
+    """The memory plan, tiled (memory/tiling.py) only where that makes the arena smaller."""
     pools = options.pools or DEFAULT_POOLS
     scratch_bytes = target_scratch_bytes(options.target)
     tiling = plan_tiling(graph, order, scratch_bytes) if options.tiling else None

@@ -1,4 +1,4 @@
-"""Tiling (mcugen/tiling.py): chains of spatial ops run in horizontal stripes, bit-exact.
+"""Tiling (mcugen/memory/tiling.py): chains of spatial ops run in horizontal stripes, bit-exact.
 
 Two kinds of check:
 - the stripe geometry, on many random chains, by an emulator that follows every call of every
@@ -31,9 +31,10 @@ from mcugen.driver import BuildOptions, compile_model
 from mcugen.frontend.tflite import parse_model
 from mcugen.harness import build_program, run_program
 from mcugen.ir import Graph, Op, OpKind
-from mcugen.planner import plan_memory
+from mcugen.memory.plan import plan_memory
+from mcugen.memory.tiling import Chain, Tiling, make_chain, op_rows, row_bytes
+from mcugen.memory.tiling_search import chain_runs
 from mcugen.quantization import Rounding
-from mcugen.tiling import Chain, Tiling, chain_runs, make_chain, op_rows, row_bytes
 
 # --- building chains ----------------------------------------------------------------------------
 
@@ -153,7 +154,7 @@ def _taps(op: Op, row: int, in_h: int, pad: int, kernel: int, stride: int, dilat
 
 
 def _window_of(op: Op) -> tuple[int, int, int, int]:
-    from mcugen.tiling import _window
+    from mcugen.memory.tiling import _window
 
     return _window(op)
 
@@ -209,7 +210,7 @@ def _emulate(chain: Chain) -> None:
 
 def _check_layout(chain: Chain, sizes: list[int]) -> None:
     """Slots live at the same time (neighbours, or one that keeps rows) share no byte."""
-    from mcugen.tiling import _keeps_rows
+    from mcugen.memory.tiling import _keeps_rows
 
     keeps = _keeps_rows(chain.stripes, len(sizes))
     for i in range(len(sizes)):

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from ..frontend.tflite import read_model
 from ..ir import Graph, Op, Tensor
+from ..memory.traits import ALIAS_KINDS
 from ..passes import Rewrite
-from ..planner import ALIAS_KINDS
 from ..support import check_op
 from .macs import op_macs
 

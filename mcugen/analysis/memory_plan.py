@@ -1,8 +1,8 @@
 """`mcugen plan`: the memory plan of a model as a table, as JSON, and as an SVG picture.
 
-The numbers are those of report.json (planner.plan_report): per pool the bytes used and the
-capacity, the whole-tensor lower bounds of TFLite's order and of the chosen order, the gap of
-the plan to the latter, and each buffer's size, lifetime, pool and offset. The picture is
+The numbers are those of report.json (memory/plan.py's plan_report): per pool the bytes used
+and the capacity, the whole-tensor lower bounds of TFLite's order and of the chosen order, the
+gap of the plan to the latter, and each buffer's size, lifetime, pool and offset. The picture is
 plain SVG written here (no plotting library): time (steps) across, address up, one box per
 buffer, one panel per pool.
 """
@@ -18,9 +18,8 @@ from typing import Any
 from ..codegen import load_emitters
 from ..codegen.emit import op_scratch_bytes
 from ..ir import Graph, Op
-from ..planner import Plan, plan_report
+from ..memory.plan import Plan, plan_report, tiling_report
 from ..schedule import schedule
-from ..tiling import tiling_report
 
 
 @dataclass

@@ -16,8 +16,10 @@ import numpy as np
 from .. import __version__
 from ..errors import BuildError
 from ..ir import Graph, Op, Tensor
-from ..planner import ALIAS_KINDS, Buffer, Plan
-from ..pools import pool_symbol
+from ..memory.liveness import Buffer
+from ..memory.plan import Plan
+from ..memory.pools import pool_symbol
+from ..memory.traits import ALIAS_KINDS
 from ..quantization import Rounding
 from . import emit
 from .cnames import c_array_body, c_float, comment, identifier

@@ -1,4 +1,4 @@
-"""The C of a tiled chain (mcugen.tiling): every op's kernel called once per stripe, on
+"""The C of a tiled chain (mcugen.memory.tiling): every op's kernel called once per stripe, on
 sub-tensors.
 
 The whole chain runs at its last op's step, as one call of a static function
@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 
 from ..ir import Op, OpKind, Tensor
-from ..planner import Plan
-from ..tiling import Chain, OpRows, Stripe, row_bytes, stripe_view
+from ..memory.plan import Plan
+from ..memory.tiling import Chain, OpRows, Stripe, row_bytes, stripe_view
 from . import emit
 from .emit import KernelCall
 from .ops_conv import emit_convolution_rows

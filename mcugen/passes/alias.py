@@ -1,6 +1,6 @@
 """Aliases: RESHAPE, SQUEEZE and EXPAND_DIMS only view their input's bytes under another shape.
 
-The planner gives such an op's output its input's buffer (planner.ALIAS_KINDS) and the code
+The planner gives such an op's output its input's buffer (memory/traits.py's ALIAS_KINDS) and the code
 generator emits nothing for it. This module keeps the graph side in step: a chain of aliases
 is collapsed into one RESHAPE of the chain's source, so every alias reads a tensor some real
 op (or the caller) writes, and `alias_source` names that tensor for the other passes.
@@ -9,7 +9,7 @@ op (or the caller) writes, and `alias_source` names that tensor for the other pa
 from __future__ import annotations
 
 from ..ir import NoOptions, Op, OpKind, Tensor
-from ..planner import ALIAS_KINDS
+from ..memory.traits import ALIAS_KINDS
 
 
 def is_alias(op: Op) -> bool:
