@@ -23,12 +23,11 @@ from .codegen import load_emitters
 from .codegen.cnames import default_prefix, is_valid_prefix
 from .codegen.emit import target_scratch_bytes
 from .codegen.generate import GeneratedCode, generate
-from .errors import BuildError, McugenError, PlanningError
+from .errors import BuildError, McugenError
 from .frontend.tflite import parse_model, read_model
 from .ir import Graph, Op, verify_graph
-from .memory.plan import Plan, plan_memory, plan_report, tiling_report
-from .memory.pools import DEFAULT_POOLS, PoolSpec
-from .memory.tiling_search import plan_tiling
+from .memory.plan import Plan, plan_model, plan_report, tiling_report
+from .memory.pools import PoolSpec
 from .passes import PassReport, run_passes
 from .quantization import Rounding
 from .schedule import schedule
@@ -151,30 +150,11 @@ def compile_model(model: Path | bytes, options: BuildOptions, label: str | None 
     prefix = resolve_prefix(graph, options.prefix)
     chosen = schedule(graph, target_scratch_bytes(options.target))
     order = chosen.order
-    plan = plan_with_tiling(graph, order, options)
+    plan = plan_model(graph, order, target_scratch_bytes(options.target), options.pools, options.guard,
+                      options.tiling)
     plan.schedule_exact = chosen.exact
     code = generate(graph, order, plan, prefix, options.rounding, model_label, options.target)
     return Compiled(graph, order, plan, code, prefix, options, model_label)
-
-
-def plan_with_tiling(graph: Graph, order: list[Op], options: BuildOptions) -> Plan:
-    """The memory plan, tiled (memory/tiling.py) only where that makes the arena smaller."""
-    pools = options.pools or DEFAULT_POOLS
-    scratch_bytes = target_scratch_bytes(options.target)
-    tiling = plan_tiling(graph, order, scratch_bytes) if options.tiling else None
-    if tiling is None or not tiling.chains:
-        return plan_memory(graph, order, scratch_bytes, pools, guard=options.guard)
-    try:
-        untiled: Plan | None = plan_memory(graph, order, scratch_bytes, pools, guard=options.guard)
-    except PlanningError:
-        untiled = None  # does not fit the pools whole: tiling may make it fit
-    try:
-        tiled = plan_memory(graph, order, scratch_bytes, pools, guard=options.guard, tiling=tiling)
-    except PlanningError:
-        if untiled is None:
-            raise
-        return untiled
-    return tiled if untiled is None or tiled.arena_size < untiled.arena_size else untiled
 
 
 def write_files(compiled: Compiled, directory: Path) -> None:

@@ -275,13 +275,13 @@ def test_stripe_geometry_on_random_chains() -> None:
 
 
 def _forced(rolling: bool, count: int) -> Any:
-    """A plan_with_tiling that tiles the graph's chain of ops as told, whatever it costs."""
+    """A plan_model that tiles the graph's chain of ops as told, whatever it costs."""
 
-    def plan(graph: Graph, order: list[Op], options: BuildOptions) -> Any:
+    def plan(graph: Graph, order: list[Op], scratch_bytes: Any, pools: Any, guard: int, tiling: bool) -> Any:
         (first, last), = chain_runs(graph, order)
         chain = make_chain(order[first:last + 1], first, count, rolling)
         assert chain is not None
-        return plan_memory(graph, order, op_scratch_bytes, guard=options.guard, tiling=Tiling([chain]))
+        return plan_memory(graph, order, op_scratch_bytes, guard=guard, tiling=Tiling([chain]))
 
     return plan
 
@@ -289,7 +289,7 @@ def _forced(rolling: bool, count: int) -> Any:
 def _check_compiled(model: bytes, inputs: list[np.ndarray], rounding: Rounding, rolling: bool, count: int,
                     monkeypatch: pytest.MonkeyPatch, sanitize: bool = False) -> None:
     expected = oracle_output(model, inputs, rounding)
-    monkeypatch.setattr(driver, "plan_with_tiling", _forced(rolling, count))
+    monkeypatch.setattr(driver, "plan_model", _forced(rolling, count))
     # The prefix keeps each forced tiling's program apart in the harness cache.
     options = BuildOptions(rounding=rounding, prefix=f"tiled_{'k' if rolling else 'r'}{count}", guard=16)
     compiled = compile_model(model, options)

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from ..codegen import load_emitters
-from ..codegen.emit import op_scratch_bytes
+from ..codegen.emit import op_scratch_bytes, target_scratch_bytes
 from ..ir import Graph, Op
-from ..memory.plan import Plan, plan_report, tiling_report
+from ..memory.plan import Plan, plan_model, plan_report, tiling_report
 from ..schedule import schedule
 
 
@@ -32,12 +32,13 @@ class PlannedModel:
 
 def planned(model: Path, options: Any) -> PlannedModel:
     """Read, rewrite, schedule and plan a model, as a build would, without generating C."""
-    from ..driver import load_graph, plan_with_tiling
+    from ..driver import load_graph
 
     load_emitters()
     graph = load_graph(model, None, options.rounding)
     chosen = schedule(graph, op_scratch_bytes)
-    plan = plan_with_tiling(graph, chosen.order, options)
+    plan = plan_model(graph, chosen.order, target_scratch_bytes(options.target), options.pools, options.guard,
+                      options.tiling)
     plan.schedule_exact = chosen.exact
     return PlannedModel(model.name, graph, chosen.order, plan)
 

@@ -13,16 +13,21 @@ The package, in the order a plan is made (each module imports only those above i
 
 Variants
 --------
-`plan_memory` tries different buffer sets for one order and one tiling and keeps the smallest
-placed plan (sum over pools; ties: the earlier in this list):
+`plan_model` is the one place that tries different buffer sets for one order and keeps the
+smallest placed plan (sum over pools; ties: the earlier in this list):
 
-1. in-place execution on, concatenations copied; with a tiling, the chains' outputs over their
-   dying inputs (at `lag`), then never over them;
-2. concatenations in place (their inputs are views of the output), when any concatenation can
-   be: that makes the output live from its first input's producer on, which can cost more than
-   it saves.
+1. whole tensors, in-place execution on, concatenations copied;
+2. whole tensors, concatenations in place (their inputs are views of the output), when any
+   concatenation can be: that makes the output live from its first input's producer on, which
+   can cost more than it saves;
+3. with `tiling`, if tiling_search finds chains that lower the liveness peak: the same order
+   tiled, the chains' outputs over their dying inputs (at `lag`), then never over them, then
+   with concatenations in place too.
 
-A variant that does not fit the pools is skipped; if none fits, the error is the first one.
+A variant that does not fit the pools is skipped; if none fits, the error raised is the first
+failure of the last group tried (the tiled one, when tiling was tried). `plan_memory` does the
+same for one given tiling (or none): the variants of 1-2, or of 3 (and in-place execution may
+be turned off there).
 
 Bounds and checks
 -----------------
@@ -54,6 +59,7 @@ from .liveness import (
 from .placement import ALIGNMENT
 from .pools import DEFAULT_POOLS, PoolPlan, PoolSpec, place_pools
 from .tiling import Tiling
+from .tiling_search import plan_tiling
 from .traits import ALIAS_KINDS
 
 
@@ -174,6 +180,18 @@ def plan_memory(graph: Graph, order: list[Op], scratch_bytes: ScratchBytes,
     tensors): the smallest of its variants; checked by verify_plan before return."""
     return _smallest(graph, order, scratch_bytes, pools, guard,
                      [_variants(graph, order, scratch_bytes, in_place, tiling)])
+
+
+def plan_model(graph: Graph, order: list[Op], scratch_bytes: ScratchBytes,
+               pools: Sequence[PoolSpec] = DEFAULT_POOLS, guard: int = 0, tiling: bool = True) -> Plan:
+    """The build's memory plan: whole tensors, or, with `tiling`, tiled where that makes the
+    pools smaller (or makes the model fit them); checked by verify_plan before return."""
+    groups = [_variants(graph, order, scratch_bytes, True, None)]
+    if tiling:
+        chosen = plan_tiling(graph, order, scratch_bytes)
+        if chosen.chains:
+            groups.append(_variants(graph, order, scratch_bytes, True, chosen))
+    return _smallest(graph, order, scratch_bytes, pools, guard, groups)
 
 
 # --- checks and reports ----------------------------------------------------------------------
