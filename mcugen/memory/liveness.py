@@ -4,14 +4,15 @@ Buffers and lifetimes
 ---------------------
 1. Each non-constant tensor is a buffer. A RESHAPE, SQUEEZE or EXPAND_DIMS output shares its
    input's buffer (an alias: the same bytes under another shape, no copy). An op whose kernel
-   can run in place (IN_PLACE_KINDS: it reads element k of an input before writing element k
-   of the output, and never reads element k again) writes its output over an input of the same
-   shape and dtype when that input dies at this op: the output joins the input's buffer. A
-   CONCATENATION whose inputs are contiguous byte ranges of its output (every dimension before
-   the axis is 1), of its dtype and quantization, each read only by it, is done by its
-   producers: each input is a view at its byte offset in the output's buffer, and the op emits
-   no code (`concat_slices`; the plan is made with and without this, and the smaller kept). Each
-   op that needs scratch gets a scratch buffer of its own, a planned tensor like any other.
+   can run in place (traits.IN_PLACE_KINDS: it reads element k of an input before writing
+   element k of the output, and never reads element k again) writes its output over an input of
+   the same shape and dtype when that input dies at this op: the output joins the input's
+   buffer. A CONCATENATION whose inputs are contiguous byte ranges of its output (every
+   dimension before the axis is 1), of its dtype and quantization, each read only by it, is
+   done by its producers: each input is a view at its byte offset in the output's buffer, and
+   the op emits no code (`concat_slices`; the plan is made with and without this, and the
+   smaller kept). Each op that needs scratch gets a scratch buffer of its own, a planned tensor
+   like any other.
 2. Lifetimes, in steps of the execution order: a buffer lives from the step that produces it
    (graph inputs: step 0) to the last step that reads it (graph outputs: one past the last
    step, so they survive `invoke`). Aliased and in-place tensors merge their lifetimes. A scratch
