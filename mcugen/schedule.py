@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 from .errors import ModelError
 from .ir import Graph, Op, Tensor
-from .memory.liveness import ScratchBytes, alias_source, whole_tensor_bound
+from .memory.liveness import ScratchBytes, alias_input, whole_tensor_bound
 
 # Beam width: states kept per level, so that levels x states x ops stays near SEARCH_BUDGET.
 SEARCH_BUDGET = 1_000_000
@@ -76,7 +76,7 @@ class _Problem:
             return tensor
 
         for op in self.ops:
-            source = alias_source(op)
+            source = alias_input(op)
             if source is not None:
                 root[id(op.outputs[0])] = source
         buffer_of: dict[int, int] = {}

@@ -129,7 +129,7 @@ OP_STEPS = OpSteps()
 # --- which tensors share a buffer ----------------------------------------------------------
 
 
-def alias_source(op: Op) -> Tensor | None:
+def alias_input(op: Op) -> Tensor | None:
     """The tensor whose buffer `op`'s output shares as an alias (ALIAS_KINDS), if any."""
     source = op.inputs[0] if op.inputs else None
     if op.kind in ALIAS_KINDS and source is not None and not source.is_constant:
@@ -238,7 +238,7 @@ def collect_buffers(graph: Graph, order: list[Op], scratch_bytes: ScratchBytes,
     for step, op in enumerate(order):
         if steps.grouped(op):
             continue
-        source = alias_source(op)
+        source = alias_input(op)
         if source is not None:
             join(op.outputs[0], source)
             continue

@@ -1,9 +1,9 @@
 """Aliases: RESHAPE, SQUEEZE and EXPAND_DIMS only view their input's bytes under another shape.
 
-The planner gives such an op's output its input's buffer (memory/traits.py's ALIAS_KINDS) and the code
-generator emits nothing for it. This module keeps the graph side in step: a chain of aliases
-is collapsed into one RESHAPE of the chain's source, so every alias reads a tensor some real
-op (or the caller) writes, and `alias_source` names that tensor for the other passes.
+The planner gives such an op's output its input's buffer (ALIAS_KINDS, memory/traits.py) and
+the code generator emits nothing for it. This module keeps the graph side in step: a chain of
+aliases is collapsed into one RESHAPE of the chain's source, so every alias reads a tensor some
+real op (or the caller) writes, and `alias_source` names that tensor for the other passes.
 """
 
 from __future__ import annotations
