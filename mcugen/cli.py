@@ -59,7 +59,7 @@ def _build_options(function: Callable[..., Any]) -> Callable[..., Any]:
 def _options(rounding: str, prefix: str | None, target: str, pools: Sequence[str] = (),
              tiling: bool = True) -> Any:
     from .driver import BuildOptions
-    from .pools import parse_pools
+    from .memory.pools import parse_pools
 
     return BuildOptions(rounding=Rounding(rounding), prefix=prefix, target=target, pools=parse_pools(pools),
                         tiling=tiling)

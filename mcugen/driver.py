@@ -20,18 +20,17 @@ from typing import Any
 from . import __version__
 from .codegen.cnames import default_prefix, is_valid_prefix
 from .codegen.generate import GeneratedCode, generate
-from .errors import BuildError, McugenError, PlanningError
+from .errors import BuildError, McugenError
 from .frontend.tflite import parse_model, read_model
 from .ir import Graph, Op, verify_graph
+from .memory.plan import Plan, plan_model, plan_report, tiling_report
+from .memory.pools import PoolSpec
 from .ops.base import Setting
 from .ops.registry import op_macs, scratch_bytes
 from .passes import PassReport, run_passes
-from .planner import Plan, plan_memory, plan_report
-from .pools import DEFAULT_POOLS, PoolSpec
 from .quantization import Rounding
 from .schedule import schedule
 from .support import check_graph
-from .tiling import plan_tiling, tiling_report
 
 TARGETS = ("host", "cortex-m4", "cortex-m7", "cortex-m55")
 
@@ -43,7 +42,7 @@ class BuildOptions:
     target: str = "host"
     pools: tuple[PoolSpec, ...] = ()  # --pool; () is the one unlimited arena
     guard: int = 0  # canary bytes after every buffer and around every pool (tests only)
-    tiling: bool = True  # run memory-peak chains in stripes when that lowers the arena (tiling.py)
+    tiling: bool = True  # stripe memory-peak chains (memory/tiling.py) where that lowers the arena
 
     def key(self) -> str:
         pools = ",".join(f"{p.name}:{p.capacity}:{p.speed}" for p in self.pools)
@@ -150,30 +149,11 @@ def compile_model(model: Path | bytes, options: BuildOptions, label: str | None 
     prefix = resolve_prefix(graph, options.prefix)
     chosen = schedule(graph, scratch_bytes(options.target))
     order = chosen.order
-    plan = plan_with_tiling(graph, order, options)
+    plan = plan_model(graph, order, scratch_bytes(options.target), options.pools, options.guard,
+                      options.tiling)
     plan.schedule_exact = chosen.exact
     code = generate(graph, order, plan, prefix, options.rounding, model_label, options.target)
     return Compiled(graph, order, plan, code, prefix, options, model_label)
-
-
-def plan_with_tiling(graph: Graph, order: list[Op], options: BuildOptions) -> Plan:
-    """The memory plan, tiled (tiling.py) only where that makes the arena smaller."""
-    pools = options.pools or DEFAULT_POOLS
-    op_scratch = scratch_bytes(options.target)
-    tiling = plan_tiling(graph, order, op_scratch) if options.tiling else None
-    if tiling is None or not tiling.chains:
-        return plan_memory(graph, order, op_scratch, pools, guard=options.guard)
-    try:
-        untiled: Plan | None = plan_memory(graph, order, op_scratch, pools, guard=options.guard)
-    except PlanningError:
-        untiled = None  # does not fit the pools whole: tiling may make it fit
-    try:
-        tiled = plan_memory(graph, order, op_scratch, pools, guard=options.guard, tiling=tiling)
-    except PlanningError:
-        if untiled is None:
-            raise
-        return untiled
-    return tiled if untiled is None or tiled.arena_size < untiled.arena_size else untiled
 
 
 def write_files(compiled: Compiled, directory: Path) -> None:

@@ -11,7 +11,8 @@ The same as the planner's whole-tensor bound: a buffer (a tensor and the RESHAPE
 EXPAND_DIMS outputs that alias it) is live from the step that produces it (graph inputs: from
 the start) through the last step that reads it (graph outputs: to the end). While an op runs,
 its inputs, its outputs and its scratch are all live. The peak of an order is the largest sum
-over steps; `order_peak` computes it with the planner's own functions, so the two never differ.
+over steps; `order_peak` computes it with the planner's own functions (memory/liveness.py), so
+the two never differ.
 
 Search
 ------
@@ -33,13 +34,12 @@ activation inputs are produced before it runs.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from .errors import ModelError
 from .ir import Graph, Op, Tensor
+from .memory.liveness import ScratchBytes, alias_input, whole_tensor_bound
 
-ScratchBytes = Callable[[Op], int]
 # Beam width: states kept per level, so that levels x states x ops stays near SEARCH_BUDGET.
 SEARCH_BUDGET = 1_000_000
 MAX_BEAM_WIDTH = 1000
@@ -60,17 +60,13 @@ def _no_scratch(op: Op) -> int:
 
 def order_peak(graph: Graph, order: list[Op], scratch_bytes: ScratchBytes = _no_scratch) -> int:
     """The whole-tensor liveness bound of an order, exactly as the planner computes it."""
-    from .planner import collect_buffers, lower_bound
-
-    return lower_bound(collect_buffers(graph, order, scratch_bytes, in_place=False))
+    return whole_tensor_bound(graph, order, scratch_bytes)
 
 
 class _Problem:
     """The graph as buffers and ops over small integers, for a fast search."""
 
     def __init__(self, graph: Graph, scratch_bytes: ScratchBytes) -> None:
-        from .ops.registry import op_def
-
         self.ops = list(graph.ops)
         root: dict[int, Tensor] = {}
 
@@ -80,8 +76,8 @@ class _Problem:
             return tensor
 
         for op in self.ops:
-            source = op.inputs[0] if op.inputs else None
-            if op_def(op.kind).traits.alias and source is not None and not source.is_constant:
+            source = alias_input(op)
+            if source is not None:
                 root[id(op.outputs[0])] = source
         buffer_of: dict[int, int] = {}
         self.size: list[int] = []

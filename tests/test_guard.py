@@ -1,5 +1,5 @@
 """The guard run: the generated C with canary bytes after every buffer and around every pool,
-under AddressSanitizer and UBSan, on the public models, with and without tiling (tiling.py);
+under AddressSanitizer and UBSan, on the public models, with and without tiling (memory/tiling.py);
 no canary touched, outputs bit-exact with TensorFlow Lite Micro (the `tflm_output0` of the case
 files)."""
 
@@ -15,7 +15,7 @@ from mcugen.codegen.memory import GUARD_STATUS
 from mcugen.driver import BuildOptions, compile_model
 from mcugen.errors import BuildError
 from mcugen.harness import build_program, run_program
-from mcugen.pools import PoolSpec, pool_symbol
+from mcugen.memory.pools import PoolSpec, pool_symbol
 
 GUARD = 16
 # One model is also guarded across several pools.

@@ -24,23 +24,17 @@ from mcugen.ir import (
     Quant,
     Tensor,
 )
-from mcugen.planner import (
+from mcugen.memory.liveness import Buffer, collect_buffers, lower_bound
+from mcugen.memory.placement import (
     ALIGNMENT,
-    Buffer,
-    Plan,
-    PoolPlan,
-    _conflicts,
-    _height,
-    _place_pools,
     align_up,
-    collect_buffers,
-    lower_bound,
+    conflict_lists,
     place_best,
     place_exact,
-    plan_memory,
-    verify_plan,
+    placed_height,
 )
-from mcugen.pools import DEFAULT_POOLS, PoolSpec
+from mcugen.memory.plan import Plan, plan_memory, verify_plan
+from mcugen.memory.pools import DEFAULT_POOLS, PoolPlan, PoolSpec, place_pools
 
 
 def random_graph(sizes: list[int], edges: list[tuple[int, int]], reshape_every: int) -> Graph:
@@ -133,14 +127,14 @@ def test_random_graphs_in_pools_stay_within_capacity(sizes: list[int], edge_seed
 
 def brute_force_height(buffers: list[Buffer]) -> int:
     """The least aligned height over every placement at multiples of 16 (tiny problems only)."""
-    conflicts = _conflicts(buffers)
+    conflicts = conflict_lists(buffers)
     limit = sum(align_up(b.size) for b in buffers)
     best = limit
     for offsets in itertools.product(range(0, limit, ALIGNMENT), repeat=len(buffers)):
         ok = all(offsets[j] >= offsets[i] + buffers[i].size or offsets[i] >= offsets[j] + buffers[j].size
                  for i in range(len(buffers)) for j in conflicts[i] if j > i)
         if ok:
-            best = min(best, _height(buffers, list(offsets)))
+            best = min(best, placed_height(buffers, list(offsets)))
     return best
 
 
@@ -149,11 +143,11 @@ def brute_force_height(buffers: list[Buffer]) -> int:
 def test_exact_solver_equals_brute_force(specs: list[tuple[int, int, int]]) -> None:
     buffers = [Buffer(f"b{i}", size, first, first + length) for i, (size, first, length) in enumerate(specs)]
     want = brute_force_height(buffers)
-    offsets, finished = place_exact(buffers, _conflicts(buffers), upper=10**9)
+    offsets, finished = place_exact(buffers, conflict_lists(buffers), upper=10**9)
     assert finished and offsets is not None
-    assert _height(buffers, offsets) == want
+    assert placed_height(buffers, offsets) == want
     best, _, optimal = place_best(buffers)
-    assert optimal and _height(buffers, best) == want
+    assert optimal and placed_height(buffers, best) == want
 
 
 @settings(max_examples=60, deadline=None)
@@ -163,7 +157,7 @@ def test_place_best_is_valid_and_no_worse_than_greedy_by_size(specs: list[tuple[
     offsets, _, _ = place_best(buffers)
     for buffer, offset in zip(buffers, offsets):
         buffer.offset = offset
-    height = _height(buffers, offsets)
+    height = placed_height(buffers, offsets)
     plan = Plan(buffers, height, lower_bound(buffers), 20)
     verify_plan(plan)
     assert height >= lower_bound(buffers)
@@ -381,7 +375,7 @@ def test_random_graphs_with_concatenations_plan_without_overlap(sizes: list[int]
     # The variant with views, whether or not it won, is a valid plan too, and every elided
     # concatenation finds each input exactly at its slice of the output (nested ones too).
     views = collect_buffers(graph, graph.ops, lambda op: 0, concat_in_place=True)
-    pools = _place_pools(views, DEFAULT_POOLS, 0)
+    pools = place_pools(views, DEFAULT_POOLS, 0)
     forced = Plan(views, sum(p.size for p in pools), plan.lower_bound, plan.steps, pools)
     verify_plan(forced)
     assert_no_overlap(forced)

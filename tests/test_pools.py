@@ -16,8 +16,8 @@ from mcugen.cli import main
 from mcugen.driver import BuildOptions, compile_model, write_files
 from mcugen.errors import McugenError
 from mcugen.harness import build_program, compiler, run_program
-from mcugen.planner import align_up
-from mcugen.pools import PoolSpec, parse_pool, parse_pools, pool_section, pool_symbol
+from mcugen.memory.placement import align_up
+from mcugen.memory.pools import PoolSpec, parse_pool, parse_pools, pool_section, pool_symbol
 
 
 def test_parse_pool_sizes_speeds_and_errors() -> None:

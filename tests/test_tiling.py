@@ -1,4 +1,4 @@
-"""Tiling (mcugen/tiling.py): chains of spatial ops run in horizontal stripes, bit-exact.
+"""Tiling (mcugen/memory/tiling.py): chains of spatial ops run in horizontal stripes, bit-exact.
 
 Two kinds of check:
 - the stripe geometry, on many random chains, by an emulator that follows every call of every
@@ -28,10 +28,11 @@ from mcugen.driver import BuildOptions, compile_model
 from mcugen.frontend.tflite import parse_model
 from mcugen.harness import build_program, run_program
 from mcugen.ir import Graph, Op, OpKind
-from mcugen.ops.registry import op_macs, scratch_bytes
-from mcugen.planner import plan_memory
+from mcugen.memory.plan import plan_memory
+from mcugen.memory.tiling import Chain, Tiling, make_chain, op_rows, row_bytes
+from mcugen.memory.tiling_search import chain_runs
+from mcugen.ops.registry import op_macs
 from mcugen.quantization import Rounding
-from mcugen.tiling import Chain, Tiling, chain_runs, make_chain, op_rows, row_bytes
 
 # --- building chains ----------------------------------------------------------------------------
 
@@ -151,7 +152,7 @@ def _taps(op: Op, row: int, in_h: int, pad: int, kernel: int, stride: int, dilat
 
 
 def _window_of(op: Op) -> tuple[int, int, int, int]:
-    from mcugen.tiling import _window
+    from mcugen.memory.tiling import _window
 
     return _window(op)
 
@@ -207,7 +208,7 @@ def _emulate(chain: Chain) -> None:
 
 def _check_layout(chain: Chain, sizes: list[int]) -> None:
     """Slots live at the same time (neighbours, or one that keeps rows) share no byte."""
-    from mcugen.tiling import _keeps_rows
+    from mcugen.memory.tiling import _keeps_rows
 
     keeps = _keeps_rows(chain.stripes, len(sizes))
     for i in range(len(sizes)):
@@ -272,13 +273,13 @@ def test_stripe_geometry_on_random_chains() -> None:
 
 
 def _forced(rolling: bool, count: int) -> Any:
-    """A plan_with_tiling that tiles the graph's chain of ops as told, whatever it costs."""
+    """A plan_model that tiles the graph's chain of ops as told, whatever it costs."""
 
-    def plan(graph: Graph, order: list[Op], options: BuildOptions) -> Any:
+    def plan(graph: Graph, order: list[Op], scratch_bytes: Any, pools: Any, guard: int, tiling: bool) -> Any:
         (first, last), = chain_runs(graph, order)
         chain = make_chain(order[first:last + 1], first, count, rolling)
         assert chain is not None
-        return plan_memory(graph, order, scratch_bytes("host"), guard=options.guard, tiling=Tiling([chain]))
+        return plan_memory(graph, order, scratch_bytes, guard=guard, tiling=Tiling([chain]))
 
     return plan
 
@@ -286,7 +287,7 @@ def _forced(rolling: bool, count: int) -> Any:
 def _check_compiled(model: bytes, inputs: list[np.ndarray], rounding: Rounding, rolling: bool, count: int,
                     monkeypatch: pytest.MonkeyPatch, sanitize: bool = False) -> None:
     expected = oracle_output(model, inputs, rounding)
-    monkeypatch.setattr(driver, "plan_with_tiling", _forced(rolling, count))
+    monkeypatch.setattr(driver, "plan_model", _forced(rolling, count))
     # The prefix keeps each forced tiling's program apart in the harness cache.
     options = BuildOptions(rounding=rounding, prefix=f"tiled_{'k' if rolling else 'r'}{count}", guard=16)
     compiled = compile_model(model, options)

@@ -72,7 +72,7 @@ def measure(model: Path, case: Path, core: str, variant: str) -> dict[str, Any]:
     target = CORES[core]
     cflags, tiling = VARIANTS[variant]
     options = BuildOptions(target=target)
-    if HAS_TILING:  # tiling.py runs chains of ops in stripes to shrink the arena
+    if HAS_TILING:  # memory/tiling.py runs chains of ops in stripes to shrink the arena
         options = dataclasses.replace(options, tiling=tiling)
     with np.load(case) as data:
         inputs = [data[f"input{i}"] for i in range(sum(k.startswith("input") for k in data.files))]

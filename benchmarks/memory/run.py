@@ -6,7 +6,7 @@ For each model: build it with mcugen, compile every generated .c to an object fo
 model once in the tflite-micro interpreter and read its arena total, head and tail from
 print_allocations(); and take the whole-tensor lower bounds of TFLite's op order and of
 mcugen's order from the plan. Each model is built twice, with tiling (the default: chains of
-spatial ops run in stripes, mcugen/tiling.py) and with --no-tiling; the table shows both arenas
+spatial ops run in stripes, mcugen/memory/tiling.py) and with --no-tiling; the table shows both arenas
 and the MACs the tiling adds. Writes a Markdown table to stdout (and --json FILE).
 
     python3 benchmarks/memory/run.py [MODEL.tflite ...] > benchmarks/memory/results.md

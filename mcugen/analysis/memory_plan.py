@@ -1,8 +1,8 @@
 """`mcugen plan`: the memory plan of a model as a table, as JSON, and as an SVG picture.
 
-The numbers are those of report.json (planner.plan_report): per pool the bytes used and the
-capacity, the whole-tensor lower bounds of TFLite's order and of the chosen order, the gap of
-the plan to the latter, and each buffer's size, lifetime, pool and offset. The picture is
+The numbers are those of report.json (memory/plan.py's plan_report): per pool the bytes used
+and the capacity, the whole-tensor lower bounds of TFLite's order and of the chosen order, the
+gap of the plan to the latter, and each buffer's size, lifetime, pool and offset. The picture is
 plain SVG written here (no plotting library): time (steps) across, address up, one box per
 buffer, one panel per pool.
 """
@@ -16,10 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from ..ir import Graph, Op
+from ..memory.plan import Plan, plan_model, plan_report, tiling_report
 from ..ops.registry import scratch_bytes
-from ..planner import Plan, plan_report
 from ..schedule import schedule
-from ..tiling import tiling_report
 
 
 @dataclass
@@ -32,11 +31,12 @@ class PlannedModel:
 
 def planned(model: Path, options: Any) -> PlannedModel:
     """Read, rewrite, schedule and plan a model, as a build would, without generating C."""
-    from ..driver import load_graph, plan_with_tiling
+    from ..driver import load_graph
 
     graph = load_graph(model, None, options.rounding)
     chosen = schedule(graph, scratch_bytes("host"))
-    plan = plan_with_tiling(graph, chosen.order, options)
+    plan = plan_model(graph, chosen.order, scratch_bytes(options.target), options.pools, options.guard,
+                      options.tiling)
     plan.schedule_exact = chosen.exact
     return PlannedModel(model.name, graph, chosen.order, plan)
 

@@ -16,9 +16,10 @@ import numpy as np
 from .. import __version__
 from ..errors import BuildError
 from ..ir import Graph, Op, Tensor
+from ..memory.liveness import Buffer
+from ..memory.plan import Plan
+from ..memory.pools import pool_symbol
 from ..ops import registry
-from ..planner import Buffer, Plan
-from ..pools import pool_symbol
 from ..quantization import Rounding
 from .cnames import c_array_body, c_float, comment, identifier
 from .memory import GUARD_BYTE, GUARD_STATUS, guard_statements, pool_entries

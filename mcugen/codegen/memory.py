@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..ir import Op
-from ..planner import Plan
-from ..pools import DEFAULT_POOL_NAME, pool_section, pool_symbol
+from ..memory.plan import Plan
+from ..memory.pools import DEFAULT_POOL_NAME, pool_section, pool_symbol
 
 GUARD_BYTE = 0xA5
 GUARD_STATUS = -100

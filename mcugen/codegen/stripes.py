@@ -1,4 +1,4 @@
-"""The C of a tiled chain (mcugen.tiling): every op's kernel called once per stripe, on
+"""The C of a tiled chain (mcugen.memory.tiling): every op's kernel called once per stripe, on
 sub-tensors.
 
 The whole chain runs at its last op's step, as one call of a static function
@@ -25,10 +25,10 @@ from typing import Any
 import numpy as np
 
 from ..ir import Op, Tensor
+from ..memory.plan import Plan
+from ..memory.tiling import Chain, OpRows, Stripe, row_bytes, stripe_view
 from ..ops import registry
 from ..ops.emitting import KernelCall
-from ..planner import Plan
-from ..tiling import Chain, OpRows, Stripe, row_bytes, stripe_view
 
 GEOMETRIES_PER_OP = 100  # the stand-in index's factor; a chain has far fewer stripes
 

@@ -25,26 +25,19 @@ Memory
 In stripe k, op j writes its rows of intermediate j into a stripe slot of
 max_k(rows) * row bytes. Slot j is dead once op j + 1 has run, so the slots ping-pong inside one
 region per chain: even slots at its start, odd slots at its end, the region being the largest
-sum of two neighbouring slots. The planner (planner.collect_buffers) sees the whole chain at
-the step of its last op: the region and the chain's kernel scratch live there, the chain's
-external inputs are read there and its output is written there.
+sum of two neighbouring slots. The planner sees the whole chain at the step of its last op
+(`Tiling` is a liveness.StepView): the region and the chain's kernel scratch live there, the
+chain's external inputs are read there and its output is written there.
 
 Output over input: if the chain's input dies in the chain, the output may share its bytes,
 starting `lag` bytes before it: stripe k writes output rows [r0, r1) only after every read of
 that stripe except the residual ADD's own row (which reads element e before writing element e
 at a lower or equal address), and later stripes read input rows from need(k) on, so
 lag = max(0, max_k(r1 * out_row_bytes - need(k) * in_row_bytes)) keeps every write below every
-byte still to be read. The planner makes plans with and without this sharing and keeps the
-smaller.
+byte still to be read. The planner makes plans with and without this sharing
+(`Tiling.variants`) and keeps the smaller.
 
-Choice
-------
-`choose_tiling` tries, around the current peak step, every chain of 2..MAX_CHAIN_OPS ops that
-covers it (each with its least-memory cut first, then every cut of the best few), scores each
-by the bytes live at each step of the tiled buffers (cheap; largest first, compared element by
-element, so that taking one of two equal peaks down counts), keeps the best and repeats while
-that goes down; then it drops every chain the peak does not need. The driver keeps the tiling
-only if the placed plan is smaller than the untiled one.
+Which chains to tile is chosen in tiling_search.py.
 """
 
 from __future__ import annotations
@@ -52,22 +45,18 @@ from __future__ import annotations
 import dataclasses
 import functools
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .ir import Conv2DOptions, DepthwiseConv2DOptions, Graph, Op, OpKind, Pool2DOptions, Tensor
-from .ops.common import conv_padding
-from .ops.registry import op_macs
+from ..ir import Conv2DOptions, DepthwiseConv2DOptions, Op, OpKind, Pool2DOptions, Tensor
+from ..ops.common import conv_padding
+from ..ops.registry import op_macs
+from .liveness import Buffer, ScratchBytes
 
+# The planner's alignment (placement.ALIGNMENT): stripe slots and the output lag are whole
+# aligned units. Tiling imports liveness only, so it keeps its own copy; a test checks they agree.
 ALIGNMENT = 16
-RECOMPUTED_COUNTS = (2, 4, 8, 16)
-MAX_ROUNDS = 6
-MAX_CHAIN_OPS = 12
-SHORTLIST = 3
-# Ops a chain may start with; an ADD (of two tensors of one shape) may follow one.
-WINDOW_KINDS = frozenset({OpKind.CONV_2D, OpKind.DEPTHWISE_CONV_2D, OpKind.AVERAGE_POOL_2D,
-                          OpKind.MAX_POOL_2D})
 
 
 def _align(value: int) -> int:
@@ -184,6 +173,10 @@ class Tiling:
     def chain_of(self, op: Op) -> Chain | None:
         return self._by_op.get(id(op))
 
+    def grouped(self, op: Op) -> bool:
+        """`op` is in a chain: it runs in the chain's step, with no alias or in-place of its own."""
+        return self.chain_of(op) is not None
+
     def reads(self, op: Op) -> list[Tensor | None]:
         """What the planner sees `op` read: a chain reads everything at its last op."""
         chain = self.chain_of(op)
@@ -197,7 +190,7 @@ class Tiling:
             return list(op.outputs)
         return [chain.output] if op is chain.ops[-1] else []
 
-    def scratch(self, op: Op, step: int, scratch_bytes: Callable[[Op], int]) -> tuple[int, int]:
+    def scratch(self, op: Op, step: int, scratch_bytes: ScratchBytes) -> tuple[int, int]:
         """(step, bytes) of op's scratch: a chain's ops take turns on one scratch buffer, the
         largest any of them needs, planned at the chain's last op."""
         chain = self.chain_of(op)
@@ -212,6 +205,16 @@ class Tiling:
         if not self.chains:
             return [self]
         return [dataclasses.replace(self, share_output=True), dataclasses.replace(self, share_output=False)]
+
+    def add_buffers(self, buffers: list[Buffer]) -> list[Buffer]:
+        """The planner's buffers plus each chain's stripe region, with outputs over dying inputs
+        where `share_output` (liveness.collect_buffers calls this last)."""
+        for chain in self.chains:
+            buffers.append(Buffer(name=chain.region_name, size=chain.region_bytes, first=chain.last_step,
+                                  last=chain.last_step, uses=1))
+            if self.share_output and chain.lag is not None:
+                _share(chain, buffers)
+        return buffers
 
 
 # --- geometry --------------------------------------------------------------------------------
@@ -381,179 +384,20 @@ def _output_lag(chain: Chain) -> int | None:
     return _align(lag)
 
 
-# --- which runs of ops can be chained --------------------------------------------------------
-
-
-def _is_spatial(tensor: Tensor | None) -> bool:
-    return tensor is not None and len(tensor.shape) == 4 and tensor.shape[0] == 1 and not tensor.is_constant
-
-
-def _can_start(op: Op) -> bool:
-    """An op that may be a chain's first op (it reads a whole tensor)."""
-    return (op.kind in WINDOW_KINDS and op.backend == "cpu" and len(op.outputs) == 1
-            and _is_spatial(op.inputs[0]) and _is_spatial(op.outputs[0]))
-
-
-def _can_follow(op: Op, previous: Op, graph_outputs: set[int]) -> bool:
-    """`op` may extend a chain ending in `previous`: it reads previous's output, row by row, and
-    nothing else reads that output."""
-    link = previous.outputs[0]
-    if id(link) in graph_outputs or len(link.consumers) != 1 or link.consumers[0] is not op:
-        return False
-    if op.kind in WINDOW_KINDS:
-        return _can_start(op) and op.inputs[0] is link
-    if op.kind is not OpKind.ADD or op.backend != "cpu" or len(op.inputs) != 2:
-        return False
-    a, b = op.inputs
-    side = b if a is link else a
-    return (side is not link and _is_spatial(side) and side is not None
-            and side.shape == link.shape == op.outputs[0].shape and (a is link or b is link))
-
-
-def chain_runs(graph: Graph, order: Sequence[Op]) -> list[tuple[int, int]]:
-    """Maximal (first step, last step) runs of consecutive ops that can form a chain."""
-    outputs = {id(t) for t in graph.outputs}
-    runs: list[tuple[int, int]] = []
-    step = 0
-    while step < len(order):
-        if not _can_start(order[step]):
-            step += 1
-            continue
-        end = step
-        while end + 1 < len(order) and _can_follow(order[end + 1], order[end], outputs):
-            end += 1
-        if end > step:
-            runs.append((step, end))
-        step = end + 1
-    return runs
-
-
-def _side_inputs_ready(ops: Sequence[Op]) -> bool:
-    """Every residual operand is made before the chain, so it is whole while the chain runs."""
-    inside = {id(op.outputs[0]) for op in ops}
-    return all(t is None or t is ops[j - 1].outputs[0] or id(t) not in inside
-               for j, op in enumerate(ops[1:], start=1) for t in op.inputs)
-
-
-# --- choosing ----------------------------------------------------------------------------------
-
-
-# Bytes live at each step, largest first: lower is better, compared element by element, so
-# that taking one of two equal peaks down counts as progress.
-Score = Callable[[Tiling], tuple[int, ...]]
-Trial = tuple[tuple[int, ...], int, int, Tiling]  # (score, extra MACs, stripes, tiling)
-
-
-def _runs_around(graph: Graph, order: Sequence[Op], taken: Sequence[Chain], peak: int) -> list[tuple[int, int]]:
-    """(first, last) steps of every chain of 2..MAX_CHAIN_OPS free ops covering the peak step
-    (a chain ending just before it counts: its output is what the peak step reads)."""
-    used = {id(op) for chain in taken for op in chain.ops}
-    found = []
-    for first, last in chain_runs(graph, order):
-        for a in range(first, last):
-            for b in range(a + 1, min(last, a + MAX_CHAIN_OPS - 1) + 1):
-                ops = order[a:b + 1]
-                if a <= peak <= b + 1 and not any(id(op) in used for op in ops) and _side_inputs_ready(ops):
-                    found.append((a, b))
-    return found
-
-
-def _counts(ops: Sequence[Op], rolling: bool) -> list[int]:
-    if rolling:
-        rows = ops[0].outputs[0].shape[1]
-        return sorted({c for c in (rows, rows // 2, rows // 4) if c >= 2}, reverse=True)
-    rows = ops[-1].outputs[0].shape[1]
-    return sorted({c for c in (rows, *RECOMPUTED_COUNTS) if 2 <= c <= rows}, reverse=True)
-
-
-def _least_memory_cut(ops: Sequence[Op]) -> list[tuple[int, bool]]:
-    """[(stripes, rolling)] of the most stripes, halo rows kept if the first op has the rows
-    for it, else recomputed; [] if the chain cannot be cut at all."""
-    for rolling in (True, False):
-        counts = _counts(ops, rolling)
-        if counts:
-            return [(counts[0], rolling)]
-    return []
-
-
-def _best(trials: list[Trial]) -> Trial | None:
-    return min(trials, key=lambda t: t[:3]) if trials else None
-
-
-def _try(tiling: Tiling, order: Sequence[Op], a: int, b: int, count: int, rolling: bool,
-         score: Score) -> Trial | None:
-    chain = make_chain(order[a:b + 1], a, count, rolling)
-    if chain is None:
-        return None
-    trial = Tiling([*tiling.chains, chain])
-    return score(trial), chain.extra_macs, len(chain.stripes), trial
-
-
-def choose_tiling(graph: Graph, order: Sequence[Op], score: Score,
-                  peak_step: Callable[[Tiling], int]) -> Tiling:
-    """Greedy: add the chain (and stripe count) that lowers `score` most, while it goes down;
-    then drop every chain the peak does not need.
-
-    `score` is the cost of a tiling (the bytes live at each step of the planner's buffers,
-    largest first); ties go to fewer extra MACs, then fewer stripes.
-    """
-    tiling = Tiling()
-    best = score(tiling)
-    for _ in range(MAX_ROUNDS):
-        runs = _runs_around(graph, order, tiling.chains, peak_step(tiling))
-        # Each run first with its least-memory cut (rolling, a row per stripe); then every cut
-        # of the few best runs.
-        first = [t for a, b in runs for count, rolling in _least_memory_cut(order[a:b + 1])
-                 for t in [_try(tiling, order, a, b, count, rolling, score)] if t is not None]
-        first.sort(key=lambda t: t[:3])
-        trials = list(first)
-        for _, _, _, trial in first[:SHORTLIST]:
-            chain = trial.chains[-1]
-            a, b = chain.first_step, chain.last_step
-            for rolling in (True, False):
-                for count in _counts(chain.ops, rolling):
-                    result = _try(tiling, order, a, b, count, rolling, score)
-                    if result is not None:
-                        trials.append(result)
-        winner = _best(trials)
-        if winner is None or winner[0] >= best:
-            break
-        best, tiling = winner[0], winner[3]
-    for chain in reversed(list(tiling.chains)):
-        without = Tiling([c for c in tiling.chains if c is not chain])
-        if score(without)[0] <= best[0]:
-            tiling = without
-    tiling.chains.sort(key=lambda c: c.first_step)
-    return tiling
-
-
 def stripe_view(tensor: Tensor, rows: int) -> Tensor:
     """A stand-in for `tensor` with `rows` rows: what one stripe's kernel call sees."""
     n, _, w, c = tensor.shape
     return dataclasses.replace(tensor, shape=(n, rows, w, c), consumers=[])
 
 
-# --- the planner's side ------------------------------------------------------------------------
+# --- the planner's side: output over input ---------------------------------------------------
 
 
-def add_tiling_buffers(tiling: Tiling, buffers: list[Any]) -> list[Any]:
-    """The planner's buffers plus each chain's stripe region, with outputs over dying inputs
-    where `tiling.share_output` (planner.collect_buffers calls this last)."""
-    from .planner import Buffer
-
-    for chain in tiling.chains:
-        buffers.append(Buffer(name=chain.region_name, size=chain.region_bytes, first=chain.last_step,
-                              last=chain.last_step, uses=1))
-        if tiling.share_output and chain.lag is not None:
-            _share(chain, buffers)
-    return buffers
-
-
-def _holding(buffers: list[Any], tensor: Tensor) -> Any:
+def _holding(buffers: list[Buffer], tensor: Tensor) -> Buffer | None:
     return next((b for b in buffers if any(t is tensor for t in b.tensors)), None)
 
 
-def _share(chain: Chain, buffers: list[Any]) -> None:
+def _share(chain: Chain, buffers: list[Buffer]) -> None:
     """Put the chain's output `lag` bytes before its input in one buffer, if both are whole
     buffers of their own, the input's ending and the output's starting at the chain."""
     x, y = _holding(buffers, chain.input), _holding(buffers, chain.output)
@@ -572,28 +416,3 @@ def _share(chain: Chain, buffers: list[Any]) -> None:
     x.uses += y.uses
     x.in_place_ops.extend(y.in_place_ops)
     buffers.remove(y)
-
-
-def plan_tiling(graph: Graph, order: Sequence[Op], scratch_bytes: Callable[[Op], int]) -> Tiling:
-    """The chains for `order`, scored by the liveness bound of the tiled buffers (in place on)."""
-    from .planner import collect_buffers, live_by_step
-
-    def best_buffers(tiling: Tiling) -> list[Any]:
-        return min((collect_buffers(graph, list(order), scratch_bytes, tiling=t) for t in tiling.variants()),
-                   key=lambda buffers: sorted(live_by_step(buffers), reverse=True))
-
-    def score(tiling: Tiling) -> tuple[int, ...]:
-        return tuple(sorted(live_by_step(best_buffers(tiling)), reverse=True))
-
-    def peak(tiling: Tiling) -> int:
-        totals = live_by_step(best_buffers(tiling))
-        return totals.index(max(totals)) if totals else 0
-
-    return choose_tiling(graph, order, score, peak)
-
-
-def tiling_report(tiling: Tiling | None, enabled: bool = True) -> dict[str, Any]:
-    """report.json's "tiling": on or off, each chain (ops, stripes, stripe bytes, extra MACs)."""
-    chains = tiling.chains if tiling is not None else []
-    return {"enabled": enabled, "chains": [c.describe() for c in chains],
-            "extra_macs": sum(c.extra_macs for c in chains)}

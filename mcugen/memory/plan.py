@@ -1,0 +1,265 @@
+"""Static memory planning: every activation tensor and kernel scratch buffer gets a pool and an
+offset in it, fixed at build time.
+
+The package, in the order a plan is made (each module imports only those above it):
+
+- liveness.py: buffers and their lifetimes, for an order seen through a step view, and the
+  whole-tensor lower bounds;
+- placement.py: offsets for the buffers of one pool (several algorithms, the best kept);
+- pools.py: the pools of a build and the assignment of buffers to them;
+- tiling.py, tiling_search.py: chains of ops run in stripes, and which to tile;
+- plan.py (here): the variants, the choice among them, and the check of the result.
+
+Variants
+--------
+`plan_model` is the one place that tries different buffer sets for one order and keeps the
+smallest placed plan (sum over pools; ties: the earlier in this list):
+
+1. whole tensors, in-place execution on, concatenations copied;
+2. whole tensors, concatenations in place (their inputs are views of the output), when any
+   concatenation can be: that makes the output live from its first input's producer on, which
+   can cost more than it saves;
+3. with `tiling`, if tiling_search finds chains that lower the liveness peak: the same order
+   tiled, the chains' outputs over their dying inputs (at `lag`), then never over them, then
+   with concatenations in place too.
+
+A variant that does not fit the pools is skipped; if none fits, the error raised is the first
+failure of the last group tried (the tiled one, when tiling was tried). `plan_memory` does the
+same for one given tiling (or none): the variants of 1-2, or of 3 (and in-place execution may
+be turned off there).
+
+Bounds and checks
+-----------------
+Plan.lower_bound is the whole-tensor liveness bound of the order (liveness.py), and
+Plan.file_lower_bound the same for TFLite's order; in-place execution and tiling may go below
+both. Pool sizes are rounded up to 16 bytes. `verify_plan` re-checks the result (alignment,
+pool capacity, no two simultaneously live buffers of one pool sharing a byte) after every run
+and raises PlanningError on any violation; there is no silent fallback and no slack. With
+`guard` > 0 (tests), every buffer is followed by `guard` canary bytes and each pool starts and
+ends with `guard` of them (pools.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import PlanningError
+from ..ir import Graph, Op, OpKind, Tensor
+from ..ops.registry import op_def
+from .liveness import (
+    OP_STEPS,
+    Buffer,
+    ScratchBytes,
+    collect_buffers,
+    file_lower_bound,
+    whole_tensor_bound,
+)
+from .placement import ALIGNMENT
+from .pools import DEFAULT_POOLS, PoolPlan, PoolSpec, place_pools
+from .tiling import Tiling
+from .tiling_search import plan_tiling
+
+
+@dataclass
+class Plan:
+    buffers: list[Buffer]
+    arena_size: int  # total bytes over every pool
+    lower_bound: int  # whole-tensor liveness bound of the chosen order
+    steps: int
+    pools: list[PoolPlan] = field(default_factory=list)
+    file_lower_bound: int = 0  # the same bound for TFLite's order
+    guard: int = 0
+    schedule_exact: bool = False  # set by the driver: no order has a smaller whole-tensor bound
+    tiling: Tiling | None = None  # chains run in stripes (tiling.py), or None
+
+    def __post_init__(self) -> None:
+        if not self.pools:
+            self.pools = [PoolPlan(DEFAULT_POOLS[0], self.arena_size)]
+
+    @property
+    def gap_percent(self) -> float:
+        """How far the plan is above the whole-tensor bound of its order (negative: below)."""
+        if self.lower_bound == 0:
+            return 0.0
+        return round(100.0 * (self.arena_size - self.lower_bound) / self.lower_bound, 2)
+
+    def buffer_of(self, tensor: Tensor) -> Buffer:
+        for buffer in self.buffers:
+            if any(t is tensor for t in buffer.tensors):
+                return buffer
+        raise KeyError(tensor.name)
+
+    def offset_of(self, tensor: Tensor) -> int:
+        buffer = self.buffer_of(tensor)
+        return buffer.offset + buffer.view_offsets.get(id(tensor), 0)
+
+    def is_elided(self, op: Op) -> bool:
+        """No code for the op: an alias of its input, or a concatenation whose inputs were
+        written straight into their slices of its output."""
+        out = op.outputs[0] if op.outputs else None
+        if out is None or not op.inputs or any(t is None for t in op.inputs):
+            return False
+        if op_def(op.kind).traits.alias:
+            return self.buffer_of(op.inputs[0]) is self.buffer_of(out)  # type: ignore[arg-type]
+        return op.index in self.buffer_of(out).concat_ops
+
+    def pool_of(self, buffer: Buffer) -> PoolPlan:
+        for pool in self.pools:
+            if pool.name == buffer.pool:
+                return pool
+        raise KeyError(buffer.pool)
+
+    def scratch_of(self, op: Op) -> Buffer | None:
+        for buffer in self.buffers:
+            if buffer.scratch_of is op:
+                return buffer
+        return None
+
+
+# --- variants ------------------------------------------------------------------------------
+
+# One buffer set to place: the tiling it was collected with (None: whole tensors) and its buffers.
+Variant = tuple[Tiling | None, list[Buffer]]
+
+
+def _variants(graph: Graph, order: list[Op], scratch_bytes: ScratchBytes, in_place: bool,
+              tiling: Tiling | None) -> list[Variant]:
+    """The buffer sets of one tiling (None: whole tensors), in the order of the docstring."""
+    tilings = tiling.variants() if tiling is not None else [None]
+    found: list[Variant] = [
+        (tiling, collect_buffers(graph, order, scratch_bytes, in_place=in_place, steps=t or OP_STEPS))
+        for t in tilings
+    ]
+    if in_place and any(op.kind is OpKind.CONCATENATION for op in order):
+        views = collect_buffers(graph, order, scratch_bytes, in_place=True, concat_in_place=True,
+                                steps=tilings[0] or OP_STEPS)
+        if any(b.concat_ops for b in views):
+            found.append((tiling, views))
+    return found
+
+
+def _smallest(graph: Graph, order: list[Op], scratch_bytes: ScratchBytes, pools: Sequence[PoolSpec],
+              guard: int, groups: list[list[Variant]]) -> Plan:
+    """Place every variant, keep the smallest (ties: the first), check it (verify_plan)."""
+    if guard % ALIGNMENT:
+        raise PlanningError(f"guard of {guard} bytes is not a multiple of {ALIGNMENT}")
+    pools = list(pools) or list(DEFAULT_POOLS)
+    placed: list[tuple[int, int, Variant, list[PoolPlan]]] = []
+    failure: PlanningError | None = None
+    number = 0
+    for group in groups:
+        failure = None
+        for variant in group:
+            number += 1
+            try:
+                result = place_pools(variant[1], pools, guard)
+            except PlanningError as error:
+                failure = failure or error
+                continue
+            placed.append((sum(p.size for p in result), number, variant, result))
+    if not placed:
+        assert failure is not None
+        raise failure
+    _, _, (tiling, buffers), pool_plans = min(placed, key=lambda item: (item[0], item[1]))
+    bound = whole_tensor_bound(graph, order, scratch_bytes)
+    file_bound = bound if order == list(graph.ops) else file_lower_bound(graph, scratch_bytes)
+    plan = Plan(buffers=buffers, arena_size=sum(p.size for p in pool_plans), lower_bound=bound,
+                steps=len(order), pools=pool_plans, file_lower_bound=file_bound, guard=guard,
+                tiling=tiling if tiling is not None and tiling.chains else None)
+    verify_plan(plan)
+    return plan
+
+
+def plan_memory(graph: Graph, order: list[Op], scratch_bytes: ScratchBytes,
+                pools: Sequence[PoolSpec] = DEFAULT_POOLS, guard: int = 0, in_place: bool = True,
+                tiling: Tiling | None = None) -> Plan:
+    """Buffers, lifetimes, pools and offsets for `order` with exactly this tiling (None: whole
+    tensors): the smallest of its variants; checked by verify_plan before return."""
+    return _smallest(graph, order, scratch_bytes, pools, guard,
+                     [_variants(graph, order, scratch_bytes, in_place, tiling)])
+
+
+def plan_model(graph: Graph, order: list[Op], scratch_bytes: ScratchBytes,
+               pools: Sequence[PoolSpec] = DEFAULT_POOLS, guard: int = 0, tiling: bool = True) -> Plan:
+    """The build's memory plan: whole tensors, or, with `tiling`, tiled where that makes the
+    pools smaller (or makes the model fit them); checked by verify_plan before return."""
+    groups = [_variants(graph, order, scratch_bytes, True, None)]
+    if tiling:
+        chosen = plan_tiling(graph, order, scratch_bytes)
+        if chosen.chains:
+            groups.append(_variants(graph, order, scratch_bytes, True, chosen))
+    return _smallest(graph, order, scratch_bytes, pools, guard, groups)
+
+
+# --- checks and reports ----------------------------------------------------------------------
+
+
+def verify_plan(plan: Plan) -> None:
+    """Alignment, pool capacity, and no two buffers of a pool live at one step sharing a byte."""
+    sizes = {p.name: p.size for p in plan.pools}
+    for pool in plan.pools:
+        if pool.size % ALIGNMENT:
+            raise PlanningError(f"pool {pool.name} of {pool.size} bytes is not a multiple of {ALIGNMENT}")
+        if pool.spec.capacity is not None and pool.size > pool.spec.capacity:
+            raise PlanningError(f"pool {pool.name} uses {pool.size} bytes, over its capacity {pool.spec.capacity}")
+    for buffer in plan.buffers:
+        if buffer.pool not in sizes:
+            raise PlanningError(f"buffer '{buffer.name}' is in pool '{buffer.pool}', which the plan does not have")
+        if buffer.offset < 0 or buffer.offset % ALIGNMENT:
+            raise PlanningError(f"buffer '{buffer.name}' at offset {buffer.offset} is not {ALIGNMENT}-byte aligned")
+        if plan.guard and buffer.offset + buffer.extent > sizes[buffer.pool] - plan.guard:
+            raise PlanningError(f"buffer '{buffer.name}' reaches into the end canary of pool {buffer.pool}")
+        if buffer.offset + buffer.size > sizes[buffer.pool]:
+            raise PlanningError(
+                f"buffer '{buffer.name}' ends at {buffer.offset + buffer.size}, past the {sizes[buffer.pool]} "
+                f"bytes of pool {buffer.pool}"
+            )
+        for tensor in buffer.tensors:
+            start = buffer.view_offsets.get(id(tensor), 0)
+            if start < 0 or start + tensor.nbytes > buffer.size:
+                raise PlanningError(f"tensor '{tensor.name}' at {start} in buffer '{buffer.name}' runs past its "
+                                    f"{buffer.size} bytes")
+        if plan.guard and buffer.offset < plan.guard:
+            raise PlanningError(f"buffer '{buffer.name}' reaches into the start canary of pool {buffer.pool}")
+    ordered = sorted(plan.buffers, key=lambda b: (b.pool, b.offset))
+    for i, a in enumerate(ordered):
+        for b in ordered[i + 1 :]:
+            if b.pool != a.pool or b.offset >= a.offset + a.extent:
+                break
+            if a.size and b.size and a.overlaps_in_time(b) and a.overlaps_in_space(b):
+                raise PlanningError(
+                    f"buffers '{a.name}' [{a.offset}, {a.offset + a.size}) and '{b.name}' "
+                    f"[{b.offset}, {b.offset + b.size}) overlap while both are live"
+                )
+
+
+def plan_report(plan: Plan) -> dict[str, object]:
+    """The plan's numbers for report.json and `mcugen plan --json`."""
+    return {
+        "arena_bytes": plan.arena_size,
+        "lower_bound_bytes": plan.lower_bound,
+        "lower_bound_tflite_order_bytes": plan.file_lower_bound,
+        "gap_percent": plan.gap_percent,
+        "schedule_exact": plan.schedule_exact,
+        "pools": [
+            {"name": p.name, "bytes": p.size, "capacity": p.spec.capacity, "speed": p.spec.speed,
+             "algorithm": p.algorithm, "optimal": p.exact}
+            for p in plan.pools
+        ],
+        "buffers": [
+            {"name": b.name, "bytes": b.size, "first": b.first, "last": b.last, "pool": b.pool,
+             "offset": b.offset, "scratch": b.scratch_of is not None,
+             "tensors": [t.name for t in b.tensors], "in_place_ops": list(b.in_place_ops),
+             "concat_ops": list(b.concat_ops)}
+            for b in plan.buffers
+        ],
+    }
+
+
+def tiling_report(tiling: Tiling | None, enabled: bool = True) -> dict[str, Any]:
+    """report.json's "tiling": on or off, each chain (ops, stripes, stripe bytes, extra MACs)."""
+    chains = tiling.chains if tiling is not None else []
+    return {"enabled": enabled, "chains": [c.describe() for c in chains],
+            "extra_macs": sum(c.extra_macs for c in chains)}

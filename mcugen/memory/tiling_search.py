@@ -1,0 +1,187 @@
+"""Choosing the chains to tile (tiling.py): which runs of ops, in how many stripes.
+
+`choose_tiling` tries, around the current peak step, every chain of 2..MAX_CHAIN_OPS ops that
+covers it (each with its least-memory cut first, then every cut of the best few), scores each
+by the bytes live at each step of the tiled buffers (cheap; largest first, compared element by
+element, so that taking one of two equal peaks down counts), keeps the best and repeats while
+that goes down; then it drops every chain the peak does not need. `plan_tiling` scores with
+liveness.collect_buffers and live_by_step, through the Tiling's step view. plan.plan_model keeps
+the tiling only if the placed plan is smaller than the untiled one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from ..ir import Graph, Op, OpKind, Tensor
+from ..ops.registry import op_def
+from .liveness import Buffer, ScratchBytes, collect_buffers, live_by_step
+from .tiling import Chain, Tiling, make_chain
+
+RECOMPUTED_COUNTS = (2, 4, 8, 16)
+MAX_ROUNDS = 6
+MAX_CHAIN_OPS = 12
+SHORTLIST = 3
+
+
+# --- which runs of ops can be chained --------------------------------------------------------
+
+
+def _is_spatial(tensor: Tensor | None) -> bool:
+    return tensor is not None and len(tensor.shape) == 4 and tensor.shape[0] == 1 and not tensor.is_constant
+
+
+def _can_start(op: Op) -> bool:
+    """An op that may be a chain's first op (it reads a whole tensor)."""
+    return (op_def(op.kind).traits.window and op.backend == "cpu" and len(op.outputs) == 1
+            and _is_spatial(op.inputs[0]) and _is_spatial(op.outputs[0]))
+
+
+def _can_follow(op: Op, previous: Op, graph_outputs: set[int]) -> bool:
+    """`op` may extend a chain ending in `previous`: it reads previous's output, row by row, and
+    nothing else reads that output."""
+    link = previous.outputs[0]
+    if id(link) in graph_outputs or len(link.consumers) != 1 or link.consumers[0] is not op:
+        return False
+    if op_def(op.kind).traits.window:
+        return _can_start(op) and op.inputs[0] is link
+    if op.kind is not OpKind.ADD or op.backend != "cpu" or len(op.inputs) != 2:
+        return False
+    a, b = op.inputs
+    side = b if a is link else a
+    return (side is not link and _is_spatial(side) and side is not None
+            and side.shape == link.shape == op.outputs[0].shape and (a is link or b is link))
+
+
+def chain_runs(graph: Graph, order: Sequence[Op]) -> list[tuple[int, int]]:
+    """Maximal (first step, last step) runs of consecutive ops that can form a chain."""
+    outputs = {id(t) for t in graph.outputs}
+    runs: list[tuple[int, int]] = []
+    step = 0
+    while step < len(order):
+        if not _can_start(order[step]):
+            step += 1
+            continue
+        end = step
+        while end + 1 < len(order) and _can_follow(order[end + 1], order[end], outputs):
+            end += 1
+        if end > step:
+            runs.append((step, end))
+        step = end + 1
+    return runs
+
+
+def _side_inputs_ready(ops: Sequence[Op]) -> bool:
+    """Every residual operand is made before the chain, so it is whole while the chain runs."""
+    inside = {id(op.outputs[0]) for op in ops}
+    return all(t is None or t is ops[j - 1].outputs[0] or id(t) not in inside
+               for j, op in enumerate(ops[1:], start=1) for t in op.inputs)
+
+
+# --- choosing ----------------------------------------------------------------------------------
+
+
+# Bytes live at each step, largest first: lower is better, compared element by element, so
+# that taking one of two equal peaks down counts as progress.
+Score = Callable[[Tiling], tuple[int, ...]]
+Trial = tuple[tuple[int, ...], int, int, Tiling]  # (score, extra MACs, stripes, tiling)
+
+
+def _runs_around(graph: Graph, order: Sequence[Op], taken: Sequence[Chain], peak: int) -> list[tuple[int, int]]:
+    """(first, last) steps of every chain of 2..MAX_CHAIN_OPS free ops covering the peak step
+    (a chain ending just before it counts: its output is what the peak step reads)."""
+    used = {id(op) for chain in taken for op in chain.ops}
+    found = []
+    for first, last in chain_runs(graph, order):
+        for a in range(first, last):
+            for b in range(a + 1, min(last, a + MAX_CHAIN_OPS - 1) + 1):
+                ops = order[a:b + 1]
+                if a <= peak <= b + 1 and not any(id(op) in used for op in ops) and _side_inputs_ready(ops):
+                    found.append((a, b))
+    return found
+
+
+def _counts(ops: Sequence[Op], rolling: bool) -> list[int]:
+    if rolling:
+        rows = ops[0].outputs[0].shape[1]
+        return sorted({c for c in (rows, rows // 2, rows // 4) if c >= 2}, reverse=True)
+    rows = ops[-1].outputs[0].shape[1]
+    return sorted({c for c in (rows, *RECOMPUTED_COUNTS) if 2 <= c <= rows}, reverse=True)
+
+
+def _least_memory_cut(ops: Sequence[Op]) -> list[tuple[int, bool]]:
+    """[(stripes, rolling)] of the most stripes, halo rows kept if the first op has the rows
+    for it, else recomputed; [] if the chain cannot be cut at all."""
+    for rolling in (True, False):
+        counts = _counts(ops, rolling)
+        if counts:
+            return [(counts[0], rolling)]
+    return []
+
+
+def _best(trials: list[Trial]) -> Trial | None:
+    return min(trials, key=lambda t: t[:3]) if trials else None
+
+
+def _try(tiling: Tiling, order: Sequence[Op], a: int, b: int, count: int, rolling: bool,
+         score: Score) -> Trial | None:
+    chain = make_chain(order[a:b + 1], a, count, rolling)
+    if chain is None:
+        return None
+    trial = Tiling([*tiling.chains, chain])
+    return score(trial), chain.extra_macs, len(chain.stripes), trial
+
+
+def choose_tiling(graph: Graph, order: Sequence[Op], score: Score,
+                  peak_step: Callable[[Tiling], int]) -> Tiling:
+    """Greedy: add the chain (and stripe count) that lowers `score` most, while it goes down;
+    then drop every chain the peak does not need.
+
+    `score` is the cost of a tiling (the bytes live at each step of the planner's buffers,
+    largest first); ties go to fewer extra MACs, then fewer stripes.
+    """
+    tiling = Tiling()
+    best = score(tiling)
+    for _ in range(MAX_ROUNDS):
+        runs = _runs_around(graph, order, tiling.chains, peak_step(tiling))
+        # Each run first with its least-memory cut (rolling, a row per stripe); then every cut
+        # of the few best runs.
+        first = [t for a, b in runs for count, rolling in _least_memory_cut(order[a:b + 1])
+                 for t in [_try(tiling, order, a, b, count, rolling, score)] if t is not None]
+        first.sort(key=lambda t: t[:3])
+        trials = list(first)
+        for _, _, _, trial in first[:SHORTLIST]:
+            chain = trial.chains[-1]
+            a, b = chain.first_step, chain.last_step
+            for rolling in (True, False):
+                for count in _counts(chain.ops, rolling):
+                    result = _try(tiling, order, a, b, count, rolling, score)
+                    if result is not None:
+                        trials.append(result)
+        winner = _best(trials)
+        if winner is None or winner[0] >= best:
+            break
+        best, tiling = winner[0], winner[3]
+    for chain in reversed(list(tiling.chains)):
+        without = Tiling([c for c in tiling.chains if c is not chain])
+        if score(without)[0] <= best[0]:
+            tiling = without
+    tiling.chains.sort(key=lambda c: c.first_step)
+    return tiling
+
+
+def plan_tiling(graph: Graph, order: Sequence[Op], scratch_bytes: ScratchBytes) -> Tiling:
+    """The chains for `order`, scored by the liveness bound of the tiled buffers (in place on)."""
+
+    def best_buffers(tiling: Tiling) -> list[Buffer]:
+        return min((collect_buffers(graph, list(order), scratch_bytes, steps=t) for t in tiling.variants()),
+                   key=lambda buffers: sorted(live_by_step(buffers), reverse=True))
+
+    def score(tiling: Tiling) -> tuple[int, ...]:
+        return tuple(sorted(live_by_step(best_buffers(tiling)), reverse=True))
+
+    def peak(tiling: Tiling) -> int:
+        totals = live_by_step(best_buffers(tiling))
+        return totals.index(max(totals)) if totals else 0
+
+    return choose_tiling(graph, order, score, peak)
