@@ -32,24 +32,27 @@ from .pools import DEFAULT_POOLS, PoolSpec
 from .quantization import Rounding
 from .schedule import schedule
 from .support import check_graph
+from .targets import HOST, Target, target
 from .tiling import plan_tiling, tiling_report
-
-TARGETS = ("host", "cortex-m4", "cortex-m7", "cortex-m55")
 
 
 @dataclass(frozen=True)
 class BuildOptions:
     rounding: Rounding = Rounding.TFLM
     prefix: str | None = None
-    target: str = "host"
+    target: Target = HOST  # a --target name is looked up (targets.target())
     pools: tuple[PoolSpec, ...] = ()  # --pool; () is the one unlimited arena
     guard: int = 0  # canary bytes after every buffer and around every pool (tests only)
     tiling: bool = True  # run memory-peak chains in stripes when that lowers the arena (tiling.py)
 
+    def __post_init__(self) -> None:
+        if isinstance(self.target, str):  # BuildOptions(target="cortex-m4"): the same as target(...)
+            object.__setattr__(self, "target", target(self.target))
+
     def key(self) -> str:
         pools = ",".join(f"{p.name}:{p.capacity}:{p.speed}" for p in self.pools)
         tiling = "" if self.tiling else "-notiling"
-        return f"{self.rounding.value}-{self.prefix or ''}-{self.target}-{pools}-{self.guard}{tiling}"
+        return f"{self.rounding.value}-{self.prefix or ''}-{self.target.name}-{pools}-{self.guard}{tiling}"
 
 
 @dataclass
@@ -75,7 +78,7 @@ class Compiled:
             "model_sha256": graph.sha256,
             "prefix": self.prefix,
             "rounding": self.options.rounding.value,
-            "target": self.options.target,
+            "target": self.options.target.name,
             "arena_bytes": plan.arena_size,
             "weights_bytes": self.code.weights_bytes,
             "lower_bound_bytes": plan.lower_bound,
@@ -143,8 +146,6 @@ def resolve_prefix(graph: Graph, prefix: str | None) -> str:
 
 
 def compile_model(model: Path | bytes, options: BuildOptions, label: str | None = None) -> Compiled:
-    if options.target not in TARGETS:
-        raise McugenError(f"--target '{options.target}' is not one of {', '.join(TARGETS)}")
     load_emitters()
     graph = load_graph(model, label, options.rounding)
     model_label = label or (model.name if isinstance(model, Path) else "model.tflite")
@@ -217,7 +218,7 @@ def build(model: Path, out_dir: Path, options: BuildOptions, size: bool | None =
         from .analysis.profile import profile_model
 
         compiled.instructions = profile_model(model, options, qemu=True).instructions_report()
-    if size is not False and (size or options.target != "host"):
+    if size is not False and (size or options.target.is_cross):
         from .analysis.codesize import measure_code_size
 
         try:

@@ -81,7 +81,7 @@ def measure(model: Path, case: Path, core: str, variant: str) -> dict[str, Any]:
     profile = profile_model(model, options, qemu=True, runs=1, inputs=inputs, expected=expected,
                             extra_cflags=cflags)
     compiled = compile_model(model, options)
-    size = measure_code_size(compiled.code.files, compiled.prefix, target, portable=variant == "portable")
+    size = measure_code_size(compiled.code.files, compiled.prefix, options.target, portable=variant == "portable")
     report = profile.report
     instructions = profile.invoke_instructions or 0
     arena = profile.memory.internal

@@ -1,6 +1,7 @@
 """Code size of the generated model on its Cortex-M target, for report.json's "code_size".
 
-The generated sources are compiled with arm-none-eabi-gcc for the target core at -Os (with
+The generated sources are compiled with arm-none-eabi-gcc for the target core
+(Target.core_flags) at -Os (with
 -ffunction-sections -fdata-sections) and linked with --gc-sections against newlib-nano, rooted
 at the model's public functions only (no application, no startup code), with a small linker
 script that keeps mcugen's sections apart:
@@ -25,12 +26,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from ..targets import Target
+
 CROSS = "arm-none-eabi-"
-CORE_FLAGS = {
-    "cortex-m4": ["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"],
-    "cortex-m7": ["-mcpu=cortex-m7", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv5-d16"],
-    "cortex-m55": ["-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard"],
-}
 COMPILE_FLAGS = ["-Os", "-std=c99", "-ffp-contract=off", "-ffunction-sections", "-fdata-sections"]
 LINK_FLAGS = ["-nostartfiles", "--specs=nano.specs", "--specs=nosys.specs", "-Wl,--gc-sections"]
 TIMEOUT_S = 300
@@ -80,10 +78,10 @@ def section_sizes(path: Path) -> dict[str, int]:
     return totals
 
 
-def unavailable(target: str) -> str | None:
+def unavailable(target: Target) -> str | None:
     """Why code size cannot be measured for `target` here, or None when it can."""
-    if target not in CORE_FLAGS:
-        return f"target {target}: code size is measured for Cortex-M targets only"
+    if not target.is_cross:
+        return f"target {target.name}: code size is measured for Cortex-M targets only"
     missing = [tool for tool in (f"{CROSS}gcc", f"{CROSS}size") if shutil.which(tool) is None]
     if missing:
         return f"{', '.join(missing)} not on PATH (Debian: apt-get install gcc-arm-none-eabi libnewlib-arm-none-eabi)"
@@ -95,7 +93,8 @@ def _compiler_version() -> str:
     return first[0].strip() if first else f"{CROSS}gcc"
 
 
-def measure_code_size(files: dict[str, str], prefix: str, target: str, portable: bool = False) -> dict[str, Any]:
+def measure_code_size(files: dict[str, str], prefix: str, target: Target,
+                      portable: bool = False) -> dict[str, Any]:
     """report.json's "code_size" for the generated `files` (name -> text) on `target`.
 
     portable: compile with -DMCUGEN_PORTABLE (the kernels' portable C instead of the DSP/MVE
@@ -104,7 +103,7 @@ def measure_code_size(files: dict[str, str], prefix: str, target: str, portable:
     reason = unavailable(target)
     if reason is not None:
         return {"measured": False, "reason": reason}
-    flags = CORE_FLAGS[target] + COMPILE_FLAGS + (["-DMCUGEN_PORTABLE"] if portable else [])
+    flags = [*target.core_flags, *COMPILE_FLAGS] + (["-DMCUGEN_PORTABLE"] if portable else [])
     roots = [f"{prefix}_{name}" for name in ("init", "invoke", "input", "output", "input_bytes", "output_bytes")]
     with tempfile.TemporaryDirectory(prefix="mcugen-size-") as tmp:
         work = Path(tmp)
@@ -117,7 +116,7 @@ def measure_code_size(files: dict[str, str], prefix: str, target: str, portable:
             _run([f"{CROSS}gcc", *flags, "-I.", "-c", source, "-o", obj], work, f"compiling {source}")
             objects[obj] = section_sizes(work / obj)
         (work / "size.ld").write_text(LINKER_SCRIPT)
-        link = [f"{CROSS}gcc", *CORE_FLAGS[target], *LINK_FLAGS, "-T", "size.ld", "-Wl,--entry=0",
+        link = [f"{CROSS}gcc", *target.core_flags, *LINK_FLAGS, "-T", "size.ld", "-Wl,--entry=0",
                 *(f"-Wl,--require-defined={root}" for root in roots),
                 *(s[:-2] + ".o" for s in sources), "-lm", "-o", "size.elf"]
         _run(link, work, "linking")

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..codegen import load_emitters
-from ..codegen.emit import op_scratch_bytes
+from ..codegen.emit import target_scratch_bytes
 from ..ir import Graph, Op
 from ..planner import Plan, plan_report
 from ..schedule import schedule
@@ -37,7 +37,7 @@ def planned(model: Path, options: Any) -> PlannedModel:
 
     load_emitters()
     graph = load_graph(model, None, options.rounding)
-    chosen = schedule(graph, op_scratch_bytes)
+    chosen = schedule(graph, target_scratch_bytes(options.target))
     plan = plan_with_tiling(graph, chosen.order, options)
     plan.schedule_exact = chosen.exact
     return PlannedModel(model.name, graph, chosen.order, plan)

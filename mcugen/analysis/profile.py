@@ -6,10 +6,12 @@ The generated invoke reads `mcugen_profile_now()` around every op when compiled 
 - the host: the test harness (templates/harness_main.c.j2) with CLOCK_MONOTONIC, in
   nanoseconds: wall time of this machine, noisy, for relative shares;
 - QEMU (`qemu=True`): firmware/common's test application cross-compiled for the target core
-  (mps2-an386 for cortex-m4, mps3-an547 for cortex-m55) and run with `-icount shift=0`, where
+  (its QEMU board, Target.qemu: mps2-an386 for cortex-m4, mps3-an547 for cortex-m55) and run
+  with `-icount shift=0`, where
   the virtual clock advances 1 ns per instruction and SysTick, clocked by the board's core
   clock, counts it (profile_clock.c). Ticks become instructions exactly (to one tick, 40 or
-  31.25 instructions); nanoseconds are then instructions at `cpu_mhz`, one instruction a cycle,
+  31.25 instructions); nanoseconds are then instructions at `cpu_mhz` (default: the target's
+  Target.clock_mhz), one instruction a cycle,
   which no real core achieves: the instruction count is the measurement, the time a scale.
   The application also checks the outputs byte for byte against expected outputs (from the
   host build unless given), so a profile run is a bit-exactness run too.
@@ -35,11 +37,11 @@ import numpy as np
 
 from ..driver import BuildOptions
 from ..errors import BuildError, McugenError, ModelError
+from ..targets import QEMU_TARGET_NAMES, QemuBoard, Target
 
 REPO = Path(__file__).resolve().parents[2]
 FIRMWARE_COMMON = REPO / "firmware" / "common"
 QEMU_TIMEOUT_S = 900
-DEFAULT_CPU_MHZ = 100.0
 
 Progress = Callable[[str], None]
 PROFILE_STEPS = {False: 2, True: 3}  # progress() calls of a host and of a QEMU profile
@@ -47,27 +49,6 @@ PROFILE_STEPS = {False: 2, True: 3}  # progress() calls of a host and of a QEMU 
 PROFILE_LINE = re.compile(r"^PROFILE (\d+) (-?\d+) (\w+) (\d+) (\d+)$", re.MULTILINE)
 TOTAL_LINE = re.compile(r"^PROFILE_TOTAL (\d+) (\d+)$", re.MULTILINE)
 PASS_LINE = re.compile(r"^PASS \w+ \d+ bytes$", re.MULTILINE)
-
-
-@dataclass(frozen=True)
-class Board:
-    """A QEMU machine for a core, and its SysTick clock (the core clock QEMU gives the board:
-    25 MHz on mps2-an386, 32 MHz on mps3-an547; measured: a 600,000-instruction loop read
-    15,000 and 19,200 ticks under -icount shift=0)."""
-
-    make_core: str  # app.mk's core name: build-<core>, BUILD/<core>/app.elf
-    machine: str
-    cpu: str
-    systick_hz: float
-
-    def instructions(self, ticks: int) -> int:
-        return round(ticks * 1e9 / self.systick_hz)
-
-
-BOARDS = {
-    "cortex-m4": Board("m4", "mps2-an386", "cortex-m4", 25e6),
-    "cortex-m55": Board("m55", "mps3-an547", "cortex-m55", 32e6),
-}
 
 
 @dataclass
@@ -203,7 +184,7 @@ def memory_table(report: dict[str, Any]) -> MemoryTable:
 
 
 def _parse_profile(text: str, report: dict[str, Any], runs: int, ticks_to_ns: float,
-                   board: Board | None) -> tuple[list[OpProfile], float, int | None]:
+                   board: QemuBoard | None) -> tuple[list[OpProfile], float, int | None]:
     """Per-op records from the PROFILE lines, matched with report.json's ops (same order)."""
     lines = PROFILE_LINE.findall(text)
     total = TOTAL_LINE.search(text)
@@ -262,7 +243,7 @@ def _host_profile(model: Path, options: BuildOptions, runs: int,
         raise BuildError(f"the profiled model exited with status {result.returncode}: "
                          f"{' '.join(result.stderr.split())[:300]}")
     ops, invoke_ns, _ = _parse_profile(result.stdout, report, runs, 1.0, None)
-    return Profile(model.name, options.target, "host", runs, None, ops, memory_table(report),
+    return Profile(model.name, options.target.name, "host", runs, None, ops, memory_table(report),
                    invoke_ns, None, report)
 
 
@@ -299,11 +280,19 @@ def _mcugen_options(options: BuildOptions) -> str:
     return " ".join(parts)
 
 
+def qemu_board(target: Target) -> QemuBoard:
+    """The target's board; an McugenError for a target QEMU does not emulate here."""
+    if target.qemu is None:
+        raise McugenError(f"running on QEMU (--qemu, --instructions) needs --target "
+                          f"{' or '.join(QEMU_TARGET_NAMES)}, not '{target.name}'")
+    return target.qemu
+
+
 def build_firmware(model: Path, options: BuildOptions, case: dict[str, np.ndarray], build: Path,
                    extra_cflags: str = "", opt: str = "-O2") -> Path:
     """Cross-compile firmware/common's test application with `model` and `case` baked in,
     through app.mk (the examples' make logic); returns the ELF."""
-    board = BOARDS[options.target]
+    board = qemu_board(options.target)
     build.mkdir(parents=True, exist_ok=True)
     case_path = build / "case.npz"
     np.savez(case_path, **case)  # type: ignore[arg-type]
@@ -315,13 +304,13 @@ def build_firmware(model: Path, options: BuildOptions, case: dict[str, np.ndarra
     result = _run(command, cwd=build, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
     if result.returncode != 0:
         tail = " | ".join(result.stdout.strip().splitlines()[-4:])
-        raise BuildError(f"{model.name}: the firmware build for {options.target} failed: {tail[-600:]}")
+        raise BuildError(f"{model.name}: the firmware build for {options.target.name} failed: {tail[-600:]}")
     return build / board.make_core / "app.elf"
 
 
-def run_qemu(elf: Path, target: str, count_instructions: bool = True) -> str:
+def run_qemu(elf: Path, target: Target, count_instructions: bool = True) -> str:
     """Run an ELF on the target's QEMU board; its semihosting output (QEMU's stderr and stdout)."""
-    board = BOARDS[target]
+    board = qemu_board(target)
     command = ["qemu-system-arm", "-M", board.machine, "-cpu", board.cpu, "-nographic", "-monitor", "none",
                "-serial", "none", "-semihosting-config", "enable=on,target=native"]
     command += ["-icount", "shift=0"] if count_instructions else []
@@ -339,14 +328,13 @@ def _expected_outputs(model: Path, options: BuildOptions, inputs: Sequence[np.nd
     return run_model(model, [inputs], options)[0]
 
 
-def _qemu_profile(model: Path, options: BuildOptions, runs: int, cpu_mhz: float,
+def _qemu_profile(model: Path, options: BuildOptions, runs: int, cpu_mhz: float | None,
                   inputs: Sequence[np.ndarray] | None, expected: Sequence[np.ndarray] | None,
                   extra_cflags: str, progress: Progress) -> Profile:
-    if options.target not in BOARDS:
-        raise McugenError(f"running on QEMU (--qemu, --instructions) needs --target cortex-m4 or cortex-m55, "
-                          f"not '{options.target}'")
+    board = qemu_board(options.target)
     require_firmware_tools()
-    board = BOARDS[options.target]
+    mhz = cpu_mhz if cpu_mhz is not None else options.target.clock_mhz
+    assert mhz is not None  # every target with a QEMU board has a clock
     if inputs is None:
         from ..driver import compile_model
 
@@ -363,20 +351,21 @@ def _qemu_profile(model: Path, options: BuildOptions, runs: int, cpu_mhz: float,
         report = json.loads((build / board.make_core / "gen" / "report.json").read_text())
         text = run_qemu(elf, options.target)
         progress("ran on QEMU")
-    ns_per_tick = 1e9 / board.systick_hz * 1000.0 / cpu_mhz  # ticks -> instructions -> ns at cpu_mhz
+    ns_per_tick = 1e9 / board.systick_hz * 1000.0 / mhz  # ticks -> instructions -> ns at mhz
     ops, invoke_ns, invoke_instructions = _parse_profile(text, report, runs, ns_per_tick, board)
-    return Profile(model.name, options.target, f"qemu {board.machine}", runs, cpu_mhz, ops,
+    return Profile(model.name, options.target.name, f"qemu {board.machine}", runs, mhz, ops,
                    memory_table(report), invoke_ns, invoke_instructions, report)
 
 
 def profile_model(model: Path, options: BuildOptions, qemu: bool = False, runs: int = 1, *,
-                  cpu_mhz: float = DEFAULT_CPU_MHZ, inputs: Sequence[np.ndarray] | None = None,
+                  cpu_mhz: float | None = None, inputs: Sequence[np.ndarray] | None = None,
                   expected: Sequence[np.ndarray] | None = None, extra_cflags: str = "",
                   progress: Progress | None = None) -> Profile:
     """Build and run `model` with the per-op timing hook; `runs` inferences, averaged.
 
     inputs: one case (default: random, seed 0). expected (QEMU only): the outputs the firmware
     must reproduce byte for byte (default: the host build's outputs for the same inputs).
+    cpu_mhz (QEMU only): the clock that turns instructions into ns (None: Target.clock_mhz).
     extra_cflags (QEMU only): more compile flags, e.g. -DMCUGEN_PORTABLE for the portable C.
     progress: called after each of the PROFILE_STEPS[qemu] steps with what finished.
     """

@@ -17,13 +17,14 @@ import numpy as np
 from ..errors import UnsupportedError
 from ..ir import Op, OpKind, Tensor
 from ..quantization import Rounding
+from ..targets import Target
 
 
 class EmitContext(Protocol):
     """What an emitter may ask of the code generator."""
 
     rounding: Rounding
-    target: str  # --target: which fast path the kernels compile (emitters may precompute for it)
+    target: Target  # --target: target.fast_path is what the kernels compile (emitters may precompute for it)
 
     def ptr(self, tensor: Tensor) -> str:
         """A C expression: a pointer of the tensor's C type to its data (arena or flash)."""
@@ -85,10 +86,9 @@ def op_scratch_bytes(op: Op) -> int:
 
 
 # Scratch that only the fast int8 paths (DSP, Helium: runtime/kernels/mcugen_conv_fast_dsp.c, _mve.c) use;
-# planned for the Cortex-M targets, not for `host`, whose portable C needs none.
-FastPathScratch = Callable[[Op, str], int]  # (op, target) -> bytes
+# planned for targets with a fast path (Target.plans_fast_path_scratch), not for the portable C.
+FastPathScratch = Callable[[Op, Target], int]  # (op, target) -> bytes
 FAST_PATH_SCRATCH: dict[OpKind, FastPathScratch] = {}
-PORTABLE_TARGETS = ("host",)
 
 
 def fast_path_scratch(kind: OpKind) -> Callable[[FastPathScratch], FastPathScratch]:
@@ -102,10 +102,10 @@ def fast_path_scratch(kind: OpKind) -> Callable[[FastPathScratch], FastPathScrat
     return register
 
 
-def target_scratch_bytes(target: str) -> ScratchSize:
+def target_scratch_bytes(target: Target) -> ScratchSize:
     """op -> scratch bytes to plan for `target` (--target): op_scratch_bytes, plus the fast
     paths' scratch unless the target runs the portable C."""
-    if target in PORTABLE_TARGETS:
+    if not target.plans_fast_path_scratch:
         return op_scratch_bytes
 
     def with_fast_paths(op: Op) -> int:
