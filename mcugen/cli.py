@@ -93,7 +93,7 @@ def main() -> None:
 def build(model: Path, out_dir: Path, rounding: str, prefix: str | None, target: str,
           pools: Sequence[str], size: bool | None, instructions: bool, tiling: bool) -> None:
     """Generate C sources for MODEL into a directory."""
-    from .driver import build as run_build
+    from .analysis.measure import build as run_build
 
     compiled = run_build(model, out_dir, _options(rounding, prefix, target, pools, tiling), size=size,
                          instructions=instructions)
@@ -151,7 +151,7 @@ def _describe(index: int, value: np.ndarray) -> str:
 def run(model: Path, input_path: Path, output_path: Path | None, rounding: str,
         prefix: str | None, target: str, pools: Sequence[str], tiling: bool) -> None:
     """Compile MODEL's C on the host, run it on the inputs, print and save the outputs."""
-    from .harness import run_model
+    from .toolchain.host import run_model
 
     inputs = _load_cases(input_path)
     outputs = run_model(model, [inputs], _options(rounding, prefix, "host", pools, tiling))[0]
@@ -202,8 +202,8 @@ def verify(model: Path, cases: int, input_paths: Sequence[Path], seed: int, roun
            reference: str, float_model: Path | None, threshold: float, as_json: bool, tiling: bool) -> None:
     """Check the compiled C against mcugen's Python reference, case by case (exit 1 on mismatch)."""
     from .driver import BuildOptions, load_graph
-    from .harness import build_program, run_program
     from .reference import run_outputs
+    from .toolchain.host import build_program, run_program
 
     if as_json and not (per_layer or float_model is not None):
         raise click.UsageError("--json goes with --per-layer or --float")

@@ -64,7 +64,7 @@ class Compiled:
     prefix: str
     options: BuildOptions
     model_label: str
-    # report.json's "code_size" (analysis/codesize.py); only `build` measures it
+    # report.json's "code_size" (toolchain/cross.py); only `build` measures it (analysis/measure.py)
     code_size: dict[str, Any] = field(default_factory=lambda: {"measured": False, "reason": "not measured"})
     # report.json's "instructions" (analysis/profile.py, QEMU); only `build --instructions` runs it
     instructions: dict[str, Any] = field(default_factory=lambda: {
@@ -204,31 +204,3 @@ def write_output(compiled: Compiled, out_dir: Path) -> None:
             os.replace(entry, out_dir / entry.name)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-
-
-def build(model: Path, out_dir: Path, options: BuildOptions, size: bool | None = None,
-          instructions: bool = False) -> Compiled:
-    """compile_model + write_output; `size` measures the code size for report.json (None: for
-    Cortex-M targets only, where it costs about a second of arm-none-eabi-gcc, and a failure
-    to measure is recorded in report.json rather than failing the build); `instructions` runs
-    the model on the emulated core of --target (mcugen profile --qemu, random input, outputs
-    checked against the host build) and records instructions per inference and per op."""
-    compiled = compile_model(model, options)
-    if instructions:
-        from .analysis.profile import profile_model
-
-        compiled.instructions = profile_model(model, options, qemu=True).instructions_report()
-    if size is not False and (size or options.target.is_cross):
-        from .analysis.codesize import measure_code_size
-
-        try:
-            compiled.code_size = measure_code_size(compiled.code.files, compiled.prefix, options.target)
-        except BuildError as error:
-            if size:  # asked for with --size: a failure is the build's failure
-                raise
-            compiled.code_size = {"measured": False, "reason": str(error)}
-    else:
-        compiled.code_size = {"measured": False,
-                              "reason": "not asked: mcugen build measures it for Cortex-M targets or with --size"}
-    write_output(compiled, out_dir)
-    return compiled

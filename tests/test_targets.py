@@ -1,10 +1,15 @@
-"""Targets as values.
+"""Targets as values, and the layers above the pipeline.
 
 One Target per --target name carries what used to be read from the name in several places;
-the lookup names the valid targets; BuildOptions keeps its cache key (the name).
+the lookup names the valid targets; BuildOptions keeps its cache key (the name). The
+toolchain sits above the driver and below analysis: the import graph checks that, functions'
+own imports included.
 """
 
 from __future__ import annotations
+
+import ast
+from pathlib import Path
 
 import pytest
 
@@ -12,6 +17,8 @@ from mcugen.driver import BuildOptions
 from mcugen.errors import McugenError
 from mcugen.quantization import Rounding
 from mcugen.targets import TARGET_NAMES, TARGETS, target
+
+PACKAGE = Path(__file__).resolve().parents[1] / "mcugen"
 
 
 def test_every_name_looks_up_its_target() -> None:
@@ -46,3 +53,36 @@ def test_build_options_take_a_target_and_keep_their_cache_key() -> None:
     assert by_value == by_name and by_value.target is target("cortex-m55")
     assert by_value.key() == "litert-p-cortex-m55--0"
     assert BuildOptions().key() == "tflm--host--0"
+
+
+def _imports(path: Path) -> set[str]:
+    """Every mcugen module `path` imports, at module level or inside functions."""
+    module = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            base = ".".join(package[:len(package) - node.level + 1]) if node.level else ""
+            name = ".".join(filter(None, [base, node.module]))
+            found |= {name} | {f"{name}.{alias.name}" for alias in node.names}
+        elif isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+    return {name for name in found if name.startswith("mcugen")}
+
+
+def _layer_imports(layer: str) -> set[str]:
+    paths = [PACKAGE / f"{layer}.py"] if (PACKAGE / f"{layer}.py").exists() else \
+        sorted((PACKAGE / layer).glob("*.py"))
+    return set().union(*(_imports(p) for p in paths))
+
+
+def test_layers_point_down() -> None:
+    """cli -> analysis -> toolchain -> driver -> stages: nothing imports a layer above it."""
+    def reaches(layer: str, above: str) -> set[str]:
+        return {name for name in _layer_imports(layer) if name.startswith(f"mcugen.{above}")}
+
+    assert not reaches("driver", "toolchain") and not reaches("driver", "cli")
+    assert not reaches("driver", "analysis.profile") and not reaches("driver", "analysis.measure")
+    assert not reaches("toolchain", "analysis") and not reaches("toolchain", "cli")
+    assert not reaches("analysis", "cli")
+    assert not reaches("targets", "driver") and not reaches("targets", "toolchain")

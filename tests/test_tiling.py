@@ -29,11 +29,11 @@ from mcugen.codegen import load_emitters
 from mcugen.codegen.emit import op_scratch_bytes
 from mcugen.driver import BuildOptions, compile_model
 from mcugen.frontend.tflite import parse_model
-from mcugen.harness import build_program, run_program
 from mcugen.ir import Graph, Op, OpKind
 from mcugen.planner import plan_memory
 from mcugen.quantization import Rounding
 from mcugen.tiling import Chain, Tiling, chain_runs, make_chain, op_rows, row_bytes
+from mcugen.toolchain.host import build_program, run_program
 
 # --- building chains ----------------------------------------------------------------------------
 

@@ -36,9 +36,9 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO))
 
-from mcugen.analysis.codesize import measure_code_size
 from mcugen.analysis.profile import profile_model
 from mcugen.driver import BuildOptions, compile_model
+from mcugen.toolchain.cross import measure_code_size
 
 CORES = {"M4": "cortex-m4", "M55": "cortex-m55"}
 # variant -> (extra compile flags, tiling); "untiled" is the fast kernels with --no-tiling
