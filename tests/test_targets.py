@@ -3,7 +3,7 @@
 One Target per --target name carries what used to be read from the name in several places;
 the lookup names the valid targets; BuildOptions keeps its cache key (the name). The
 toolchain sits above the driver and below analysis: the import graph checks that, functions'
-own imports included.
+own imports included, and that the firmware app.mk ships inside the package.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from mcugen.driver import BuildOptions
 from mcugen.errors import McugenError
 from mcugen.quantization import Rounding
 from mcugen.targets import TARGET_NAMES, TARGETS, target
+from mcugen.toolchain.cross import FIRMWARE_COMMON
 
 PACKAGE = Path(__file__).resolve().parents[1] / "mcugen"
 
@@ -86,3 +87,12 @@ def test_layers_point_down() -> None:
     assert not reaches("toolchain", "analysis") and not reaches("toolchain", "cli")
     assert not reaches("analysis", "cli")
     assert not reaches("targets", "driver") and not reaches("targets", "toolchain")
+
+
+def test_firmware_ships_inside_the_package() -> None:
+    assert FIRMWARE_COMMON == PACKAGE / "firmware"
+    for name in ("app.mk", "main.c", "startup.c", "semihosting.c", "profile_clock.c", "npz_to_header.py",
+                 "mps2_an386.ld", "mps3_an547.ld", "sections.ld"):
+        assert (FIRMWARE_COMMON / name).is_file(), name
+    pyproject = (PACKAGE.parent / "pyproject.toml").read_text()
+    assert '"firmware/*"' in pyproject and '"templates/**/*"' in pyproject

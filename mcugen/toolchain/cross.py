@@ -1,5 +1,5 @@
 """arm-none-eabi builds for a Cortex-M target: the code size of the generated C, and the
-firmware application of firmware/common.
+firmware application of firmware/common (shipped inside the package as mcugen/firmware).
 
 Code size. The generated sources are compiled with arm-none-eabi-gcc for the target core
 (Target.core_flags) at -Os (with -ffunction-sections -fdata-sections) and linked with
@@ -41,7 +41,8 @@ from .process import run_tool
 from .qemu import QEMU, QEMU_TIMEOUT_S, qemu_board
 
 PACKAGE = Path(__file__).resolve().parents[1]
-FIRMWARE_COMMON = PACKAGE.parent / "firmware" / "common"
+# firmware/common, inside the package (a symlink in the source tree, files in an install)
+FIRMWARE_COMMON = PACKAGE / "firmware"
 CROSS = "arm-none-eabi-"
 COMPILE_FLAGS = ["-Os", "-std=c99", "-ffp-contract=off", "-ffunction-sections", "-fdata-sections"]
 LINK_FLAGS = ["-nostartfiles", "--specs=nano.specs", "--specs=nosys.specs", "-Wl,--gc-sections"]
@@ -169,7 +170,7 @@ def require_firmware_tools() -> None:
         raise BuildError(f"--qemu needs {', '.join(missing)} on PATH (Debian: apt-get install make "
                          "gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm)")
     if not (FIRMWARE_COMMON / "app.mk").is_file():
-        raise BuildError(f"--qemu needs mcugen's firmware/common directory, not found at {FIRMWARE_COMMON}")
+        raise BuildError(f"--qemu needs mcugen's firmware directory, not found at {FIRMWARE_COMMON}")
 
 
 def _mcugen_options(options: BuildOptions) -> str:
