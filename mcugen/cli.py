@@ -15,6 +15,7 @@ import numpy as np
 from . import __version__
 from .errors import McugenError, ModelError, VerifyMismatch
 from .quantization import Rounding
+from .targets import TARGET_NAMES, TARGETS
 
 
 def _fail_cleanly(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -30,6 +31,8 @@ def _fail_cleanly(command: Callable[..., Any]) -> Callable[..., Any]:
 
     return wrapper
 
+
+QEMU_BOARDS = ", ".join(f"{t.name}: {t.qemu.machine}" for t in TARGETS.values() if t.qemu is not None)
 
 POOL_OPTION = click.option(
     "--pool", "pools", multiple=True, metavar="NAME:SIZE[:fast|normal|slow]",
@@ -47,8 +50,8 @@ def _build_options(function: Callable[..., Any]) -> Callable[..., Any]:
                      show_default=True,
                      help="tflm: bit-exact with TensorFlow Lite Micro; litert: with LiteRT's reference kernels."),
         click.option("--prefix", default=None, help="C name prefix (default: from the model's file name)."),
-        click.option("--target", default="host", show_default=True,
-                     type=click.Choice(["host", "cortex-m4", "cortex-m7", "cortex-m55"])),
+        click.option("--target", default="host", show_default=True, type=click.Choice(TARGET_NAMES),
+                     help="The CPU: its kernels' fast paths, compiler flags, emulator and clock."),
         POOL_OPTION,
     ]
     for option in reversed(options):
@@ -56,13 +59,14 @@ def _build_options(function: Callable[..., Any]) -> Callable[..., Any]:
     return function
 
 
-def _options(rounding: str, prefix: str | None, target: str, pools: Sequence[str] = (),
+def _options(rounding: str, prefix: str | None, target_name: str, pools: Sequence[str] = (),
              tiling: bool = True) -> Any:
     from .driver import BuildOptions
     from .memory.pools import parse_pools
+    from .targets import target
 
-    return BuildOptions(rounding=Rounding(rounding), prefix=prefix, target=target, pools=parse_pools(pools),
-                        tiling=tiling)
+    return BuildOptions(rounding=Rounding(rounding), prefix=prefix, target=target(target_name),
+                        pools=parse_pools(pools), tiling=tiling)
 
 
 MODEL = click.argument("model", type=click.Path(path_type=Path))
@@ -89,7 +93,7 @@ def main() -> None:
 def build(model: Path, out_dir: Path, rounding: str, prefix: str | None, target: str,
           pools: Sequence[str], size: bool | None, instructions: bool, tiling: bool) -> None:
     """Generate C sources for MODEL into a directory."""
-    from .driver import build as run_build
+    from .analysis.measure import build as run_build
 
     compiled = run_build(model, out_dir, _options(rounding, prefix, target, pools, tiling), size=size,
                          instructions=instructions)
@@ -147,7 +151,7 @@ def _describe(index: int, value: np.ndarray) -> str:
 def run(model: Path, input_path: Path, output_path: Path | None, rounding: str,
         prefix: str | None, target: str, pools: Sequence[str], tiling: bool) -> None:
     """Compile MODEL's C on the host, run it on the inputs, print and save the outputs."""
-    from .harness import run_model
+    from .toolchain.host import run_model
 
     inputs = _load_cases(input_path)
     outputs = run_model(model, [inputs], _options(rounding, prefix, "host", pools, tiling))[0]
@@ -198,8 +202,8 @@ def verify(model: Path, cases: int, input_paths: Sequence[Path], seed: int, roun
            reference: str, float_model: Path | None, threshold: float, as_json: bool, tiling: bool) -> None:
     """Check the compiled C against mcugen's Python reference, case by case (exit 1 on mismatch)."""
     from .driver import BuildOptions, load_graph
-    from .harness import build_program, run_program
     from .reference import run_outputs
+    from .toolchain.host import build_program, run_program
 
     if as_json and not (per_layer or float_model is not None):
         raise click.UsageError("--json goes with --per-layer or --float")
@@ -280,17 +284,18 @@ def plan(model: Path, as_json: bool, picture: Path | None, rounding: str, pools:
 
 @main.command()
 @MODEL
-@click.option("--qemu", is_flag=True, help="Run on the emulated core of --target (cortex-m4: mps2-an386, "
-              "cortex-m55: mps3-an547) and count instructions; default: the host.")
+@click.option("--qemu", is_flag=True, help=f"Run on the emulated core of --target ({QEMU_BOARDS}) and count "
+              "instructions; default: the host.")
 @click.option("--runs", default=1, show_default=True, type=click.IntRange(min=1), help="Inferences to average.")
 @click.option("--per-op", is_flag=True, help="One row per op instead of per op type.")
-@click.option("--cpu-mhz", default=100.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
-              help="With --qemu: the clock that turns instructions into ns (one instruction a cycle).")
+@click.option("--cpu-mhz", default=None, type=click.FloatRange(min=0, min_open=True),
+              help="With --qemu: the clock that turns instructions into ns (one instruction a cycle); "
+                   "default: the target's clock (100 MHz).")
 @click.option("--json", "as_json", is_flag=True, help="Print the profile as JSON.")
 @TILING_OPTION
 @_build_options
 @_fail_cleanly
-def profile(model: Path, qemu: bool, runs: int, per_op: bool, cpu_mhz: float, as_json: bool, rounding: str,
+def profile(model: Path, qemu: bool, runs: int, per_op: bool, cpu_mhz: float | None, as_json: bool, rounding: str,
             prefix: str | None, target: str, pools: Sequence[str], tiling: bool) -> None:
     """Run MODEL's C with per-op timing: time per op type (or op) and the memory table."""
     import json

@@ -31,23 +31,26 @@ from .passes import PassReport, run_passes
 from .quantization import Rounding
 from .schedule import schedule
 from .support import check_graph
-
-TARGETS = ("host", "cortex-m4", "cortex-m7", "cortex-m55")
+from .targets import HOST, Target, target
 
 
 @dataclass(frozen=True)
 class BuildOptions:
     rounding: Rounding = Rounding.TFLM
     prefix: str | None = None
-    target: str = "host"
+    target: Target = HOST  # a --target name is looked up (targets.target())
     pools: tuple[PoolSpec, ...] = ()  # --pool; () is the one unlimited arena
     guard: int = 0  # canary bytes after every buffer and around every pool (tests only)
     tiling: bool = True  # stripe memory-peak chains (memory/tiling.py) where that lowers the arena
 
+    def __post_init__(self) -> None:
+        if isinstance(self.target, str):  # BuildOptions(target="cortex-m4"): the same as target(...)
+            object.__setattr__(self, "target", target(self.target))
+
     def key(self) -> str:
         pools = ",".join(f"{p.name}:{p.capacity}:{p.speed}" for p in self.pools)
         tiling = "" if self.tiling else "-notiling"
-        return f"{self.rounding.value}-{self.prefix or ''}-{self.target}-{pools}-{self.guard}{tiling}"
+        return f"{self.rounding.value}-{self.prefix or ''}-{self.target.name}-{pools}-{self.guard}{tiling}"
 
 
 @dataclass
@@ -59,7 +62,7 @@ class Compiled:
     prefix: str
     options: BuildOptions
     model_label: str
-    # report.json's "code_size" (analysis/codesize.py); only `build` measures it
+    # report.json's "code_size" (toolchain/cross.py); only `build` measures it (analysis/measure.py)
     code_size: dict[str, Any] = field(default_factory=lambda: {"measured": False, "reason": "not measured"})
     # report.json's "instructions" (analysis/profile.py, QEMU); only `build --instructions` runs it
     instructions: dict[str, Any] = field(default_factory=lambda: {
@@ -73,7 +76,7 @@ class Compiled:
             "model_sha256": graph.sha256,
             "prefix": self.prefix,
             "rounding": self.options.rounding.value,
-            "target": self.options.target,
+            "target": self.options.target.name,
             "arena_bytes": plan.arena_size,
             "weights_bytes": self.code.weights_bytes,
             "lower_bound_bytes": plan.lower_bound,
@@ -116,7 +119,7 @@ def prepare_graph(graph: Graph, rounding: Rounding = Rounding.TFLM) -> PassRepor
 
 
 def load_graph(model: Path | bytes, label: str | None = None,
-               rounding: Rounding = Rounding.TFLM, target: str = "host") -> Graph:
+               rounding: Rounding = Rounding.TFLM, target: Target = HOST) -> Graph:
     """Read, rewrite, and check support: the graph every later stage works on.
 
     Unknown builtins are reported by the reader, all at once; the support rules run after the
@@ -142,8 +145,6 @@ def resolve_prefix(graph: Graph, prefix: str | None) -> str:
 
 
 def compile_model(model: Path | bytes, options: BuildOptions, label: str | None = None) -> Compiled:
-    if options.target not in TARGETS:
-        raise McugenError(f"--target '{options.target}' is not one of {', '.join(TARGETS)}")
     graph = load_graph(model, label, options.rounding, options.target)
     model_label = label or (model.name if isinstance(model, Path) else "model.tflite")
     prefix = resolve_prefix(graph, options.prefix)
@@ -182,31 +183,3 @@ def write_output(compiled: Compiled, out_dir: Path) -> None:
             os.replace(entry, out_dir / entry.name)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-
-
-def build(model: Path, out_dir: Path, options: BuildOptions, size: bool | None = None,
-          instructions: bool = False) -> Compiled:
-    """compile_model + write_output; `size` measures the code size for report.json (None: for
-    Cortex-M targets only, where it costs about a second of arm-none-eabi-gcc, and a failure
-    to measure is recorded in report.json rather than failing the build); `instructions` runs
-    the model on the emulated core of --target (mcugen profile --qemu, random input, outputs
-    checked against the host build) and records instructions per inference and per op."""
-    compiled = compile_model(model, options)
-    if instructions:
-        from .analysis.profile import profile_model
-
-        compiled.instructions = profile_model(model, options, qemu=True).instructions_report()
-    if size is not False and (size or options.target != "host"):
-        from .analysis.codesize import measure_code_size
-
-        try:
-            compiled.code_size = measure_code_size(compiled.code.files, compiled.prefix, options.target)
-        except BuildError as error:
-            if size:  # asked for with --size: a failure is the build's failure
-                raise
-            compiled.code_size = {"measured": False, "reason": str(error)}
-    else:
-        compiled.code_size = {"measured": False,
-                              "reason": "not asked: mcugen build measures it for Cortex-M targets or with --size"}
-    write_output(compiled, out_dir)
-    return compiled

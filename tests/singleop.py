@@ -111,7 +111,7 @@ def check_reference(case: Case, rounding: Rounding) -> None:
 
 
 def check_compiled(case: Case, rounding: Rounding, sanitize: bool = False) -> None:
-    from mcugen.harness import run_tflite_bytes
+    from mcugen.toolchain.host import run_tflite_bytes
 
     expected = run_oracle(case.model, case.inputs, rounding)
     actual = run_tflite_bytes(case.model, case.inputs, rounding, sanitize=sanitize)

@@ -223,8 +223,8 @@ EVIL_NAMES = ["x */ evil(); /*", "line1\nline2 */ #define int float", "??/\n\\",
 def test_names_cannot_inject_c(tmp_path: Path, name: str) -> None:
     from oracles import run_tflm
 
-    from mcugen.harness import run_tflite_bytes
     from mcugen.quantization import Rounding
+    from mcugen.toolchain.host import run_tflite_bytes
 
     model = small_conv_model(tensor_name=name)
     path = tmp_path / "named.tflite"

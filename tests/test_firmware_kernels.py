@@ -23,6 +23,7 @@ from conftest import public_model
 from mcugen.codegen.ops_conv import conv_scratch_bytes, depthwise_scratch_bytes, fc_scratch_bytes
 from mcugen.driver import BuildOptions, compile_model
 from mcugen.ir import DType, NoOptions, Op, OpKind, Tensor
+from mcugen.targets import target as find_target
 from tests.test_firmware import require_tools
 
 REPO = Path(__file__).resolve().parents[1]
@@ -70,10 +71,11 @@ def _weighted_op(kind: OpKind, weights_shape: tuple[int, ...], out_c: int) -> Op
     return Op(kind, [x, w, b], [y], NoOptions(), 0)
 
 
-def assert_scratch_mirrors(stdout: str, target: str) -> None:
+def assert_scratch_mirrors(stdout: str, name: str) -> None:
     """The scratch the C fast paths ask for (kernel_tests.c prints it for fixed filter shapes)
-    equals what mcugen plans for them on `target` (mcugen/codegen/ops_conv.py): with less, a
-    fast path would decline silently and the portable loops run."""
+    equals what mcugen plans for them on the target `name` (mcugen/codegen/ops_conv.py): with
+    less, a fast path would decline silently and the portable loops run."""
+    target = find_target(name)
     lines = SCRATCH_LINE.findall(stdout)
     assert len(lines) >= 6, stdout
     for line in lines:

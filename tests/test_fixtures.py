@@ -31,9 +31,9 @@ from oracles import run_litert, run_tflm
 from mcugen.driver import BuildOptions, compile_model, load_graph
 from mcugen.errors import UnsupportedError
 from mcugen.frontend.tflite import parse_model
-from mcugen.harness import HostProgram, build_program, run_program
 from mcugen.quantization import Rounding
 from mcugen.reference import run_outputs
+from mcugen.toolchain.host import HostProgram, build_program, run_program
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 MANIFEST: dict[str, dict[str, Any]] = json.loads((FIXTURES / "manifest.json").read_text())

@@ -14,8 +14,8 @@ from conftest import PUBLIC_NAMES, public_model
 from mcugen.codegen.memory import GUARD_STATUS
 from mcugen.driver import BuildOptions, compile_model
 from mcugen.errors import BuildError
-from mcugen.harness import build_program, run_program
 from mcugen.memory.pools import PoolSpec, pool_symbol
+from mcugen.toolchain.host import build_program, run_program
 
 GUARD = 16
 # One model is also guarded across several pools.
@@ -68,9 +68,9 @@ def test_a_write_past_a_buffer_is_caught(tmp_path: Path, monkeypatch: pytest.Mon
     overrun = f"    {compiled.prefix}_arena[{buffer.offset + buffer.size}] ^= 1;\n"
     compiled.code.files[name] = source[:statement_start] + overrun + source[statement_start:]
 
-    from mcugen import harness
+    from mcugen.toolchain import host
 
-    monkeypatch.setattr(harness, "compile_model", lambda *args, **kwargs: compiled)
+    monkeypatch.setattr(host, "compile_model", lambda *args, **kwargs: compiled)
     monkeypatch.setenv("MCUGEN_CACHE_DIR", str(tmp_path))
     program = build_program(model.read_bytes(), options, model.name)
     case = _cases("ad_autoencoder")[0]

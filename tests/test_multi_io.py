@@ -16,8 +16,8 @@ from modelbuilder import ModelBuilder
 from oracles import assert_exact, run_oracle
 
 from mcugen.cli import main
-from mcugen.harness import compiler, run_tflite_bytes
 from mcugen.quantization import Rounding
+from mcugen.toolchain.host import compiler, run_tflite_bytes
 
 # (name, dtype, shape) of the model's inputs, in its order.
 INPUTS = [("a", "int8", (1, 4, 4, 3)), ("b", "int8", (1, 4, 4, 3)), ("h", "int16", (2, 6)),

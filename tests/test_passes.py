@@ -20,11 +20,11 @@ from mcugen.cli import main
 from mcugen.driver import BuildOptions, compile_model, load_graph, prepare_graph
 from mcugen.errors import UnsupportedError
 from mcugen.frontend.tflite import parse_model
-from mcugen.harness import run_tflite_bytes
 from mcugen.ir import OpKind
 from mcugen.passes import Rewrite
 from mcugen.quantization import Rounding
 from mcugen.reference import run_outputs
+from mcugen.toolchain.host import run_tflite_bytes
 
 ROUNDINGS = [Rounding.TFLM, Rounding.LITERT]
 

@@ -19,7 +19,7 @@ from conftest import public_model
 from oracles import litert_all_tensors, run_litert
 from tflite_micro.python.tflite_micro import runtime as tflm_runtime
 
-import mcugen.harness
+import mcugen.toolchain.host
 from mcugen.analysis.per_layer import PerLayerResult, compare_layers, dump_layers, per_layer
 from mcugen.cli import main
 from mcugen.driver import BuildOptions, Compiled, load_graph
@@ -106,14 +106,14 @@ def _patch_first_weight(compiled: Compiled, op_index: int) -> None:
 def test_a_patched_weight_is_found_at_its_layer(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("MCUGEN_CACHE_DIR", str(tmp_path))  # the patched program must not be cached
     target_op = 2  # the 1x1 CONV_2D after the depthwise
-    original = mcugen.harness.compile_model
+    original = mcugen.toolchain.host.compile_model
 
     def patched(*args: object, **kwargs: object) -> Compiled:
         compiled = original(*args, **kwargs)  # type: ignore[arg-type]
         _patch_first_weight(compiled, target_op)
         return compiled
 
-    monkeypatch.setattr(mcugen.harness, "compile_model", patched)
+    monkeypatch.setattr(mcugen.toolchain.host, "compile_model", patched)
     inputs = _random_case(INT8_MODEL, seed=2)
     result = per_layer(INT8_MODEL, inputs, BuildOptions())
     first = result.first_divergence

@@ -264,8 +264,8 @@ def test_in_place_chain_is_bit_exact_in_one_buffer() -> None:
     from oracles import assert_exact, oracle_output
 
     from mcugen.driver import BuildOptions, compile_model
-    from mcugen.harness import run_tflite_bytes
     from mcugen.quantization import Rounding
+    from mcugen.toolchain.host import run_tflite_bytes
 
     model = in_place_chain_model()
     mode = Rounding.TFLM
@@ -312,8 +312,8 @@ def test_concatenation_inputs_are_written_into_their_slices() -> None:
     from oracles import assert_exact, oracle_output
 
     from mcugen.driver import BuildOptions, compile_model, load_graph
-    from mcugen.harness import build_program, run_program
     from mcugen.quantization import Rounding
+    from mcugen.toolchain.host import build_program, run_program
 
     model = concat_model(axis=1)
     graph = load_graph(model)

@@ -15,9 +15,9 @@ from conftest import PUBLIC_NAMES, public_model
 from mcugen.cli import main
 from mcugen.driver import BuildOptions, compile_model, write_files
 from mcugen.errors import McugenError
-from mcugen.harness import build_program, compiler, run_program
 from mcugen.memory.placement import align_up
 from mcugen.memory.pools import PoolSpec, parse_pool, parse_pools, pool_section, pool_symbol
+from mcugen.toolchain.host import build_program, compiler, run_program
 
 
 def test_parse_pool_sizes_speeds_and_errors() -> None:

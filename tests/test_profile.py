@@ -21,10 +21,11 @@ from click.testing import CliRunner
 from conftest import PUBLIC_MODELS, public_model
 from modelbuilder import ModelBuilder
 
+from mcugen.analysis.measure import build
 from mcugen.analysis.profile import profile_model
 from mcugen.cli import main
-from mcugen.driver import BuildOptions, build
-from mcugen.harness import compiler
+from mcugen.driver import BuildOptions
+from mcugen.toolchain.host import compiler
 
 
 def require_tools(*tools: str) -> None:

@@ -11,9 +11,9 @@ import pytest
 from conftest import PUBLIC_NAMES, public_model
 
 from mcugen.driver import BuildOptions, load_graph
-from mcugen.harness import build_program, run_program
 from mcugen.quantization import Rounding
 from mcugen.reference import run_outputs
+from mcugen.toolchain.host import build_program, run_program
 
 ORACLE_KEY = {Rounding.TFLM: "tflm_output", Rounding.LITERT: "output"}
 

@@ -238,7 +238,7 @@ def float_fan_out() -> tuple[bytes, np.ndarray]:
 
 
 def _compare_c(model: bytes, x: np.ndarray, rounding: Rounding, sanitize: bool) -> None:
-    from mcugen.harness import run_tflite_bytes
+    from mcugen.toolchain.host import run_tflite_bytes
 
     expected = run_oracle(model, [x], rounding)
     actual = run_tflite_bytes(model, [x], rounding, sanitize=sanitize)

@@ -93,7 +93,7 @@ def nan_case() -> tuple[ArgMaxCase, np.ndarray]:
 def test_nan_handling_differs_between_runtimes() -> None:
     """TFLM keeps a leading NaN (index 0); LiteRT skips NaNs (index 2). Each mode follows its
     runtime, in the reference and in the generated C."""
-    from mcugen.harness import run_tflite_bytes
+    from mcugen.toolchain.host import run_tflite_bytes
 
     case, x = nan_case()
     model = build_model(case)
@@ -132,7 +132,7 @@ def c_cases() -> list:
 
 @pytest.mark.parametrize("case, rounding, sanitize", c_cases())
 def test_c_kernel_matches_oracle(case: ArgMaxCase, rounding: Rounding, sanitize: bool) -> None:
-    from mcugen.harness import run_tflite_bytes
+    from mcugen.toolchain.host import run_tflite_bytes
 
     model, x = build_model(case), random_input(case)
     expected = oracle_output(model, [x], rounding, min_distinct=spread(case))

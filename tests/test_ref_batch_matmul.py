@@ -149,7 +149,7 @@ def c_cases() -> list:
 
 @pytest.mark.parametrize("case, rounding, sanitize", c_cases())
 def test_c_kernel_matches_oracle(case: Case, rounding: Rounding, sanitize: bool) -> None:
-    from mcugen.harness import run_tflite_bytes
+    from mcugen.toolchain.host import run_tflite_bytes
 
     model, inputs = build_model(case), random_inputs(case)
     expected = oracle_output(model, inputs, rounding, min_distinct=3)

@@ -409,7 +409,7 @@ def _c_picks() -> list:
 
 @pytest.mark.parametrize("case, rounding, sanitize", _c_picks())
 def test_c_kernel_matches_oracle(case: Case, rounding: Rounding, sanitize: bool) -> None:
-    from mcugen.harness import run_tflite_bytes
+    from mcugen.toolchain.host import run_tflite_bytes
 
     model, inputs = model_and_inputs(case)
     expected = oracle_output(model, inputs, rounding)

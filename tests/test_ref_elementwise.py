@@ -192,7 +192,7 @@ def c_cases() -> list:
 
 @pytest.mark.parametrize("case, rounding, sanitize", c_cases())
 def test_c_kernel_matches_oracle(case: AddCase, rounding: Rounding, sanitize: bool) -> None:
-    from mcugen.harness import run_tflite_bytes
+    from mcugen.toolchain.host import run_tflite_bytes
 
     model, inputs = model_and_inputs(case)
     expected = oracle_output(model, inputs, rounding)

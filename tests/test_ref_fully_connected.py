@@ -241,7 +241,7 @@ def c_cases() -> list:
 
 @pytest.mark.parametrize("case, rounding, sanitize", c_cases())
 def test_c_kernel_matches_oracle(case: FcCase, rounding: Rounding, sanitize: bool) -> None:
-    from mcugen.harness import run_tflite_bytes
+    from mcugen.toolchain.host import run_tflite_bytes
 
     model, x = build_model(case), random_input(case)
     expected = oracle_output(model, [x], rounding)
@@ -269,7 +269,7 @@ def test_out_of_range_rescale(output_zero_point: int) -> None:
     left shift wraps in int32, and LiteRT's double -> int32 conversion gives INT32_MIN on
     x86-64, so a huge positive result comes out as -128 (or, with a negative zero point that
     wraps it again, 127)."""
-    from mcugen.harness import run_tflite_bytes
+    from mcugen.toolchain.host import run_tflite_bytes
 
     model, x = overflow_model(output_zero_point)
     graph = parse_model(model, "overflow.tflite")

@@ -170,7 +170,7 @@ def c_cases() -> list:
 
 @pytest.mark.parametrize("case, rounding, sanitize", c_cases())
 def test_c_kernels_match_oracle(case: PoolCase, rounding: Rounding, sanitize: bool) -> None:
-    from mcugen.harness import run_tflite_bytes
+    from mcugen.toolchain.host import run_tflite_bytes
 
     model, x = build_model(case), random_input(case)
     expected = oracle_output(model, [x], rounding)

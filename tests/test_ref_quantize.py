@@ -139,7 +139,7 @@ def conversion_model() -> tuple[bytes, list[np.ndarray]]:
 @pytest.mark.parametrize("rounding, sanitize", [(Rounding.TFLM, False), (Rounding.LITERT, True)],
                          ids=["tflm", "litert-asan"])
 def test_c_kernels_match_oracle(rounding: Rounding, sanitize: bool) -> None:
-    from mcugen.harness import run_tflite_bytes
+    from mcugen.toolchain.host import run_tflite_bytes
 
     model, inputs = conversion_model()
     expected = run_oracle(model, inputs, rounding)
@@ -154,7 +154,7 @@ def test_c_kernels_match_oracle(rounding: Rounding, sanitize: bool) -> None:
 def test_c_float_island_matches_oracle() -> None:
     """int8 -> DEQUANTIZE -> float HARD_SWISH -> float SOFTMAX -> QUANTIZE -> int8, with the
     float intermediate as a second output: the float island runs in C exactly as in TFLite."""
-    from mcugen.harness import run_tflite_bytes
+    from mcugen.toolchain.host import run_tflite_bytes
 
     b = ModelBuilder("float_island")
     shape = [2, 128]

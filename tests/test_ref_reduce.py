@@ -186,7 +186,7 @@ def c_cases() -> list:
 
 @pytest.mark.parametrize("case, rounding, sanitize", c_cases())
 def test_c_kernel_matches_oracle(case: MeanCase, rounding: Rounding, sanitize: bool) -> None:
-    from mcugen.harness import run_tflite_bytes
+    from mcugen.toolchain.host import run_tflite_bytes
 
     model, x = build_model(case), random_input(case)
     expected = oracle_output(model, [x], rounding)
@@ -351,7 +351,7 @@ def reduce_c_cases() -> list:
 @pytest.mark.parametrize("case, rounding, sanitize", reduce_c_cases())
 def test_reduction_c_kernels_match_oracle(case: ReduceCase, rounding: Rounding,
                                           sanitize: bool) -> None:
-    from mcugen.harness import run_tflite_bytes
+    from mcugen.toolchain.host import run_tflite_bytes
 
     model, x = build_reduce_model(case), reduce_input(case)
     expected = oracle_output(model, [x], rounding, min_distinct=reduce_spread(case))
@@ -374,7 +374,7 @@ def edge_cases() -> list:
 @pytest.mark.parametrize("kind, axes, x", [pytest.param(*e, id=f"{e[0]}-axes{e[1]}")
                                            for e in edge_cases()])
 def test_float_seeds_follow_each_runtime(kind: str, axes: tuple[int, ...], x: np.ndarray) -> None:
-    from mcugen.harness import run_tflite_bytes
+    from mcugen.toolchain.host import run_tflite_bytes
 
     model = build_reduce_model(ReduceCase(kind, "float32", x.shape, axes, False, 0))
     graph = parse_model(model, "edge.tflite")

@@ -146,7 +146,7 @@ def c_cases() -> list:
 
 @pytest.mark.parametrize("case, rounding, sanitize", c_cases())
 def test_c_kernel_matches_oracle(case: SoftmaxCase, rounding: Rounding, sanitize: bool) -> None:
-    from mcugen.harness import run_tflite_bytes
+    from mcugen.toolchain.host import run_tflite_bytes
 
     model, x = build_model(case), random_input(case)
     expected = oracle_output(model, [x], rounding, case.min_distinct)
@@ -232,7 +232,7 @@ def test_int16_tables_differ_between_runtimes() -> None:
                           pytest.param(wide_cases()[2], Rounding.LITERT, False, id="int16-litert"),
                           pytest.param(wide_cases()[5], Rounding.TFLM, False, id="float32")])
 def test_wide_c_kernel_matches_oracle(case: WideCase, rounding: Rounding, sanitize: bool) -> None:
-    from mcugen.harness import run_tflite_bytes
+    from mcugen.toolchain.host import run_tflite_bytes
 
     model, x = wide_model(case), wide_input(case)
     expected = oracle_output(model, [x], rounding)

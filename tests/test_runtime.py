@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 
 from mcugen.codegen.generate import RUNTIME
-from mcugen.harness import WARNING_FLAGS, compiler
+from mcugen.toolchain.host import WARNING_FLAGS, compiler
 
 
 def test_every_kernel_header_and_source_link_into_one_program(tmp_path: Path) -> None:

@@ -13,7 +13,6 @@ from oracles import assert_exact, run_oracle
 
 from mcugen.driver import BuildOptions, compile_model, load_graph
 from mcugen.errors import ModelError
-from mcugen.harness import run_tflite_bytes
 from mcugen.ir import (
     Activation,
     ArithmeticOptions,
@@ -27,6 +26,7 @@ from mcugen.ir import (
 )
 from mcugen.quantization import Rounding
 from mcugen.schedule import order_peak, schedule, verify_order
+from mcugen.toolchain.host import run_tflite_bytes
 
 
 def random_dag(sizes: list[int], seed: int) -> Graph:

@@ -26,13 +26,13 @@ from oracles import assert_exact, oracle_output
 from mcugen import driver
 from mcugen.driver import BuildOptions, compile_model
 from mcugen.frontend.tflite import parse_model
-from mcugen.harness import build_program, run_program
 from mcugen.ir import Graph, Op, OpKind
 from mcugen.memory.plan import plan_memory
 from mcugen.memory.tiling import Chain, Tiling, make_chain, op_rows, row_bytes
 from mcugen.memory.tiling_search import chain_runs
 from mcugen.ops.registry import op_macs
 from mcugen.quantization import Rounding
+from mcugen.toolchain.host import build_program, run_program
 
 # --- building chains ----------------------------------------------------------------------------
 

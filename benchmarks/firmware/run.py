@@ -36,9 +36,9 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO))
 
-from mcugen.analysis.codesize import measure_code_size
 from mcugen.analysis.profile import profile_model
 from mcugen.driver import BuildOptions, compile_model
+from mcugen.toolchain.cross import measure_code_size
 
 CORES = {"M4": "cortex-m4", "M55": "cortex-m55"}
 # variant -> (extra compile flags, tiling); "untiled" is the fast kernels with --no-tiling
@@ -81,7 +81,7 @@ def measure(model: Path, case: Path, core: str, variant: str) -> dict[str, Any]:
     profile = profile_model(model, options, qemu=True, runs=1, inputs=inputs, expected=expected,
                             extra_cflags=cflags)
     compiled = compile_model(model, options)
-    size = measure_code_size(compiled.code.files, compiled.prefix, target, portable=variant == "portable")
+    size = measure_code_size(compiled.code.files, compiled.prefix, options.target, portable=variant == "portable")
     report = profile.report
     instructions = profile.invoke_instructions or 0
     arena = profile.memory.internal

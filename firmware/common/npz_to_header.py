@@ -27,7 +27,7 @@ import numpy as np
 
 def numbered(case: dict[str, np.ndarray], key: str) -> list[np.ndarray]:
     """key0, key1, ... until the first missing index."""
-    arrays = []
+    arrays: list[np.ndarray] = []
     while f"{key}{len(arrays)}" in case:
         arrays.append(case[f"{key}{len(arrays)}"])
     return arrays

@@ -34,7 +34,7 @@ def planned(model: Path, options: Any) -> PlannedModel:
     from ..driver import load_graph
 
     graph = load_graph(model, None, options.rounding)
-    chosen = schedule(graph, scratch_bytes("host"))
+    chosen = schedule(graph, scratch_bytes(options.target))
     plan = plan_model(graph, chosen.order, scratch_bytes(options.target), options.pools, options.guard,
                       options.tiling)
     plan.schedule_exact = chosen.exact

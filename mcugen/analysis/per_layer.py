@@ -180,7 +180,7 @@ def dump_layers(model: Path, inputs: Sequence[np.ndarray], options: Any,
                 progress: Progress = _no_progress) -> tuple[Graph, list[tuple[Op, Tensor, np.ndarray]]]:
     """Compile the model with the dump hook, run one inference, and read every op's outputs."""
     from ..driver import load_graph
-    from ..harness import build_program, run_program
+    from ..toolchain.host import build_program, run_program
 
     graph = load_graph(model, rounding=options.rounding)
     progress("compile the C with the dump hook")

@@ -6,11 +6,13 @@ The generated invoke reads `mcugen_profile_now()` around every op when compiled 
 - the host: the test harness (templates/harness_main.c.j2) with CLOCK_MONOTONIC, in
   nanoseconds: wall time of this machine, noisy, for relative shares;
 - QEMU (`qemu=True`): firmware/common's test application cross-compiled for the target core
-  (mps2-an386 for cortex-m4, mps3-an547 for cortex-m55) and run with `-icount shift=0`, where
+  (toolchain/cross.py: the target's QEMU board, Target.qemu: mps2-an386 for cortex-m4,
+  mps3-an547 for cortex-m55) and run with `-icount shift=0` (toolchain/qemu.py), where
   the virtual clock advances 1 ns per instruction and SysTick, clocked by the board's core
   clock, counts it (profile_clock.c). Ticks become instructions exactly (to one tick, 40 or
-  31.25 instructions); nanoseconds are then instructions at `cpu_mhz`, one instruction a cycle,
-  which no real core achieves: the instruction count is the measurement, the time a scale.
+  31.25 instructions); nanoseconds are then instructions at `cpu_mhz` (default: the target's
+  Target.clock_mhz), one instruction a cycle, which no real core achieves: the instruction
+  count is the measurement, the time a scale.
   The application also checks the outputs byte for byte against expected outputs (from the
   host build unless given), so a profile run is a bit-exactness run too.
 
@@ -20,11 +22,7 @@ The generated invoke reads `mcugen_profile_now()` around every op when compiled 
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
-import subprocess
-import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -33,41 +31,18 @@ from typing import Any
 
 import numpy as np
 
-from ..driver import BuildOptions
+from ..driver import BuildOptions, compile_model
 from ..errors import BuildError, McugenError, ModelError
-
-REPO = Path(__file__).resolve().parents[2]
-FIRMWARE_COMMON = REPO / "firmware" / "common"
-QEMU_TIMEOUT_S = 900
-DEFAULT_CPU_MHZ = 100.0
+from ..targets import QemuBoard
+from ..toolchain.cross import build_firmware, firmware_dir, require_firmware_tools
+from ..toolchain.host import build_program, check_inputs, run_model, run_profiled
+from ..toolchain.qemu import qemu_board, run_qemu
 
 Progress = Callable[[str], None]
 PROFILE_STEPS = {False: 2, True: 3}  # progress() calls of a host and of a QEMU profile
 
 PROFILE_LINE = re.compile(r"^PROFILE (\d+) (-?\d+) (\w+) (\d+) (\d+)$", re.MULTILINE)
 TOTAL_LINE = re.compile(r"^PROFILE_TOTAL (\d+) (\d+)$", re.MULTILINE)
-PASS_LINE = re.compile(r"^PASS \w+ \d+ bytes$", re.MULTILINE)
-
-
-@dataclass(frozen=True)
-class Board:
-    """A QEMU machine for a core, and its SysTick clock (the core clock QEMU gives the board:
-    25 MHz on mps2-an386, 32 MHz on mps3-an547; measured: a 600,000-instruction loop read
-    15,000 and 19,200 ticks under -icount shift=0)."""
-
-    make_core: str  # app.mk's core name: build-<core>, BUILD/<core>/app.elf
-    machine: str
-    cpu: str
-    systick_hz: float
-
-    def instructions(self, ticks: int) -> int:
-        return round(ticks * 1e9 / self.systick_hz)
-
-
-BOARDS = {
-    "cortex-m4": Board("m4", "mps2-an386", "cortex-m4", 25e6),
-    "cortex-m55": Board("m55", "mps3-an547", "cortex-m55", 32e6),
-}
 
 
 @dataclass
@@ -203,7 +178,7 @@ def memory_table(report: dict[str, Any]) -> MemoryTable:
 
 
 def _parse_profile(text: str, report: dict[str, Any], runs: int, ticks_to_ns: float,
-                   board: Board | None) -> tuple[list[OpProfile], float, int | None]:
+                   board: QemuBoard | None) -> tuple[list[OpProfile], float, int | None]:
     """Per-op records from the PROFILE lines, matched with report.json's ops (same order)."""
     lines = PROFILE_LINE.findall(text)
     total = TOTAL_LINE.search(text)
@@ -247,112 +222,28 @@ def random_inputs(report: dict[str, Any], seed: int = 0) -> list[np.ndarray]:
 
 def _host_profile(model: Path, options: BuildOptions, runs: int,
                   inputs: Sequence[np.ndarray] | None, progress: Progress) -> Profile:
-    from ..harness import build_program, check_inputs
-
     program = build_program(model.read_bytes(), options, model.name, profile=True)
     progress("compiled with the timing hook")
     report = json.loads((program.path.parent / "report.json").read_text())
     case = check_inputs(program, inputs if inputs is not None else random_inputs(report), "profile")
-    with tempfile.TemporaryDirectory(prefix="mcugen-profile-") as tmp:
-        in_path, out_path = Path(tmp) / "in.bin", Path(tmp) / "out.bin"
-        in_path.write_bytes(b"".join(v.tobytes() for v in case) * runs)
-        result = _run([str(program.path), str(in_path), str(out_path)], capture_output=True)
+    text = run_profiled(program, case, runs)
     progress("ran")
-    if result.returncode != 0:
-        raise BuildError(f"the profiled model exited with status {result.returncode}: "
-                         f"{' '.join(result.stderr.split())[:300]}")
-    ops, invoke_ns, _ = _parse_profile(result.stdout, report, runs, 1.0, None)
-    return Profile(model.name, options.target, "host", runs, None, ops, memory_table(report),
+    ops, invoke_ns, _ = _parse_profile(text, report, runs, 1.0, None)
+    return Profile(model.name, options.target.name, "host", runs, None, ops, memory_table(report),
                    invoke_ns, None, report)
 
 
-def _run(command: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
-    """subprocess.run with text output and QEMU_TIMEOUT_S; a timeout is a BuildError."""
-    try:
-        return subprocess.run(command, check=False, text=True, timeout=QEMU_TIMEOUT_S, **kwargs)
-    except subprocess.TimeoutExpired:
-        raise BuildError(f"{Path(command[0]).name} took more than {QEMU_TIMEOUT_S} s: "
-                         f"{' '.join(command)[:200]}") from None
-
-
-def require_firmware_tools() -> None:
-    """BuildError naming what is missing for a QEMU run."""
-    missing = [t for t in ("make", "arm-none-eabi-gcc", "qemu-system-arm") if shutil.which(t) is None]
-    if missing:
-        raise BuildError(f"--qemu needs {', '.join(missing)} on PATH (Debian: apt-get install make "
-                         "gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm)")
-    if not (FIRMWARE_COMMON / "app.mk").is_file():
-        raise BuildError(f"--qemu needs mcugen's firmware/common directory, not found at {FIRMWARE_COMMON}")
-
-
-def _mcugen_options(options: BuildOptions) -> str:
-    """The `mcugen build` options (all but --target) that reproduce `options`."""
-    parts = [f"--rounding {options.rounding.value}"]
-    if options.prefix:
-        parts.append(f"--prefix {options.prefix}")
-    if not getattr(options, "tiling", True):
-        parts.append("--no-tiling")
-    for pool in options.pools:
-        if pool.capacity is None:
-            raise McugenError(f"--qemu: pool {pool.name} has no capacity to pass to mcugen build")
-        parts.append(f"--pool {pool.name}:{pool.capacity}:{pool.speed}")
-    return " ".join(parts)
-
-
-def build_firmware(model: Path, options: BuildOptions, case: dict[str, np.ndarray], build: Path,
-                   extra_cflags: str = "", opt: str = "-O2") -> Path:
-    """Cross-compile firmware/common's test application with `model` and `case` baked in,
-    through app.mk (the examples' make logic); returns the ELF."""
-    board = BOARDS[options.target]
-    build.mkdir(parents=True, exist_ok=True)
-    case_path = build / "case.npz"
-    np.savez(case_path, **case)  # type: ignore[arg-type]
-    command = ["make", "--no-print-directory", "-f", str(FIRMWARE_COMMON / "app.mk"),
-               f"MODEL={model.resolve()}", f"CASE={case_path.resolve()}", f"BUILD={build.resolve()}",
-               f"PYTHON={sys.executable}", f"MCUGEN_OPTS={_mcugen_options(options)}",
-               f"EXTRA_CFLAGS={extra_cflags}", f"OPT={opt}", f"build-{board.make_core}"]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
-    result = _run(command, cwd=build, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
-    if result.returncode != 0:
-        tail = " | ".join(result.stdout.strip().splitlines()[-4:])
-        raise BuildError(f"{model.name}: the firmware build for {options.target} failed: {tail[-600:]}")
-    return build / board.make_core / "app.elf"
-
-
-def run_qemu(elf: Path, target: str, count_instructions: bool = True) -> str:
-    """Run an ELF on the target's QEMU board; its semihosting output (QEMU's stderr and stdout)."""
-    board = BOARDS[target]
-    command = ["qemu-system-arm", "-M", board.machine, "-cpu", board.cpu, "-nographic", "-monitor", "none",
-               "-serial", "none", "-semihosting-config", "enable=on,target=native"]
-    command += ["-icount", "shift=0"] if count_instructions else []
-    result = _run([*command, "-kernel", str(elf)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    if result.returncode != 0 or not PASS_LINE.search(result.stdout):
-        raise BuildError(f"{elf.name} on QEMU {board.machine} exited with status {result.returncode}: "
-                         f"{' '.join(result.stdout.split())[-400:]}")
-    return result.stdout
-
-
-def _expected_outputs(model: Path, options: BuildOptions, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
-    """The outputs of the host build of the same C (bit-exact with TFLite by contract)."""
-    from ..harness import run_model
-
-    return run_model(model, [inputs], options)[0]
-
-
-def _qemu_profile(model: Path, options: BuildOptions, runs: int, cpu_mhz: float,
+def _qemu_profile(model: Path, options: BuildOptions, runs: int, cpu_mhz: float | None,
                   inputs: Sequence[np.ndarray] | None, expected: Sequence[np.ndarray] | None,
                   extra_cflags: str, progress: Progress) -> Profile:
-    if options.target not in BOARDS:
-        raise McugenError(f"running on QEMU (--qemu, --instructions) needs --target cortex-m4 or cortex-m55, "
-                          f"not '{options.target}'")
+    board = qemu_board(options.target)
     require_firmware_tools()
-    board = BOARDS[options.target]
+    mhz = cpu_mhz if cpu_mhz is not None else options.target.clock_mhz
+    assert mhz is not None  # every target with a QEMU board has a clock
     if inputs is None:
-        from ..driver import compile_model
-
         inputs = random_inputs(compile_model(model, options).report())
-    if expected is None:
-        expected = _expected_outputs(model, options, inputs)
+    if expected is None:  # the host build of the same C, bit-exact with TFLite by contract
+        expected = run_model(model, [inputs], options)[0]
     progress("expected outputs from the host build")
     case = {f"input{i}": np.asarray(v) for i, v in enumerate(inputs)}
     case |= {f"output{i}": np.asarray(v) for i, v in enumerate(expected)}
@@ -360,23 +251,24 @@ def _qemu_profile(model: Path, options: BuildOptions, runs: int, cpu_mhz: float,
         build = Path(tmp)
         elf = build_firmware(model, options, case, build, f"-DMCUGEN_PROFILE -DAPP_PROFILE_RUNS={runs} {extra_cflags}".strip())
         progress("firmware built")
-        report = json.loads((build / board.make_core / "gen" / "report.json").read_text())
+        report = json.loads((firmware_dir(build, options.target) / "gen" / "report.json").read_text())
         text = run_qemu(elf, options.target)
         progress("ran on QEMU")
-    ns_per_tick = 1e9 / board.systick_hz * 1000.0 / cpu_mhz  # ticks -> instructions -> ns at cpu_mhz
+    ns_per_tick = 1e9 / board.systick_hz * 1000.0 / mhz  # ticks -> instructions -> ns at mhz
     ops, invoke_ns, invoke_instructions = _parse_profile(text, report, runs, ns_per_tick, board)
-    return Profile(model.name, options.target, f"qemu {board.machine}", runs, cpu_mhz, ops,
+    return Profile(model.name, options.target.name, f"qemu {board.machine}", runs, mhz, ops,
                    memory_table(report), invoke_ns, invoke_instructions, report)
 
 
 def profile_model(model: Path, options: BuildOptions, qemu: bool = False, runs: int = 1, *,
-                  cpu_mhz: float = DEFAULT_CPU_MHZ, inputs: Sequence[np.ndarray] | None = None,
+                  cpu_mhz: float | None = None, inputs: Sequence[np.ndarray] | None = None,
                   expected: Sequence[np.ndarray] | None = None, extra_cflags: str = "",
                   progress: Progress | None = None) -> Profile:
     """Build and run `model` with the per-op timing hook; `runs` inferences, averaged.
 
     inputs: one case (default: random, seed 0). expected (QEMU only): the outputs the firmware
     must reproduce byte for byte (default: the host build's outputs for the same inputs).
+    cpu_mhz (QEMU only): the clock that turns instructions into ns (None: Target.clock_mhz).
     extra_cflags (QEMU only): more compile flags, e.g. -DMCUGEN_PORTABLE for the portable C.
     progress: called after each of the PROFILE_STEPS[qemu] steps with what finished.
     """

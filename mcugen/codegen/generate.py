@@ -21,6 +21,7 @@ from ..memory.plan import Plan
 from ..memory.pools import pool_symbol
 from ..ops import registry
 from ..quantization import Rounding
+from ..targets import HOST, Target
 from .cnames import c_array_body, c_float, comment, identifier
 from .memory import GUARD_BYTE, GUARD_STATUS, guard_statements, pool_entries
 from .stripes import emit_chain_step
@@ -63,7 +64,7 @@ class _Context:
     prefix: str
     plan: Plan
     rounding: Rounding
-    target: str = "host"
+    target: Target = HOST
     constants: list[ConstArray] = field(default_factory=list)
     _by_tensor: dict[int, str] = field(default_factory=dict)
 
@@ -157,7 +158,7 @@ def _constant_output_step(index: int, tensor: Tensor, ctx: _Context) -> Step:
 
 
 def generate(graph: Graph, order: list[Op], plan: Plan, prefix: str, rounding: Rounding,
-             model_label: str, target: str = "host") -> GeneratedCode:
+             model_label: str, target: Target = HOST) -> GeneratedCode:
     ctx = _Context(prefix=prefix, plan=plan, rounding=rounding, target=target)
     steps: list[Step] = []
     functions: list[str] = []  # file-scope C: the stripe loops of tiled chains (stripes.py)
@@ -199,7 +200,8 @@ def generate(graph: Graph, order: list[Op], plan: Plan, prefix: str, rounding: R
         "prefix": prefix,
         "PREFIX": prefix.upper(),
         "rounding": rounding.value,
-        "target": target,
+        "target": target.name,
+        "core_flags": list(target.core_flags),  # mcugen.mk's MCUGEN_ARCH_CFLAGS
         "arena_size": plan.arena_size,
         "pools": pool_entries(plan, prefix),
         "guard": plan.guard,

@@ -19,6 +19,7 @@ from ..opparams import check_int8_operands, conv_multipliers, fc_multipliers, fc
 from ..opparams.conv import Rescale, check_weighted_operands, conv_rescale, fc_rescale
 from ..ops.common import conv_padding, filter_offset, output_clamp
 from ..quantization import Rounding
+from ..targets import Target
 from .emit import EmitContext, KernelCall, c_dims, emitter, fast_path_scratch
 
 SHIFT_RANGE = (-31, 30)  # TFLite's QuantizeMultiplier range, which the C kernels check
@@ -34,13 +35,13 @@ def _round_up4(n: int) -> int:
     return (n + 3) // 4 * 4
 
 
-def _helium(target: str) -> bool:
+def _helium(target: Target) -> bool:
     """cortex-m55 compiles the MVE paths; cortex-m4/m7 the DSP ones (mcugen_conv_fast.h)."""
-    return target == "cortex-m55"
+    return target.fast_path == "mve"
 
 
 @fast_path_scratch(OpKind.CONV_2D)
-def conv_scratch_bytes(op: Op, target: str) -> int:
+def conv_scratch_bytes(op: Op, target: Target) -> int:
     """int8 only, mirrors mcugen_conv_fast_s8_buffer_size: DSP, five int16 im2col columns
     (four when round_up4(kh * kw * depth) > 256), a 16-byte requantization entry per output
     channel and an int8 staging column ((2 * columns + 1) * round_up4(kh * kw * depth) +
@@ -58,7 +59,7 @@ def conv_scratch_bytes(op: Op, target: str) -> int:
 
 
 @fast_path_scratch(OpKind.DEPTHWISE_CONV_2D)
-def depthwise_scratch_bytes(op: Op, target: str) -> int:
+def depthwise_scratch_bytes(op: Op, target: Target) -> int:
     """int8 only, mirrors mcugen_dw_conv_fast_s8_buffer_size: MVE, the bias, multiplier
     and shift of each eight-channel block (96 * ceil(out_c / 8)); DSP, a chunk of `quads`
     four-channel groups (as many as fit 1280 bytes, at least one), each with 16-byte
@@ -75,7 +76,7 @@ def depthwise_scratch_bytes(op: Op, target: str) -> int:
 
 
 @fast_path_scratch(OpKind.FULLY_CONNECTED)
-def fc_scratch_bytes(op: Op, target: str) -> int:
+def fc_scratch_bytes(op: Op, target: Target) -> int:
     """int8 only, mirrors mcugen_fc_fast_s8_buffer_size: DSP, the input row as int16
     (2 * round_up4(accum_depth)); the MVE path needs none."""
     if is_int16(op) or op.inputs[1] is None or len(op.inputs[1].shape) != 2 or _helium(target):

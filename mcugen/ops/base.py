@@ -30,6 +30,7 @@ import numpy as np
 from ..errors import UnsupportedError
 from ..ir import Op, OpKind, OpOptions
 from ..quantization import Rounding
+from ..targets import HOST, Target
 
 if TYPE_CHECKING:
     from .emitting import EmitContext, KernelCall
@@ -40,7 +41,7 @@ class Setting:
     """What a support rule or prepare may depend on besides the op itself."""
 
     rounding: Rounding = Rounding.TFLM
-    target: Any = "host"  # the --target; a mcugen.targets.Target where the build has one
+    target: Target = HOST
 
 
 DEFAULT_SETTING = Setting()  # TFLM rounding on the host
@@ -106,7 +107,7 @@ OptionsReader = Callable[[Any, str], OpOptions]  # (flatbuffer Operator, where) 
 Prepare = Callable[[Op, Setting], Any]
 Emitter = Callable[[Op, "EmitContext"], "KernelCall"]
 ScratchBytes = Callable[[Op], int]  # bytes of scratch the portable C kernel needs
-FastPathScratch = Callable[[Op, Any], int]  # (op, target) -> extra bytes of the target's fast path
+FastPathScratch = Callable[[Op, Target], int]  # (op, target) -> extra bytes of the target's fast path
 ReferenceKernel = Callable[[Op, list[np.ndarray | None], Rounding], list[np.ndarray]]
 MacCount = Callable[[Op], int]
 Identity = Callable[[Op], bool]
@@ -163,7 +164,7 @@ def no_scratch(op: Op) -> int:
     return 0
 
 
-def no_fast_path_scratch(op: Op, target: Any) -> int:
+def no_fast_path_scratch(op: Op, target: Target) -> int:
     """Kinds without a fast path that asks for scratch of its own."""
     return 0
 

@@ -11,19 +11,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 
 from ..ir import Op, Tensor
 from ..quantization import Rounding
+from ..targets import Target
 
 
 class EmitContext(Protocol):
     """What an emitter may ask of the code generator."""
 
     rounding: Rounding
-    target: Any  # --target: which fast path the kernels compile (emitters may precompute for it)
+    target: Target  # --target: target.fast_path is what the kernels compile (emitters may precompute for it)
 
     def ptr(self, tensor: Tensor) -> str:
         """A C expression: a pointer of the tensor's C type to its data (arena or flash)."""

@@ -8,10 +8,10 @@ stage keeps a table of its own.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from ..errors import UnsupportedError
 from ..ir import Op, OpKind
+from ..targets import Target
 from . import activation, conv, elementwise, matmul, movement, pool, quantize, reduce, resize, shape
 from .base import OpDef
 
@@ -62,18 +62,13 @@ def op_macs(op: Op) -> int:
     return op_def(op.kind).macs(op)
 
 
-def scratch_bytes(target: Any) -> Callable[[Op], int]:
+def scratch_bytes(target: Target) -> Callable[[Op], int]:
     """op -> scratch bytes to plan for `target`: the portable kernel's, plus the fast path's
     where the target compiles fast paths."""
-    portable = _portable(target)
 
     def bytes_for(op: Op) -> int:
         definition = op_def(op.kind)
-        fast = 0 if portable else definition.fast_path_scratch(op, target)
+        fast = definition.fast_path_scratch(op, target) if target.plans_fast_path_scratch else 0
         return definition.scratch(op) + fast
 
     return bytes_for
-
-
-def _portable(target: Any) -> bool:
-    return target == "host"

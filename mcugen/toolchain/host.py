@@ -20,12 +20,13 @@ from pathlib import Path
 
 import numpy as np
 
-from .codegen.generate import render_harness
-from .driver import BuildOptions, compile_model, write_files
-from .errors import BuildError, ModelError
-from .quantization import Rounding
+from ..codegen.generate import render_harness
+from ..driver import BuildOptions, compile_model, write_files
+from ..errors import BuildError, ModelError
+from ..quantization import Rounding
+from .process import run_tool
 
-PACKAGE = Path(__file__).resolve().parent
+PACKAGE = Path(__file__).resolve().parents[1]
 # -ffp-contract=off as in mcugen.mk: float islands must not fuse multiply-adds.
 WARNING_FLAGS = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-ffp-contract=off"]
 RELEASE_FLAGS = ["-O2"]
@@ -112,7 +113,7 @@ def build_program(model: bytes, options: BuildOptions, label: str, sanitize: boo
     `dump` compiles in the MCUGEN_DUMP hook: the program then takes a third file argument and
     writes every op's outputs to it (run_program's `dump_to`, read by analysis/per_layer.py).
     `profile` compiles in the MCUGEN_PROFILE hook: the program prints per-op times to stdout
-    (read by analysis/profile.py).
+    (run_profiled; read by analysis/profile.py).
     """
     cc = compiler()
     flags = WARNING_FLAGS + (SANITIZE_FLAGS if sanitize else RELEASE_FLAGS) + (["-DMCUGEN_DUMP"] if dump else [])
@@ -193,6 +194,19 @@ def run_program(program: HostProgram, cases: Sequence[Sequence[np.ndarray]],
     if position != len(data):
         raise BuildError(f"the compiled model wrote {len(data)} bytes, expected {position}")
     return outputs
+
+
+def run_profiled(program: HostProgram, case: Sequence[np.ndarray], runs: int) -> str:
+    """Run one case `runs` times through a program built with profile=True; its stdout (the
+    PROFILE lines of templates/harness_main.c.j2)."""
+    with tempfile.TemporaryDirectory(prefix="mcugen-profile-") as tmp:
+        in_path, out_path = Path(tmp) / "in.bin", Path(tmp) / "out.bin"
+        in_path.write_bytes(b"".join(v.tobytes() for v in check_inputs(program, case, "profile")) * runs)
+        result = run_tool([str(program.path), str(in_path), str(out_path)], RUN_TIMEOUT_S, capture_output=True)
+    if result.returncode != 0:
+        raise BuildError(f"the profiled model exited with status {result.returncode}: "
+                         f"{' '.join(result.stderr.split())[:300]}")
+    return result.stdout
 
 
 def run_model(model: Path, cases: Sequence[Sequence[np.ndarray]], options: BuildOptions,

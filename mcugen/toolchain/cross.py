@@ -1,9 +1,10 @@
-"""Code size of the generated model on its Cortex-M target, for report.json's "code_size".
+"""arm-none-eabi builds for a Cortex-M target: the code size of the generated C, and the
+firmware application of firmware/common (shipped inside the package as mcugen/firmware).
 
-The generated sources are compiled with arm-none-eabi-gcc for the target core at -Os (with
--ffunction-sections -fdata-sections) and linked with --gc-sections against newlib-nano, rooted
-at the model's public functions only (no application, no startup code), with a small linker
-script that keeps mcugen's sections apart:
+Code size. The generated sources are compiled with arm-none-eabi-gcc for the target core
+(Target.core_flags) at -Os (with -ffunction-sections -fdata-sections) and linked with
+--gc-sections against newlib-nano, rooted at the model's public functions only (no
+application, no startup code), with a small linker script that keeps mcugen's sections apart:
 
     .text .rodata .data .bss     the runtime: the model's invoke, the kernels it calls, and the
                                  libc/libgcc/libm functions they pull in (memcpy, divisions, expf)
@@ -14,23 +15,35 @@ script that keeps mcugen's sections apart:
 linking (what each file holds, unreferenced functions included). Flash of the runtime is
 text + rodata + data (data's initial values live in flash too); RAM besides the arena is
 data + bss. Without the toolchain, or for the host target, "code_size" says why it is absent.
+
+Firmware. build_firmware() runs firmware/common's app.mk (the examples' make logic) for the
+target's QEMU board (Target.qemu.make_core): `mcugen build` of the model, the test application
+with a test case baked in, startup code and linker script; run_qemu() (qemu.py) runs the ELF.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from ..driver import BuildOptions
+from ..errors import BuildError, McugenError
+from ..targets import Target
+from .process import run_tool
+from .qemu import QEMU, QEMU_TIMEOUT_S, qemu_board
+
+PACKAGE = Path(__file__).resolve().parents[1]
+# firmware/common, inside the package (a symlink in the source tree, files in an install)
+FIRMWARE_COMMON = PACKAGE / "firmware"
 CROSS = "arm-none-eabi-"
-CORE_FLAGS = {
-    "cortex-m4": ["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"],
-    "cortex-m7": ["-mcpu=cortex-m7", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv5-d16"],
-    "cortex-m55": ["-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard"],
-}
 COMPILE_FLAGS = ["-Os", "-std=c99", "-ffp-contract=off", "-ffunction-sections", "-fdata-sections"]
 LINK_FLAGS = ["-nostartfiles", "--specs=nano.specs", "--specs=nosys.specs", "-Wl,--gc-sections"]
 TIMEOUT_S = 300
@@ -80,10 +93,10 @@ def section_sizes(path: Path) -> dict[str, int]:
     return totals
 
 
-def unavailable(target: str) -> str | None:
+def unavailable(target: Target) -> str | None:
     """Why code size cannot be measured for `target` here, or None when it can."""
-    if target not in CORE_FLAGS:
-        return f"target {target}: code size is measured for Cortex-M targets only"
+    if not target.is_cross:
+        return f"target {target.name}: code size is measured for Cortex-M targets only"
     missing = [tool for tool in (f"{CROSS}gcc", f"{CROSS}size") if shutil.which(tool) is None]
     if missing:
         return f"{', '.join(missing)} not on PATH (Debian: apt-get install gcc-arm-none-eabi libnewlib-arm-none-eabi)"
@@ -95,7 +108,8 @@ def _compiler_version() -> str:
     return first[0].strip() if first else f"{CROSS}gcc"
 
 
-def measure_code_size(files: dict[str, str], prefix: str, target: str, portable: bool = False) -> dict[str, Any]:
+def measure_code_size(files: dict[str, str], prefix: str, target: Target,
+                      portable: bool = False) -> dict[str, Any]:
     """report.json's "code_size" for the generated `files` (name -> text) on `target`.
 
     portable: compile with -DMCUGEN_PORTABLE (the kernels' portable C instead of the DSP/MVE
@@ -104,7 +118,7 @@ def measure_code_size(files: dict[str, str], prefix: str, target: str, portable:
     reason = unavailable(target)
     if reason is not None:
         return {"measured": False, "reason": reason}
-    flags = CORE_FLAGS[target] + COMPILE_FLAGS + (["-DMCUGEN_PORTABLE"] if portable else [])
+    flags = [*target.core_flags, *COMPILE_FLAGS] + (["-DMCUGEN_PORTABLE"] if portable else [])
     roots = [f"{prefix}_{name}" for name in ("init", "invoke", "input", "output", "input_bytes", "output_bytes")]
     with tempfile.TemporaryDirectory(prefix="mcugen-size-") as tmp:
         work = Path(tmp)
@@ -117,7 +131,7 @@ def measure_code_size(files: dict[str, str], prefix: str, target: str, portable:
             _run([f"{CROSS}gcc", *flags, "-I.", "-c", source, "-o", obj], work, f"compiling {source}")
             objects[obj] = section_sizes(work / obj)
         (work / "size.ld").write_text(LINKER_SCRIPT)
-        link = [f"{CROSS}gcc", *CORE_FLAGS[target], *LINK_FLAGS, "-T", "size.ld", "-Wl,--entry=0",
+        link = [f"{CROSS}gcc", *target.core_flags, *LINK_FLAGS, "-T", "size.ld", "-Wl,--entry=0",
                 *(f"-Wl,--require-defined={root}" for root in roots),
                 *(s[:-2] + ".o" for s in sources), "-lm", "-o", "size.elf"]
         _run(link, work, "linking")
@@ -136,8 +150,6 @@ def measure_code_size(files: dict[str, str], prefix: str, target: str, portable:
 
 
 def _run(command: list[str], cwd: Path, what: str) -> None:
-    from ..errors import BuildError
-
     try:
         result = subprocess.run(command, check=False, cwd=cwd, capture_output=True, text=True, timeout=TIMEOUT_S)
     except subprocess.TimeoutExpired:
@@ -146,3 +158,58 @@ def _run(command: list[str], cwd: Path, what: str) -> None:
         lines = result.stderr.strip().splitlines() or ["(no output)"]
         first = next((line for line in lines if "error" in line), lines[0])
         raise BuildError(f"code size: {what} failed with {CROSS}gcc: {first.strip()}")
+
+
+# ---- the firmware application --------------------------------------------------------------
+
+
+def require_firmware_tools() -> None:
+    """BuildError naming what is missing for a QEMU run."""
+    missing = [t for t in ("make", f"{CROSS}gcc", QEMU) if shutil.which(t) is None]
+    if missing:
+        raise BuildError(f"--qemu needs {', '.join(missing)} on PATH (Debian: apt-get install make "
+                         "gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm)")
+    if not (FIRMWARE_COMMON / "app.mk").is_file():
+        raise BuildError(f"--qemu needs mcugen's firmware directory, not found at {FIRMWARE_COMMON}")
+
+
+def _mcugen_options(options: BuildOptions) -> str:
+    """The `mcugen build` options (all but --target) that reproduce `options`."""
+    parts = [f"--rounding {options.rounding.value}"]
+    if options.prefix:
+        parts.append(f"--prefix {options.prefix}")
+    if not options.tiling:
+        parts.append("--no-tiling")
+    for pool in options.pools:
+        if pool.capacity is None:
+            raise McugenError(f"--qemu: pool {pool.name} has no capacity to pass to mcugen build")
+        parts.append(f"--pool {pool.name}:{pool.capacity}:{pool.speed}")
+    return " ".join(parts)
+
+
+def firmware_dir(build: Path, target: Target) -> Path:
+    """Where build_firmware puts the target's files under `build`: app.elf, gen/ (the
+    generated C and its report.json)."""
+    return build / qemu_board(target).make_core
+
+
+def build_firmware(model: Path, options: BuildOptions, case: dict[str, np.ndarray], build: Path,
+                   extra_cflags: str = "", opt: str = "-O2") -> Path:
+    """Cross-compile firmware/common's test application for options.target with `model` and
+    `case` baked in, through app.mk (the examples' make logic); returns the ELF."""
+    board = qemu_board(options.target)
+    build.mkdir(parents=True, exist_ok=True)
+    case_path = build / "case.npz"
+    np.savez(case_path, **case)  # type: ignore[arg-type]
+    command = ["make", "--no-print-directory", "-f", str(FIRMWARE_COMMON / "app.mk"),
+               f"MODEL={model.resolve()}", f"CASE={case_path.resolve()}", f"BUILD={build.resolve()}",
+               f"PYTHON={sys.executable}", f"MCUGEN_OPTS={_mcugen_options(options)}",
+               f"EXTRA_CFLAGS={extra_cflags}", f"OPT={opt}", f"build-{board.make_core}"]
+    # app.mk runs `python -m mcugen build`: this mcugen, wherever it is installed
+    path = os.pathsep.join(filter(None, [str(PACKAGE.parent), os.environ.get("PYTHONPATH")]))
+    result = run_tool(command, QEMU_TIMEOUT_S, cwd=build, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                      env=dict(os.environ, PYTHONPATH=path))
+    if result.returncode != 0:
+        tail = " | ".join(result.stdout.strip().splitlines()[-4:])
+        raise BuildError(f"{model.name}: the firmware build for {options.target.name} failed: {tail[-600:]}")
+    return firmware_dir(build, options.target) / "app.elf"

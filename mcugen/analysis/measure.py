@@ -1,0 +1,52 @@
+"""`mcugen build`: the pipeline's output plus the figures only a toolchain can measure.
+
+build() compiles the model (driver.compile_model), fills report.json's measured sections and
+writes the files (driver.write_output):
+
+- "code_size": the generated C built with arm-none-eabi-gcc -Os for the target's core
+  (toolchain/cross.py). By default for cross targets only (Target.is_cross), where it costs
+  about a second and a failure to measure is recorded in report.json rather than failing the
+  build; `size=True` (--size) makes a failure the build's failure; `size=False` skips it.
+- "instructions" (`instructions=True`, --instructions): the model run on the emulated core of
+  the target (mcugen profile --qemu, random input, outputs checked against the host build),
+  instructions per inference and per op.
+
+It sits here, above the toolchain, because the instruction count is read from a profile run
+(analysis/profile.py); the driver below measures nothing and imports no toolchain.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..driver import BuildOptions, Compiled, compile_model, write_output
+from ..errors import BuildError
+from ..toolchain.cross import measure_code_size
+from .profile import profile_model
+
+
+def code_size_report(compiled: Compiled, size: bool | None) -> dict[str, Any]:
+    """report.json's "code_size" for `compiled` under the `size` policy of build()."""
+    target = compiled.options.target
+    if size is False or not (size or target.is_cross):
+        return {"measured": False,
+                "reason": "not asked: mcugen build measures it for Cortex-M targets or with --size"}
+    try:
+        return measure_code_size(compiled.code.files, compiled.prefix, target)
+    except BuildError as error:
+        if size:  # asked for with --size: a failure is the build's failure
+            raise
+        return {"measured": False, "reason": str(error)}
+
+
+def build(model: Path, out_dir: Path, options: BuildOptions, size: bool | None = None,
+          instructions: bool = False) -> Compiled:
+    """compile_model, then the code size and (when asked) the instruction count into
+    report.json, then write_output; nothing is written when any step fails."""
+    compiled = compile_model(model, options)
+    if instructions:
+        compiled.instructions = profile_model(model, options, qemu=True).instructions_report()
+    compiled.code_size = code_size_report(compiled, size)
+    write_output(compiled, out_dir)
+    return compiled
