@@ -15,10 +15,7 @@ import numpy as np
 from ..errors import UnsupportedError
 from ..ir import (
     Activation,
-    Conv2DOptions,
-    DepthwiseConv2DOptions,
     DType,
-    FullyConnectedOptions,
     Op,
     OpKind,
     Pool2DOptions,
@@ -117,20 +114,13 @@ def symmetric_per_channel_weights(op: Op) -> str | None:
     w = _weights(op)
     if w is None or w.quant is None or not w.quant.per_channel:
         return None
-    axis = {OpKind.CONV_2D: 0, OpKind.DEPTHWISE_CONV_2D: 3, OpKind.FULLY_CONNECTED: 0,
-            OpKind.TRANSPOSE_CONV: 0}[op.kind]
+    from .registry import op_def  # the registry imports the families, which import this module
+
+    axis = op_def(op.kind).roles.weights_channel_axis
     if w.quant.axis != axis:
         return f"weights quantized along axis {w.quant.axis}, expected {axis}"
     if any(z != 0 for z in w.quant.zero_point):
         return "weights have non-zero per-channel zero points"
-    return None
-
-
-def symmetric_conv_weights(op: Op) -> str | None:
-    """Convolution weights have zero point 0."""
-    w = _weights(op)
-    if w is not None and w.quant is not None and any(z != 0 for z in w.quant.zero_point):
-        return f"weights zero point {w.quant.zero_point[0]}"
     return None
 
 
@@ -140,42 +130,6 @@ def positive_strides_and_dilations(op: Op) -> str | None:
     names = ("stride_h", "stride_w", "dilation_h", "dilation_w", "filter_h", "filter_w", "depth_multiplier")
     bad = [f"{n} {getattr(options, n)}" for n in names if hasattr(options, n) and getattr(options, n) < 1]
     return ", ".join(bad) or None
-
-
-def depthwise_channels(op: Op) -> str | None:
-    """Depthwise output channels equal input channels times the depth multiplier."""
-    assert isinstance(op.options, DepthwiseConv2DOptions)
-    in_c, out_c = _input(op).shape[-1], op.outputs[0].shape[-1]
-    w = _weights(op)
-    if w is not None and w.shape[-1] != out_c:
-        return f"weights have {w.shape[-1]} channels, output {out_c}"
-    if in_c * op.options.depth_multiplier != out_c and out_c % in_c != 0:
-        return f"{in_c} input channels x multiplier {op.options.depth_multiplier} != {out_c}"
-    return None
-
-
-def conv_channels(op: Op) -> str | None:
-    """Convolution weights are [out_c, kh, kw, in_c] matching the input channels (no grouped conv)."""
-    assert isinstance(op.options, Conv2DOptions)
-    w = _weights(op)
-    if w is None or len(w.shape) != 4:
-        return f"weights shape {list(w.shape) if w is not None else None}"
-    if w.shape[3] != _input(op).shape[3]:
-        return f"weights take {w.shape[3]} input channels, input has {_input(op).shape[3]}"
-    return None
-
-
-def fully_connected_shapes(op: Op) -> str | None:
-    """Weights are 2-D [units, depth] in the default layout, and depth divides the input size."""
-    assert isinstance(op.options, FullyConnectedOptions)
-    w = _weights(op)
-    if w is None or len(w.shape) != 2:
-        return f"weights shape {list(w.shape) if w is not None else None}"
-    if op.options.shuffled_weights:
-        return "shuffled weights format"
-    if _input(op).num_elements % w.shape[1] != 0:
-        return f"input of {_input(op).num_elements} elements is not a multiple of depth {w.shape[1]}"
-    return None
 
 
 def pool_shapes(op: Op) -> str | None:
@@ -383,62 +337,6 @@ def weighted_bias(*int16_bias: DType) -> Constraint:
         f"int8 activations, {listed} for int16 activations.{note}"
     )
     return check
-
-
-def transpose_conv_shapes(op: Op) -> str | None:
-    """TRANSPOSE_CONV: output_shape is a constant int32 [4] equal to the output's shape; weights are [out_c, kh, kw, in_c] matching the input and output channels."""
-    shape, w = _input(op, 0), _weights(op)
-    if not shape.is_constant or shape.dtype is not DType.INT32 or shape.num_elements != 4:
-        return f"output_shape '{shape.name}' is not a constant int32 [4]"
-    out = op.outputs[0]
-    if [int(v) for v in shape.data.reshape(-1)] != list(out.shape):  # type: ignore[union-attr]
-        return f"output_shape {shape.data.reshape(-1).tolist()} != output {list(out.shape)}"  # type: ignore[union-attr]
-    x = _weighted_input(op)
-    if w is None or len(w.shape) != 4 or w.shape[3] != x.shape[-1] or w.shape[0] != out.shape[-1]:
-        return f"weights {list(w.shape) if w is not None else None} for input {list(x.shape)}, output {list(out.shape)}"
-    if x.shape[0] != out.shape[0]:
-        return f"batch {x.shape[0]} -> {out.shape[0]}"
-    return None
-
-
-def transpose_conv_activations(op: Op) -> str | None:
-    """TRANSPOSE_CONV: the input and output are int8, or int16 (with int8 weights), 4-D."""
-    x, y = _weighted_input(op), op.outputs[0]
-    if x.dtype not in (DType.INT8, DType.INT16) or y.dtype is not x.dtype:
-        return f"{x.dtype.short} -> {y.dtype.short}"
-    if len(x.shape) != 4 or len(y.shape) != 4:
-        return f"input {list(x.shape)}, output {list(y.shape)}"
-    if x.quant is None or y.quant is None or x.quant.per_channel or y.quant.per_channel:
-        return "input or output without per-tensor quantization"
-    return None
-
-
-def batch_matmul_operands(op: Op) -> str | None:
-    """BATCH_MATMUL: both inputs and the output are int8, or all int16 (TFLM has no mixed kernel), each with per-tensor quantization."""
-    tensors = [_input(op, 0), _input(op, 1), op.outputs[0]]
-    dtype = tensors[0].dtype
-    if dtype not in (DType.INT8, DType.INT16) or any(t.dtype is not dtype for t in tensors):
-        return " -> ".join(t.dtype.short for t in tensors)
-    bad = [t.name for t in tensors if t.quant is None or t.quant.per_channel]
-    return f"no per-tensor quantization on {', '.join(bad)}" if bad else None
-
-
-def batch_matmul_shapes(op: Op) -> str | None:
-    """BATCH_MATMUL: inputs have rank 2 to 5, batch dimensions that broadcast (equal or 1) and contracted dimensions (after adj_x / adj_y) that agree."""
-    lhs, rhs = _input(op, 0), _input(op, 1)
-    if not (2 <= len(lhs.shape) <= 5 and 2 <= len(rhs.shape) <= 5):
-        return f"ranks {len(lhs.shape)} and {len(rhs.shape)}"
-    rank = max(len(lhs.shape), len(rhs.shape))
-    a = (1,) * (rank - len(lhs.shape)) + tuple(lhs.shape)
-    b = (1,) * (rank - len(rhs.shape)) + tuple(rhs.shape)
-    if any(x != y and 1 not in (x, y) for x, y in zip(a[:-2], b[:-2])):
-        return f"batch dimensions {list(lhs.shape[:-2])} and {list(rhs.shape[:-2])} do not broadcast"
-    adj_x, adj_y = getattr(op.options, "adj_x", False), getattr(op.options, "adj_y", False)
-    depth_lhs = a[-2] if adj_x else a[-1]
-    depth_rhs = b[-1] if adj_y else b[-2]
-    if depth_lhs != depth_rhs:
-        return f"contracted dimensions {depth_lhs} and {depth_rhs}"
-    return None
 
 
 _WEIGHTED_DTYPES = [activation_dtypes(DType.INT8, DType.INT16), int16_zero_points]
