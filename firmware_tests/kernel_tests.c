@@ -875,8 +875,8 @@ static void bench(void)
 
 /* The scratch each fast path asks for, on a fixed list of filter shapes (h, w, c, n: out_c for
  * conv and FC, in_c * ch_mult for depthwise): tests/test_firmware_kernels.py compares the lines
- * with mcugen's Python mirrors (mcugen/codegen/ops_conv.py), which plan that scratch in the
- * arena; a mismatch would make a fast path decline silently. */
+ * with mcugen's Python mirrors (mcugen/ops/conv/emit.py, mcugen/ops/matmul/emit.py), which plan
+ * that scratch in the arena; a mismatch would make a fast path decline silently. */
 static void print_buffer_sizes(void)
 {
     static const int32_t shapes[][4] = {{1, 1, 64, 64}, {3, 3, 16, 16},  {3, 3, 3, 16},

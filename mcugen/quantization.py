@@ -26,7 +26,7 @@ class Rounding(enum.Enum):
     SOFTMAX, and whose pooling is identical too. The one arithmetic difference is
     FULLY_CONNECTED: LiteRT's reference kernel rescales the accumulator in double precision,
     round(acc * input_scale * weight_scale / output_scale) with ties away from zero, instead of
-    a fixed-point multiplier (see mcugen.reference.fully_connected).
+    a fixed-point multiplier (see mcugen.ops.matmul.reference).
     """
 
     TFLM = "tflm"

@@ -20,9 +20,10 @@ import numpy as np
 import pytest
 from conftest import public_model
 
-from mcugen.codegen.ops_conv import conv_scratch_bytes, depthwise_scratch_bytes, fc_scratch_bytes
 from mcugen.driver import BuildOptions, compile_model
 from mcugen.ir import DType, NoOptions, Op, OpKind, Tensor
+from mcugen.ops.conv.emit import conv_scratch_bytes, depthwise_scratch_bytes
+from mcugen.ops.matmul.emit import fc_scratch_bytes
 from mcugen.targets import target as find_target
 from tests.test_firmware import require_tools
 
@@ -73,8 +74,9 @@ def _weighted_op(kind: OpKind, weights_shape: tuple[int, ...], out_c: int) -> Op
 
 def assert_scratch_mirrors(stdout: str, name: str) -> None:
     """The scratch the C fast paths ask for (kernel_tests.c prints it for fixed filter shapes)
-    equals what mcugen plans for them on the target `name` (mcugen/codegen/ops_conv.py): with
-    less, a fast path would decline silently and the portable loops run."""
+    equals what mcugen plans for them on the target `name` (mcugen/ops/conv/emit.py and
+    mcugen/ops/matmul/emit.py): with less, a fast path would decline silently and the
+    portable loops run."""
     target = find_target(name)
     lines = SCRATCH_LINE.findall(stdout)
     assert len(lines) >= 6, stdout

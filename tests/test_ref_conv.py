@@ -292,7 +292,7 @@ def test_litert_conv_rounds_twice(monkeypatch: pytest.MonkeyPatch) -> None:
     modes): with power-of-two scales the rescale is exact, and single rounding sends x.5 up
     where LiteRT sends it away from zero.
     """
-    from mcugen.reference import conv as conv_module
+    from mcugen.ops.conv import reference as conv_module
 
     for case in [c for c in special_cases() if c.pow2_scales]:
         model, x = build_model(case), random_input(case)

@@ -199,7 +199,7 @@ def test_litert_requantizes_in_double(monkeypatch: pytest.MonkeyPatch) -> None:
     them up. (The TFLM double rounding also goes away from zero, but differs near ties, as the
     public autoencoder shows.)
     """
-    from mcugen.reference import fully_connected as fc_module
+    from mcugen.ops.matmul import reference as fc_module
 
     differing = 0
     for case in [c for c in special_cases() if c.pow2_scales]:
@@ -217,7 +217,7 @@ def test_litert_requantizes_in_double(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _single_rounding(op: Op) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
     """A stand-in for requantize_real: TFLITE_SINGLE_ROUNDING's fixed-point rescale."""
-    from mcugen.opparams import fc_multipliers
+    from mcugen.ops.matmul.prepare import fc_multipliers
 
     multipliers, shifts = fc_multipliers(op)
 
@@ -280,3 +280,25 @@ def test_out_of_range_rescale(output_zero_point: int) -> None:
     assert set(np.unique(expected)) <= {-128, 127} and len(np.unique(expected)) == 2
     (compiled,) = run_tflite_bytes(model, [x], Rounding.LITERT, sanitize=output_zero_point == 0)
     assert np.array_equal(compiled, run_oracle(model, [x], Rounding.LITERT)[0])
+
+
+def test_support_reports_prepare_rules() -> None:
+    """Refusals that need the computed parameters are rules too: support runs prepare and
+    reports a rescale shift outside TFLite's range the same way as a plain rule, and the
+    reference refuses the op with the same message."""
+    from mcugen.errors import UnsupportedError
+    from mcugen.ir import Quant
+    from mcugen.support import check_op
+
+    model, x = overflow_model(0)
+    graph = parse_model(model, "overflow.tflite")
+    (op,) = graph.ops
+    y = op.outputs[0]
+    assert y.quant is not None
+    y.quant = replace(y.quant, scale=(1e-12,))
+    (problem,) = check_op(op)
+    assert "needs a shift in [-31, 30]" in problem and problem.endswith("Got: shifts 40..40")
+    with pytest.raises(UnsupportedError, match="needs a shift"):
+        run_outputs(graph, [x], Rounding.TFLM)
+    y.quant = Quant((1.0,), (200,))
+    assert any("zero points in [-128, 127]" in p and "zero point 200" in p for p in check_op(op))

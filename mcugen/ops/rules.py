@@ -13,10 +13,7 @@ from collections.abc import Callable
 from ..errors import UnsupportedError
 from ..ir import (
     Activation,
-    Conv2DOptions,
-    DepthwiseConv2DOptions,
     DType,
-    FullyConnectedOptions,
     Op,
     OpKind,
     Quant,
@@ -123,56 +120,12 @@ def symmetric_per_channel_weights(op: Op) -> str | None:
     return None
 
 
-def symmetric_conv_weights(op: Op) -> str | None:
-    """Convolution weights have zero point 0."""
-    w = weights_of(op)
-    if w is not None and w.quant is not None and any(z != 0 for z in w.quant.zero_point):
-        return f"weights zero point {w.quant.zero_point[0]}"
-    return None
-
-
 def positive_strides_and_dilations(op: Op) -> str | None:
     """Strides, dilations and filter sizes are at least 1."""
     options = op.options
     names = ("stride_h", "stride_w", "dilation_h", "dilation_w", "filter_h", "filter_w", "depth_multiplier")
     bad = [f"{n} {getattr(options, n)}" for n in names if hasattr(options, n) and getattr(options, n) < 1]
     return ", ".join(bad) or None
-
-
-def depthwise_channels(op: Op) -> str | None:
-    """Depthwise output channels equal input channels times the depth multiplier."""
-    assert isinstance(op.options, DepthwiseConv2DOptions)
-    in_c, out_c = required_input(op).shape[-1], op.outputs[0].shape[-1]
-    w = weights_of(op)
-    if w is not None and w.shape[-1] != out_c:
-        return f"weights have {w.shape[-1]} channels, output {out_c}"
-    if in_c * op.options.depth_multiplier != out_c and out_c % in_c != 0:
-        return f"{in_c} input channels x multiplier {op.options.depth_multiplier} != {out_c}"
-    return None
-
-
-def conv_channels(op: Op) -> str | None:
-    """Convolution weights are [out_c, kh, kw, in_c] matching the input channels (no grouped conv)."""
-    assert isinstance(op.options, Conv2DOptions)
-    w = weights_of(op)
-    if w is None or len(w.shape) != 4:
-        return f"weights shape {list(w.shape) if w is not None else None}"
-    if w.shape[3] != required_input(op).shape[3]:
-        return f"weights take {w.shape[3]} input channels, input has {required_input(op).shape[3]}"
-    return None
-
-
-def fully_connected_shapes(op: Op) -> str | None:
-    """Weights are 2-D [units, depth] in the default layout, and depth divides the input size."""
-    assert isinstance(op.options, FullyConnectedOptions)
-    w = weights_of(op)
-    if w is None or len(w.shape) != 2:
-        return f"weights shape {list(w.shape) if w is not None else None}"
-    if op.options.shuffled_weights:
-        return "shuffled weights format"
-    if required_input(op).num_elements % w.shape[1] != 0:
-        return f"input of {required_input(op).num_elements} elements is not a multiple of depth {w.shape[1]}"
-    return None
 
 
 def same_element_count(op: Op) -> str | None:
@@ -233,7 +186,7 @@ def input_arity(count: int) -> Constraint:
 # --- weighted ops (CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV, FULLY_CONNECTED, BATCH_MATMUL) ---
 
 
-def _weighted_input(op: Op) -> Tensor:
+def weighted_input(op: Op) -> Tensor:
     """The activation input: input 0, or input 2 of TRANSPOSE_CONV."""
     return required_input(op, 2 if op.kind is OpKind.TRANSPOSE_CONV else 0)
 
@@ -261,7 +214,7 @@ def weighted_bias(*int16_bias: DType) -> Constraint:
         bias = _bias(op)
         if bias is None:
             return None
-        allowed = int16_bias if _weighted_input(op).dtype is DType.INT16 else (DType.INT32,)
+        allowed = int16_bias if weighted_input(op).dtype is DType.INT16 else (DType.INT32,)
         if not bias.is_constant or bias.dtype not in allowed:
             return f"bias '{bias.name}' is {'non-constant ' if not bias.is_constant else ''}{bias.dtype.short}"
         channels = op.outputs[0].shape[-1]
@@ -280,62 +233,6 @@ def weighted_bias(*int16_bias: DType) -> Constraint:
         f"int8 activations, {listed} for int16 activations.{note}"
     )
     return check
-
-
-def transpose_conv_shapes(op: Op) -> str | None:
-    """TRANSPOSE_CONV: output_shape is a constant int32 [4] equal to the output's shape; weights are [out_c, kh, kw, in_c] matching the input and output channels."""
-    shape, w = required_input(op, 0), weights_of(op)
-    if not shape.is_constant or shape.dtype is not DType.INT32 or shape.num_elements != 4:
-        return f"output_shape '{shape.name}' is not a constant int32 [4]"
-    out = op.outputs[0]
-    if [int(v) for v in shape.data.reshape(-1)] != list(out.shape):  # type: ignore[union-attr]
-        return f"output_shape {shape.data.reshape(-1).tolist()} != output {list(out.shape)}"  # type: ignore[union-attr]
-    x = _weighted_input(op)
-    if w is None or len(w.shape) != 4 or w.shape[3] != x.shape[-1] or w.shape[0] != out.shape[-1]:
-        return f"weights {list(w.shape) if w is not None else None} for input {list(x.shape)}, output {list(out.shape)}"
-    if x.shape[0] != out.shape[0]:
-        return f"batch {x.shape[0]} -> {out.shape[0]}"
-    return None
-
-
-def transpose_conv_activations(op: Op) -> str | None:
-    """TRANSPOSE_CONV: the input and output are int8, or int16 (with int8 weights), 4-D."""
-    x, y = _weighted_input(op), op.outputs[0]
-    if x.dtype not in (DType.INT8, DType.INT16) or y.dtype is not x.dtype:
-        return f"{x.dtype.short} -> {y.dtype.short}"
-    if len(x.shape) != 4 or len(y.shape) != 4:
-        return f"input {list(x.shape)}, output {list(y.shape)}"
-    if x.quant is None or y.quant is None or x.quant.per_channel or y.quant.per_channel:
-        return "input or output without per-tensor quantization"
-    return None
-
-
-def batch_matmul_operands(op: Op) -> str | None:
-    """BATCH_MATMUL: both inputs and the output are int8, or all int16 (TFLM has no mixed kernel), each with per-tensor quantization."""
-    tensors = [required_input(op, 0), required_input(op, 1), op.outputs[0]]
-    dtype = tensors[0].dtype
-    if dtype not in (DType.INT8, DType.INT16) or any(t.dtype is not dtype for t in tensors):
-        return " -> ".join(t.dtype.short for t in tensors)
-    bad = [t.name for t in tensors if t.quant is None or t.quant.per_channel]
-    return f"no per-tensor quantization on {', '.join(bad)}" if bad else None
-
-
-def batch_matmul_shapes(op: Op) -> str | None:
-    """BATCH_MATMUL: inputs have rank 2 to 5, batch dimensions that broadcast (equal or 1) and contracted dimensions (after adj_x / adj_y) that agree."""
-    lhs, rhs = required_input(op, 0), required_input(op, 1)
-    if not (2 <= len(lhs.shape) <= 5 and 2 <= len(rhs.shape) <= 5):
-        return f"ranks {len(lhs.shape)} and {len(rhs.shape)}"
-    rank = max(len(lhs.shape), len(rhs.shape))
-    a = (1,) * (rank - len(lhs.shape)) + tuple(lhs.shape)
-    b = (1,) * (rank - len(rhs.shape)) + tuple(rhs.shape)
-    if any(x != y and 1 not in (x, y) for x, y in zip(a[:-2], b[:-2])):
-        return f"batch dimensions {list(lhs.shape[:-2])} and {list(rhs.shape[:-2])} do not broadcast"
-    adj_x, adj_y = getattr(op.options, "adj_x", False), getattr(op.options, "adj_y", False)
-    depth_lhs = a[-2] if adj_x else a[-1]
-    depth_rhs = b[-1] if adj_y else b[-2]
-    if depth_lhs != depth_rhs:
-        return f"contracted dimensions {depth_lhs} and {depth_rhs}"
-    return None
 
 
 _WEIGHTED_DTYPES = [activation_dtypes(DType.INT8, DType.INT16), int16_zero_points]

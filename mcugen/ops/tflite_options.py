@@ -17,12 +17,8 @@ from ..errors import ModelError
 from ..ir import (
     Activation,
     ArithmeticOptions,
-    BatchMatMulOptions,
     ConcatenationOptions,
-    Conv2DOptions,
-    DepthwiseConv2DOptions,
     DType,
-    FullyConnectedOptions,
     GatherOptions,
     LeakyReluOptions,
     NoOptions,
@@ -34,7 +30,6 @@ from ..ir import (
     SplitOptions,
     SqueezeOptions,
     StridedSliceOptions,
-    TransposeConvOptions,
     UnpackOptions,
 )
 
@@ -86,46 +81,10 @@ def enum_value(table: dict[int, Any], value: int, what: str, where: str) -> Any:
     return table[value]
 
 
-def read_conv(op: Any, where: str) -> Conv2DOptions:
-    o = options_table(op, tflite.Conv2DOptions)
-    return Conv2DOptions(
-        padding=enum_value(PADDINGS, o.Padding(), "padding", where),
-        stride_h=o.StrideH(),
-        stride_w=o.StrideW(),
-        dilation_h=o.DilationHFactor(),
-        dilation_w=o.DilationWFactor(),
-        activation=enum_value(ACTIVATIONS, o.FusedActivationFunction(), "activation", where),
-        quantized_bias_type=quantized_bias_type(o),
-    )
-
-
 def quantized_bias_type(options: Any) -> DType | None:
     """The options' quantized_bias_type; the schema default (FLOAT32) means not set."""
     value = options.QuantizedBiasType()
     return None if value == tflite.TensorType.FLOAT32 else DTYPES.get(value)
-
-
-def read_depthwise(op: Any, where: str) -> DepthwiseConv2DOptions:
-    o = options_table(op, tflite.DepthwiseConv2DOptions)
-    return DepthwiseConv2DOptions(
-        padding=enum_value(PADDINGS, o.Padding(), "padding", where),
-        stride_h=o.StrideH(),
-        stride_w=o.StrideW(),
-        dilation_h=o.DilationHFactor(),
-        dilation_w=o.DilationWFactor(),
-        depth_multiplier=o.DepthMultiplier(),
-        activation=enum_value(ACTIVATIONS, o.FusedActivationFunction(), "activation", where),
-    )
-
-
-def read_fully_connected(op: Any, where: str) -> FullyConnectedOptions:
-    o = options_table(op, tflite.FullyConnectedOptions)
-    return FullyConnectedOptions(
-        activation=enum_value(ACTIVATIONS, o.FusedActivationFunction(), "activation", where),
-        keep_num_dims=bool(o.KeepNumDims()),
-        shuffled_weights=o.WeightsFormat() != tflite.FullyConnectedOptionsWeightsFormat.DEFAULT,
-        quantized_bias_type=quantized_bias_type(o),
-    )
 
 
 def read_arithmetic(options_class: Any) -> Callable[[Any, str], ArithmeticOptions]:
@@ -140,21 +99,6 @@ def read_arithmetic(options_class: Any) -> Callable[[Any, str], ArithmeticOption
         return ArithmeticOptions(enum_value(ACTIVATIONS, o.FusedActivationFunction(), "activation", where), pot)
 
     return read
-
-
-def read_transpose_conv(op: Any, where: str) -> TransposeConvOptions:
-    o = options_table(op, tflite.TransposeConvOptions)
-    return TransposeConvOptions(
-        padding=enum_value(PADDINGS, o.Padding(), "padding", where),
-        stride_h=o.StrideH(),
-        stride_w=o.StrideW(),
-        activation=enum_value(ACTIVATIONS, o.FusedActivationFunction(), "activation", where),
-    )
-
-
-def read_batch_matmul(op: Any, where: str) -> BatchMatMulOptions:
-    o = options_table(op, tflite.BatchMatMulOptions)
-    return BatchMatMulOptions(adj_x=bool(o.AdjX()), adj_y=bool(o.AdjY()))
 
 
 def read_leaky_relu(op: Any, where: str) -> LeakyReluOptions:

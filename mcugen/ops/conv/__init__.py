@@ -1,7 +1,138 @@
-"""The conv family's op definitions (being moved here from the old per-stage modules)."""
+"""The conv family: CONV_2D, DEPTHWISE_CONV_2D and TRANSPOSE_CONV, int8 and int16x8 (int16
+activations, int8 weights), bit-exact with TFLite's reference integer kernels.
+
+rules.py holds the family's own support rules (the weighted-op ones it shares with the matmul
+family stay in mcugen.ops.rules), prepare.py TFLite's Prepare (rescale, offsets, padding,
+clamp), emit.py the C emitters and their scratch, reference.py the numpy kernels.
+"""
 
 from __future__ import annotations
 
-from ..base import OpDef
+from typing import Any
 
-OPS: list[OpDef] = []
+import tflite
+
+from ...ir import Conv2DOptions, DepthwiseConv2DOptions, DType, Op, OpKind, TransposeConvOptions
+from .. import rules as r
+from ..base import InputRoles, OpDef, Traits, no_fast_path_scratch, no_scratch
+from ..tflite_options import ACTIVATIONS, PADDINGS, enum_value, options_table, quantized_bias_type
+from . import emit, reference
+from . import rules as conv_rules
+from .prepare import LITERT_INT32_BIAS, SHIFT_RULE, prepare_conv, prepare_transpose_conv
+
+# --- options --------------------------------------------------------------------------------
+
+
+def read_conv(op: Any, where: str) -> Conv2DOptions:
+    o = options_table(op, tflite.Conv2DOptions)
+    return Conv2DOptions(
+        padding=enum_value(PADDINGS, o.Padding(), "padding", where),
+        stride_h=o.StrideH(),
+        stride_w=o.StrideW(),
+        dilation_h=o.DilationHFactor(),
+        dilation_w=o.DilationWFactor(),
+        activation=enum_value(ACTIVATIONS, o.FusedActivationFunction(), "activation", where),
+        quantized_bias_type=quantized_bias_type(o),
+    )
+
+
+def read_depthwise(op: Any, where: str) -> DepthwiseConv2DOptions:
+    o = options_table(op, tflite.DepthwiseConv2DOptions)
+    return DepthwiseConv2DOptions(
+        padding=enum_value(PADDINGS, o.Padding(), "padding", where),
+        stride_h=o.StrideH(),
+        stride_w=o.StrideW(),
+        dilation_h=o.DilationHFactor(),
+        dilation_w=o.DilationWFactor(),
+        depth_multiplier=o.DepthMultiplier(),
+        activation=enum_value(ACTIVATIONS, o.FusedActivationFunction(), "activation", where),
+    )
+
+
+def read_transpose_conv(op: Any, where: str) -> TransposeConvOptions:
+    o = options_table(op, tflite.TransposeConvOptions)
+    return TransposeConvOptions(
+        padding=enum_value(PADDINGS, o.Padding(), "padding", where),
+        stride_h=o.StrideH(),
+        stride_w=o.StrideW(),
+        activation=enum_value(ACTIVATIONS, o.FusedActivationFunction(), "activation", where),
+    )
+
+
+# --- multiply-accumulates (as TFLite-based tools count them) ---------------------------------
+
+
+def conv_macs(op: Op) -> int:
+    weights = op.inputs[1] if len(op.inputs) > 1 else None
+    if weights is None:
+        return 0
+    _, kh, kw, in_c = weights.shape
+    return op.outputs[0].num_elements * kh * kw * in_c
+
+
+def depthwise_macs(op: Op) -> int:
+    weights = op.inputs[1] if len(op.inputs) > 1 else None
+    if weights is None:
+        return 0
+    _, kh, kw, _ = weights.shape
+    return op.outputs[0].num_elements * kh * kw
+
+
+def transpose_conv_macs(op: Op) -> int:
+    """Every input element meets kh * kw * out_c weights (weights [out_c, kh, kw, in_c]),
+    taps later cropped by the padding included: the multiplies the scatter performs."""
+    weights = op.inputs[1] if len(op.inputs) > 1 else None
+    x = op.inputs[2] if len(op.inputs) > 2 else None
+    if weights is None or x is None or len(weights.shape) != 4:
+        return 0
+    out_c, kh, kw, _ = weights.shape
+    return x.num_elements * kh * kw * out_c
+
+
+# --- definitions ------------------------------------------------------------------------------
+
+_WINDOW = Traits(window=True)  # tiling may run it in stripes of output rows (emit_rows)
+
+OPS: list[OpDef] = [
+    OpDef(
+        kind=OpKind.CONV_2D, builtin=tflite.BuiltinOperator.CONV_2D, read_options=read_conv,
+        rules=(r.input_arity(2), *r._WEIGHTED_DTYPES, r.same_input_output_dtype,
+               r.per_tensor_activation_quant, r.input_rank_4, r.constant_int8_weights,
+               r.symmetric_per_channel_weights, r.clamp_activation,
+               r.weighted_bias(DType.INT64, DType.INT32), conv_rules.symmetric_conv_weights,
+               conv_rules.conv_channels, r.positive_strides_and_dilations,
+               conv_rules.int8_zero_points_in_range),
+        prepare=prepare_conv, prepare_rules=(SHIFT_RULE, LITERT_INT32_BIAS),
+        emit=emit.emit_conv_2d, emit_rows=emit.emit_convolution_rows,
+        scratch=no_scratch, fast_path_scratch=emit.conv_scratch_bytes,
+        reference=reference.conv_2d, macs=conv_macs,
+        roles=InputRoles(weights=1, bias=2, weights_channel_axis=0), traits=_WINDOW,
+    ),
+    OpDef(
+        kind=OpKind.DEPTHWISE_CONV_2D, builtin=tflite.BuiltinOperator.DEPTHWISE_CONV_2D,
+        read_options=read_depthwise,
+        rules=(r.input_arity(2), *r._WEIGHTED_DTYPES, r.same_input_output_dtype,
+               r.per_tensor_activation_quant, r.input_rank_4, r.constant_int8_weights,
+               r.symmetric_per_channel_weights, r.clamp_activation, r.weighted_bias(DType.INT64),
+               conv_rules.symmetric_conv_weights, conv_rules.depthwise_channels,
+               r.positive_strides_and_dilations, conv_rules.int8_zero_points_in_range),
+        prepare=prepare_conv, prepare_rules=(SHIFT_RULE,),
+        emit=emit.emit_depthwise_conv_2d, emit_rows=emit.emit_convolution_rows,
+        scratch=no_scratch, fast_path_scratch=emit.depthwise_scratch_bytes,
+        reference=reference.depthwise_conv_2d, macs=depthwise_macs,
+        roles=InputRoles(weights=1, bias=2, weights_channel_axis=3), traits=_WINDOW,
+    ),
+    OpDef(
+        kind=OpKind.TRANSPOSE_CONV, builtin=tflite.BuiltinOperator.TRANSPOSE_CONV,
+        read_options=read_transpose_conv,
+        rules=(r.input_arity(3), conv_rules.transpose_conv_activations, r.int16_zero_points,
+               conv_rules.transpose_conv_shapes, r.constant_int8_weights,
+               r.symmetric_per_channel_weights, r.clamp_activation, r.weighted_bias(DType.INT64),
+               conv_rules.symmetric_conv_weights, r.positive_strides_and_dilations),
+        prepare=prepare_transpose_conv, prepare_rules=(SHIFT_RULE,),
+        emit=emit.emit_transpose_conv, scratch=emit.transpose_conv_scratch,
+        fast_path_scratch=no_fast_path_scratch,
+        reference=reference.transpose_conv, macs=transpose_conv_macs,
+        roles=InputRoles(weights=1, bias=3, weights_channel_axis=0),
+    ),
+]

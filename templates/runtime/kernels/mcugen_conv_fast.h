@@ -49,7 +49,7 @@
  *
  * Scratch (ctx->buf, 4-byte aligned): the *_buffer_size functions below, which depend on the
  * path compiled in (0 for the portable build); mcugen plans the same sizes in the arena for
- * --target cortex-m4/m7 (DSP) and cortex-m55 (MVE), none for host (mcugen/codegen/ops_conv.py).
+ * --target cortex-m4/m7 (DSP) and cortex-m55 (MVE), none for host (mcugen/ops/conv/emit.py).
  * With less scratch than that, a fast path declines and the portable loops run.
  */
 #ifndef MCUGEN_CONV_FAST_H

@@ -1,4 +1,5 @@
-"""CONV_2D and DEPTHWISE_CONV_2D, int8 and int16x8, bit-exact with TFLite's reference kernels.
+"""CONV_2D, DEPTHWISE_CONV_2D and TRANSPOSE_CONV, int8 and int16x8, bit-exact with TFLite's
+reference kernels; and the requantization the matmul family's reference kernels share.
 
 TFLite (reference_integer_ops::ConvPerChannel / DepthwiseConvPerChannel, identical in TFLM and
 LiteRT) accumulates filter * (input + input_offset) over the taps that fall inside the image
@@ -14,10 +15,21 @@ sends away from zero), so the arithmetic does not depend on the Rounding mode.
 int16x8 (int16 activations with zero point 0, int8 weights) accumulates in int64 when the bias
 is int64 or absent and rescales with the int64 MultiplyByQuantizedMultiplier (a 16-bit reduced
 multiplier, one rounding); an int32 bias selects the int32 accumulator and the int8 rescale.
-See mcugen.opparams.conv.
+See mcugen.ops.conv.prepare.
 
-Vectorised: one int64 tensordot (conv) or broadcast multiply (depthwise) per filter tap, over
-all output pixels at once.
+TRANSPOSE_CONV's inputs are (output_shape, weights [out_c, kh, kw, in_c], input, optional
+bias). TFLite (reference_integer_ops::TransposeConv, the same in TFLM and LiteRT) scatters:
+every input pixel (iy, ix) adds (input + input_offset) * weight into the output pixel
+(iy * stride - pad + ky, ix * stride - pad + kx) of a zeroed accumulator buffer, skipping
+positions outside the output; then each accumulator gets the bias, the per-channel rescale,
+the output zero point and the activation clamp. The padding is ComputePaddingHeightWidth
+applied to the output size (see mcugen.ops.conv.prepare.transpose_conv_padding). int8
+accumulates in int32 (wrapping; addition order does not matter modulo 2^32) and rescales like
+CONV_2D; int16 (zero points 0) accumulates in int64 and uses the int64
+MultiplyByQuantizedMultiplier. The weights' zero point is never used (they are symmetric).
+
+Vectorised: one int64 tensordot (conv, transpose conv) or broadcast multiply (depthwise) per
+filter tap, over all output (or input) pixels at once.
 """
 
 from __future__ import annotations
@@ -27,12 +39,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..ir import Conv2DOptions, DepthwiseConv2DOptions, Op, OpKind, Tensor
-from ..opparams.conv import Rescale, RescaleKind, conv_rescale
-from ..ops.common import conv_padding, output_clamp
-from ..ops.fixedpoint import clamp, multiply_by_quantized_multiplier, wrap_int32
-from ..quantization import Rounding
-from . import reference
+from ...ir import Conv2DOptions, DepthwiseConv2DOptions, Op, TransposeConvOptions
+from ...quantization import Rounding
+from ..base import Setting
+from ..fixedpoint import clamp, multiply_by_quantized_multiplier, wrap_int32
+from .prepare import ConvParams, Rescale, RescaleKind, prepare_conv, prepare_transpose_conv
 
 
 def add_bias(acc: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
@@ -61,18 +72,11 @@ def apply_rescale(acc: np.ndarray, rescale: Rescale) -> np.ndarray:
     return multiply_by_quantized_multiplier(wrap_int32(acc), rescale.multipliers, rescale.shifts)
 
 
-def finish_output(op: Op, scaled: np.ndarray) -> np.ndarray:
+def finish_output(op: Op, scaled: np.ndarray, output_offset: int,
+                  clamp_range: tuple[int, int]) -> np.ndarray:
     """Rescaled accumulator -> output dtype: + output zero point, clamp to the activation."""
-    y = op.outputs[0]
-    assert y.quant is not None
-    low, high = output_clamp(op)
-    return clamp(wrap_int32(scaled + y.quant.single_zero_point), low, high).astype(y.dtype.numpy)
-
-
-def _requantize(
-    op: Op, acc: np.ndarray, bias: np.ndarray | None, rounding: Rounding
-) -> np.ndarray:
-    return finish_output(op, apply_rescale(add_bias(acc, bias), conv_rescale(op, rounding)))
+    low, high = clamp_range
+    return clamp(wrap_int32(scaled + output_offset), low, high).astype(op.outputs[0].dtype.numpy)
 
 
 def _padded_input(
@@ -104,16 +108,13 @@ class _Geometry:
     pad: tuple[int, int]  # top, left
 
 
-def _geometry(op: Op, x: Tensor, kernel: tuple[int, int]) -> _Geometry:
+def _geometry(op: Op, kernel: tuple[int, int], params: ConvParams) -> _Geometry:
     o = op.options
     assert isinstance(o, (Conv2DOptions, DepthwiseConv2DOptions))
     y = op.outputs[0]
     out = (y.shape[1], y.shape[2])
-    pad = (
-        conv_padding(o.padding, x.shape[1], kernel[0], o.stride_h, o.dilation_h, out[0]),
-        conv_padding(o.padding, x.shape[2], kernel[1], o.stride_w, o.dilation_w, out[1]),
-    )
-    return _Geometry(kernel, out, (o.stride_h, o.stride_w), (o.dilation_h, o.dilation_w), pad)
+    return _Geometry(kernel, out, (o.stride_h, o.stride_w), (o.dilation_h, o.dilation_w),
+                     params.padding)
 
 
 def _taps(x: np.ndarray, x_zero_point: int, g: _Geometry) -> Iterator[tuple[int, int, np.ndarray]]:
@@ -135,37 +136,81 @@ def _bias(inputs: list[np.ndarray | None]) -> np.ndarray | None:
     return inputs[2] if len(inputs) > 2 else None
 
 
-@reference(OpKind.CONV_2D)
+def _requantize(op: Op, acc: np.ndarray, bias: np.ndarray | None, p: ConvParams) -> np.ndarray:
+    return finish_output(op, apply_rescale(add_bias(acc, bias), p.rescale), p.output_offset,
+                         p.clamp)
+
+
 def conv_2d(op: Op, inputs: list[np.ndarray | None], rounding: Rounding) -> list[np.ndarray]:
-    x_t, y_t = op.inputs[0], op.outputs[0]
+    p = prepare_conv(op, Setting(rounding=rounding))
+    y_t = op.outputs[0]
     x, w = inputs[0], inputs[1]
-    assert x_t is not None and x_t.quant and y_t.quant and x is not None and w is not None
+    assert x is not None and w is not None
     out_c, kh, kw, group_depth = w.shape
     groups = x.shape[3] // group_depth  # grouped convolution: filter depth divides input depth
     per_group = out_c // groups
     w64 = w.astype(np.int64)
     acc = np.zeros((*y_t.shape[:3], out_c), dtype=np.int64)
-    for ky, kx, window in _taps(x, x_t.quant.single_zero_point, _geometry(op, x_t, (kh, kw))):
+    for ky, kx, window in _taps(x, -p.input_offset, _geometry(op, (kh, kw), p)):
         for g in range(groups):
             channels = slice(g * per_group, (g + 1) * per_group)
             piece = window[..., g * group_depth : (g + 1) * group_depth]
             acc[..., channels] += np.tensordot(piece, w64[channels, ky, kx, :], axes=([3], [1]))
-    return [_requantize(op, acc, _bias(inputs), rounding)]
+    return [_requantize(op, acc, _bias(inputs), p)]
 
 
-@reference(OpKind.DEPTHWISE_CONV_2D)
 def depthwise_conv_2d(
     op: Op, inputs: list[np.ndarray | None], rounding: Rounding
 ) -> list[np.ndarray]:
-    x_t, y_t = op.inputs[0], op.outputs[0]
+    p = prepare_conv(op, Setting(rounding=rounding))
+    y_t = op.outputs[0]
     x, w = inputs[0], inputs[1]
-    assert x_t is not None and x_t.quant and y_t.quant and x is not None and w is not None
+    assert x is not None and w is not None
     _, kh, kw, out_c = w.shape
     # Output channel m + c * multiplier reads input channel c. The multiplier comes from the
     # shapes, as LiteRT computes it (TFLM trusts the option, which must agree).
-    multiplier = out_c // x.shape[3]
+    multiplier = p.depth_multiplier
     w64 = w.astype(np.int64)
     acc = np.zeros((*y_t.shape[:3], out_c), dtype=np.int64)
-    for ky, kx, window in _taps(x, x_t.quant.single_zero_point, _geometry(op, x_t, (kh, kw))):
+    for ky, kx, window in _taps(x, -p.input_offset, _geometry(op, (kh, kw), p)):
         acc += np.repeat(window, multiplier, axis=3) * w64[0, ky, kx, :]
-    return [_requantize(op, acc, _bias(inputs), rounding)]
+    return [_requantize(op, acc, _bias(inputs), p)]
+
+
+def transpose_conv_accumulate(
+    x: np.ndarray, w: np.ndarray, out_hw: tuple[int, int], stride: tuple[int, int],
+    pad: tuple[int, int],
+) -> np.ndarray:
+    """Exact int64 accumulators [n, out_h, out_w, out_c] of the scatter, x already offset."""
+    n, in_h, in_w, _ = x.shape
+    out_c, kh, kw, _ = w.shape
+    (sh, sw), (top, left) = stride, pad
+    # A canvas large enough for every scattered tap; the output is its window at (top, left).
+    canvas_h = max((in_h - 1) * sh + kh, top + out_hw[0])
+    canvas_w = max((in_w - 1) * sw + kw, left + out_hw[1])
+    canvas = np.zeros((n, canvas_h, canvas_w, out_c), dtype=np.int64)
+    w64 = w.astype(np.int64)
+    for ky in range(kh):
+        for kx in range(kw):
+            contribution = np.tensordot(x, w64[:, ky, kx, :], axes=([3], [1]))
+            canvas[:, ky : ky + (in_h - 1) * sh + 1 : sh, kx : kx + (in_w - 1) * sw + 1 : sw, :] += (
+                contribution
+            )
+    return canvas[:, top : top + out_hw[0], left : left + out_hw[1], :]
+
+
+def transpose_conv(
+    op: Op, inputs: list[np.ndarray | None], rounding: Rounding
+) -> list[np.ndarray]:
+    p = prepare_transpose_conv(op, Setting(rounding=rounding))
+    o = op.options
+    assert isinstance(o, TransposeConvOptions)
+    y_t = op.outputs[0]
+    w, x = inputs[1], inputs[2]
+    assert x is not None and w is not None
+    bias = inputs[3] if len(inputs) > 3 else None
+    out_hw = (y_t.shape[1], y_t.shape[2])
+    shifted = x.astype(np.int64) + p.input_offset
+    acc = transpose_conv_accumulate(shifted, w, out_hw, (o.stride_h, o.stride_w), p.padding)
+    return [finish_output(op, apply_rescale(add_bias(acc, bias), p.rescale), p.output_offset,
+                          p.clamp)]

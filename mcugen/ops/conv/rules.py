@@ -1,0 +1,81 @@
+"""Support rules of the conv family (CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV).
+
+The weighted-op rules the matmul family shares (weights, bias, int16 zero points) stay in
+mcugen.ops.rules; int8_zero_points_in_range is shared the other way, from here.
+"""
+
+from __future__ import annotations
+
+from ...ir import Conv2DOptions, DepthwiseConv2DOptions, DType, Op
+from ..rules import required_input, weighted_input, weights_of
+
+
+def symmetric_conv_weights(op: Op) -> str | None:
+    """Convolution weights have zero point 0."""
+    w = weights_of(op)
+    if w is not None and w.quant is not None and any(z != 0 for z in w.quant.zero_point):
+        return f"weights zero point {w.quant.zero_point[0]}"
+    return None
+
+
+def depthwise_channels(op: Op) -> str | None:
+    """Depthwise output channels equal input channels times the depth multiplier."""
+    assert isinstance(op.options, DepthwiseConv2DOptions)
+    in_c, out_c = required_input(op).shape[-1], op.outputs[0].shape[-1]
+    w = weights_of(op)
+    if w is not None and w.shape[-1] != out_c:
+        return f"weights have {w.shape[-1]} channels, output {out_c}"
+    if in_c * op.options.depth_multiplier != out_c and out_c % in_c != 0:
+        return f"{in_c} input channels x multiplier {op.options.depth_multiplier} != {out_c}"
+    return None
+
+
+def conv_channels(op: Op) -> str | None:
+    """Convolution weights are [out_c, kh, kw, in_c] matching the input channels (no grouped conv)."""
+    assert isinstance(op.options, Conv2DOptions)
+    w = weights_of(op)
+    if w is None or len(w.shape) != 4:
+        return f"weights shape {list(w.shape) if w is not None else None}"
+    if w.shape[3] != required_input(op).shape[3]:
+        return f"weights take {w.shape[3]} input channels, input has {required_input(op).shape[3]}"
+    return None
+
+
+def transpose_conv_shapes(op: Op) -> str | None:
+    """TRANSPOSE_CONV: output_shape is a constant int32 [4] equal to the output's shape; weights are [out_c, kh, kw, in_c] matching the input and output channels."""
+    shape, w = required_input(op, 0), weights_of(op)
+    if not shape.is_constant or shape.dtype is not DType.INT32 or shape.num_elements != 4:
+        return f"output_shape '{shape.name}' is not a constant int32 [4]"
+    out = op.outputs[0]
+    if [int(v) for v in shape.data.reshape(-1)] != list(out.shape):  # type: ignore[union-attr]
+        return f"output_shape {shape.data.reshape(-1).tolist()} != output {list(out.shape)}"  # type: ignore[union-attr]
+    x = weighted_input(op)
+    if w is None or len(w.shape) != 4 or w.shape[3] != x.shape[-1] or w.shape[0] != out.shape[-1]:
+        return f"weights {list(w.shape) if w is not None else None} for input {list(x.shape)}, output {list(out.shape)}"
+    if x.shape[0] != out.shape[0]:
+        return f"batch {x.shape[0]} -> {out.shape[0]}"
+    return None
+
+
+def transpose_conv_activations(op: Op) -> str | None:
+    """TRANSPOSE_CONV: the input and output are int8, or int16 (with int8 weights), 4-D."""
+    x, y = weighted_input(op), op.outputs[0]
+    if x.dtype not in (DType.INT8, DType.INT16) or y.dtype is not x.dtype:
+        return f"{x.dtype.short} -> {y.dtype.short}"
+    if len(x.shape) != 4 or len(y.shape) != 4:
+        return f"input {list(x.shape)}, output {list(y.shape)}"
+    if x.quant is None or y.quant is None or x.quant.per_channel or y.quant.per_channel:
+        return "input or output without per-tensor quantization"
+    return None
+
+
+def int8_zero_points_in_range(op: Op) -> str | None:
+    """int8 activations and int8 per-tensor weights have zero points in [-128, 127]."""
+    w = weights_of(op)
+    tensors = [weighted_input(op), op.outputs[0]]
+    if w is not None and w.quant is not None and not w.quant.per_channel:
+        tensors.append(w)
+    bad = [f"'{t.name}' zero point {t.quant.single_zero_point}" for t in tensors
+           if t.dtype is DType.INT8 and t.quant is not None
+           and not -128 <= t.quant.single_zero_point <= 127]
+    return ", ".join(bad) or None

@@ -1,0 +1,152 @@
+"""C emitters of FULLY_CONNECTED (runtime: mcugen_fully_connected, mcugen_rescale, the conv
+fast paths) and BATCH_MATMUL (runtime: mcugen_batch_matmul, mcugen_rescale), int8 and int16.
+
+Every build-time value comes from the family's prepare step (mcugen.ops.matmul.prepare),
+which the numpy reference uses too; the declaration helpers are the conv family's.
+
+FULLY_CONNECTED in LiteRT mode rescales in double (the DOUBLE rescale): int8 calls its own
+entry point, without quant, so that TFLM-mode firmware links no double code.
+
+BATCH_MATMUL's shapes become mcugen_matrix_dims: the leading (batch) dimensions right-aligned
+into three, and the stored rows and columns; the output's batch dimensions are the broadcast
+ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ...ir import DType, Op
+from ...targets import Target
+from ..conv.emit import (
+    RUNTIME_FAST,
+    bias32_args,
+    bias64_args,
+    c_doubles,
+    const_decl,
+    context_decl,
+    helium,
+    quant_decl,
+    rescale_decls,
+    round_up4,
+    setting_of,
+)
+from ..conv.prepare import RescaleKind, is_int16
+from ..emitting import EmitContext, KernelCall
+from .prepare import prepare_batch_matmul, prepare_fully_connected
+from .rules import MAX_BATCH_DIMS
+
+RUNTIME_FC = {"mcugen_fully_connected", "mcugen_rescale"} | RUNTIME_FAST
+
+
+# --- FULLY_CONNECTED --------------------------------------------------------------------------
+
+
+def fc_scratch_bytes(op: Op, target: Target) -> int:
+    """int8 only, mirrors mcugen_fc_fast_s8_buffer_size: DSP, the input row as int16
+    (2 * round_up4(accum_depth)); the MVE path needs none."""
+    if is_int16(op) or op.inputs[1] is None or len(op.inputs[1].shape) != 2 or helium(target):
+        return 0
+    return 2 * round_up4(op.inputs[1].shape[1])
+
+
+def _flat_dims(n: int, c: int) -> str:
+    return f"{{ .n = {n}, .h = 1, .w = 1, .c = {c} }}"
+
+
+def emit_fully_connected(op: Op, ctx: EmitContext) -> KernelCall:
+    p = prepare_fully_connected(op, setting_of(ctx))
+    x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]
+    bias = op.inputs[2] if len(op.inputs) > 2 else None
+    assert x is not None and w is not None
+    i = op.index
+    low, high = p.clamp
+    declarations: list[str] = []
+    if p.int16:
+        declarations += rescale_decls(ctx, op, f"fc_quant_{i}", p.rescale)
+        function, real_scale, quant_arg = "mcugen_fully_connected_s16", "NULL", f"&fc_quant_{i}, "
+    elif p.rescale.kind is RescaleKind.DOUBLE:
+        # LiteRT's reference FC rescales in double (see fc_real_scales in the family's prepare).
+        scales = p.rescale.scales
+        declarations.append(
+            const_decl("double", f"fc_scale_{i}[{scales.size}]", f"{{ {c_doubles(scales)} }}")
+        )
+        # its own entry point, without quant, so that TFLM-mode firmware links no double code
+        function, real_scale, quant_arg = "mcugen_fully_connected_s8_real_scale", f"fc_scale_{i}", ""
+    else:
+        declarations.append(quant_decl(ctx, op, f"fc_quant_{i}", p.rescale))
+        function, real_scale, quant_arg = "mcugen_fully_connected_s8", "NULL", f"&fc_quant_{i}, "
+    params = (
+        f"static const mcugen_fc_params fc_params_{i} = {{ "
+        f".input_offset = {p.input_offset}, .filter_offset = {p.filter_offset}, "
+        f".output_offset = {p.output_offset}, "
+        f".activation = {{ .min = {low}, .max = {high} }}, "
+        f".per_channel = {int(p.per_channel)}, .real_scale = {real_scale} }};"
+    )
+    if p.int16:
+        bias_decls, bias_args = bias64_args(ctx, op, bias, f"fc_bias_dims_{i}")
+    else:
+        bias_decls, bias_args = bias32_args(ctx, bias, f"fc_bias_dims_{i}")
+    batch, depth, units = p.batch, p.depth, p.units
+    declarations += [
+        params,
+        const_decl("mcugen_dims", f"fc_input_dims_{i}", _flat_dims(batch, depth)),
+        # CMSIS-NN's convention: filter dims n = accumulation depth, c = output units.
+        const_decl("mcugen_dims", f"fc_filter_dims_{i}", _flat_dims(depth, units)),
+        *bias_decls,
+        const_decl("mcugen_dims", f"fc_output_dims_{i}", _flat_dims(batch, units)),
+        context_decl(op, ctx, f"fc_ctx_{i}"),
+    ]
+    call = (
+        f"{function}(&fc_ctx_{i}, &fc_params_{i}, {quant_arg}"
+        f"&fc_input_dims_{i}, {ctx.ptr(x)}, &fc_filter_dims_{i}, {ctx.ptr(w)}, {bias_args}, "
+        f"&fc_output_dims_{i}, {ctx.ptr(y)})"
+    )
+    return KernelCall(declarations=declarations, calls=[call], runtime=set(RUNTIME_FC))
+
+
+# --- BATCH_MATMUL -----------------------------------------------------------------------------
+
+
+def matrix_dims(shape: Sequence[int]) -> str:
+    """The C initialiser of an mcugen_matrix_dims for a rank 2..5 shape."""
+    batch = list(shape[:-2])
+    if len(batch) > MAX_BATCH_DIMS or len(shape) < 2:
+        raise ValueError(f"shape {list(shape)} is not a matrix stack of rank 2..5")
+    batch = [1] * (MAX_BATCH_DIMS - len(batch)) + batch
+    return (
+        f"{{ .batch = {{ {batch[0]}, {batch[1]}, {batch[2]} }}, .rows = {shape[-2]}, "
+        f".cols = {shape[-1]} }}"
+    )
+
+
+def emit_batch_matmul(op: Op, ctx: EmitContext) -> KernelCall:
+    p = prepare_batch_matmul(op, setting_of(ctx))
+    lhs, rhs, y = op.inputs[0], op.inputs[1], op.outputs[0]
+    assert lhs is not None and rhs is not None
+    low, high = p.clamp
+    i = op.index
+    params = const_decl(
+        "mcugen_bmm_params",
+        f"bmm_params_{i}",
+        f"{{ .lhs_offset = {p.lhs_offset}, "
+        f".rhs_offset = {p.rhs_offset}, "
+        f".output_offset = {p.output_offset}, .adj_x = {int(p.adj_x)}, "
+        f".adj_y = {int(p.adj_y)}, .activation = {{ .min = {low}, .max = {high} }} }}",
+    )
+    declarations = [
+        params,
+        *rescale_decls(ctx, op, f"bmm_quant_{i}", p.rescale),
+        const_decl("mcugen_matrix_dims", f"bmm_lhs_dims_{i}", matrix_dims(lhs.shape)),
+        const_decl("mcugen_matrix_dims", f"bmm_rhs_dims_{i}", matrix_dims(rhs.shape)),
+        const_decl("mcugen_matrix_dims", f"bmm_output_dims_{i}", matrix_dims(y.shape)),
+        context_decl(op, ctx, f"bmm_ctx_{i}"),
+    ]
+    bits = 16 if y.dtype is DType.INT16 else 8
+    call = (
+        f"mcugen_batch_matmul_s{bits}(&bmm_ctx_{i}, &bmm_params_{i}, &bmm_quant_{i}, "
+        f"&bmm_lhs_dims_{i}, {ctx.ptr(lhs)}, &bmm_rhs_dims_{i}, {ctx.ptr(rhs)}, "
+        f"&bmm_output_dims_{i}, {ctx.ptr(y)})"
+    )
+    return KernelCall(declarations=declarations, calls=[call],
+                      runtime={"mcugen_batch_matmul", "mcugen_rescale"})
