@@ -7,19 +7,18 @@ go with them are facts of the model, not of either implementation: the C emitter
 here, so the two paths differ only in the per-element arithmetic. That arithmetic is not
 here: it lives, independently, in the generated C and in mcugen.reference.
 
-This module holds the shared int8 conv, FC, pool and softmax parameters; each later family has
-its own module beside it (conv, elementwise, activation, movement, reduce, resize).
+This module holds the shared int8 conv, FC and pool parameters; each later family has
+its own module beside it (conv, elementwise, movement, reduce, resize).
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import UnsupportedError
-from ..ir import DType, Op, Pool2DOptions, SoftmaxOptions
+from ..ir import DType, Op, Pool2DOptions
 from ..ops.common import activation_limits, conv_padding
 from ..quantization import per_channel_multipliers, quantize_multiplier
 
@@ -112,41 +111,3 @@ def pool_geometry(op: Op) -> PoolGeometry:
         activation_min=low,
         activation_max=high,
     )
-
-
-# --- SOFTMAX -----------------------------------------------------------------------------
-
-SCALED_DIFF_INTEGER_BITS = 5  # the exp input is Q5.26
-ACCUMULATION_INTEGER_BITS = 12  # the sum of exps is Q12.19
-# The int32 sum of at most this many Q12.19 values below 1.0 cannot overflow.
-MAX_ROW_SIZE = (1 << 31) // (1 << (31 - ACCUMULATION_INTEGER_BITS)) - 1
-
-
-@dataclass(frozen=True)
-class SoftmaxParams:
-    input_multiplier: int
-    input_left_shift: int
-    diff_min: int
-    output_bits: int  # 8 or 16: outputs are offset by -2^(bits-1)
-
-
-def softmax_params(op: Op) -> SoftmaxParams:
-    """SoftmaxPrepare: PreprocessSoftmaxScaling and CalculateInputRadius."""
-    x, y = op.inputs[0], op.outputs[0]
-    assert x is not None and x.quant is not None
-    options = op.options
-    assert isinstance(options, SoftmaxOptions)
-    if x.dtype is not DType.INT8 or y.dtype not in (DType.INT8, DType.INT16):
-        raise UnsupportedError(f"{op.where()}: softmax supports int8 -> int8/int16, got "
-                               f"{x.dtype.short} -> {y.dtype.short}")
-    max_real_multiplier = float((1 << 31) - 1)
-    real = min(options.beta * x.quant.single_scale * float(1 << (31 - SCALED_DIFF_INTEGER_BITS)),
-               max_real_multiplier)
-    if not real > 1.0:  # QuantizeMultiplierGreaterThanOne CHECK-fails
-        raise UnsupportedError(f"{op.where()}: beta * input scale {real / 2**26:g} is too small")
-    multiplier, left_shift = quantize_multiplier(real)
-    radius = math.floor(
-        ((1 << SCALED_DIFF_INTEGER_BITS) - 1) * float(1 << (31 - SCALED_DIFF_INTEGER_BITS))
-        / float(1 << left_shift)
-    )
-    return SoftmaxParams(multiplier, left_shift, -radius, 8 * y.dtype.itemsize)

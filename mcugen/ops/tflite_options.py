@@ -25,7 +25,6 @@ from ..ir import (
     DType,
     FullyConnectedOptions,
     GatherOptions,
-    LeakyReluOptions,
     NoOptions,
     PackOptions,
     Padding,
@@ -33,7 +32,6 @@ from ..ir import (
     ReducerOptions,
     ResizeOptions,
     ShapeOptions,
-    SoftmaxOptions,
     SplitOptions,
     SqueezeOptions,
     StridedSliceOptions,
@@ -172,10 +170,6 @@ def read_batch_matmul(op: Any, where: str) -> BatchMatMulOptions:
     return BatchMatMulOptions(adj_x=bool(o.AdjX()), adj_y=bool(o.AdjY()))
 
 
-def read_leaky_relu(op: Any, where: str) -> LeakyReluOptions:
-    return LeakyReluOptions(alpha=float(options_table(op, tflite.LeakyReluOptions).Alpha()))
-
-
 def read_squeeze(op: Any, where: str) -> SqueezeOptions:
     o = options_table(op, tflite.SqueezeOptions)
     dims = () if o.SqueezeDimsIsNone() else tuple(int(d) for d in o.SqueezeDimsAsNumpy())
@@ -243,10 +237,6 @@ def read_resize(options_class: Any) -> Callable[[Any, str], ResizeOptions]:
 
 def read_reducer(op: Any, where: str) -> ReducerOptions:
     return ReducerOptions(keep_dims=bool(options_table(op, tflite.ReducerOptions).KeepDims()))
-
-
-def read_softmax(op: Any, where: str) -> SoftmaxOptions:
-    return SoftmaxOptions(beta=float(options_table(op, tflite.SoftmaxOptions).Beta()))
 
 
 def read_none(op: Any, where: str) -> NoOptions:
