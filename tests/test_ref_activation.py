@@ -175,6 +175,22 @@ def test_rules_reject_what_tflm_cannot_run(case: Unary, tflm_rejects: bool) -> N
             run_tflm(model, [x])
 
 
+
+def test_prepare_rule_names_op_rule_and_value() -> None:
+    """A refusal that needs the computed parameters is a PrepareRule: it reads 'where: rule
+    Got: value', like the plain rules. (The plain rule hard_swish_scales refuses this model
+    first; prepare runs only when the plain rules hold.)"""
+    from mcugen.ops.activation.prepare import HARD_SWISH_OUTPUT_EXPONENT, prepare_hard_swish
+    from mcugen.ops.base import DEFAULT_SETTING, RuleViolation
+
+    case = Unary("HARD_SWISH", "int8", "int8", (0.5, 0), (0.001, 0))  # 0.5 / 128 / 0.001 > 1
+    op = parse_model(unary_model(case, (8,)), "case.tflite").ops[0]
+    assert any("input scale / 128 / output scale" in p for p in check_op(op))
+    with pytest.raises(RuleViolation) as refused:
+        prepare_hard_swish(op, DEFAULT_SETTING)
+    assert refused.value.rule is HARD_SWISH_OUTPUT_EXPONENT
+    assert str(refused.value).startswith(f"{op.where()}: {HARD_SWISH_OUTPUT_EXPONENT.text} Got: input scale 0.5")
+
 # --- the generated C -------------------------------------------------------------------------
 
 

@@ -23,9 +23,9 @@ from modelbuilder import ModelBuilder
 from oracles import assert_exact, oracle_output
 
 from mcugen.frontend.tflite import parse_model
+from mcugen.ops.activation.reference import exp_on_negative_values, one_over_one_plus_x_for_x_in_0_1
 from mcugen.quantization import Rounding
 from mcugen.reference import run_outputs
-from mcugen.reference.softmax import exp_on_negative_values, one_over_one_plus_x_for_x_in_0_1
 
 SHAPES = [(10,), (4, 12), (2, 5, 7), (1, 2, 3, 16), (8, 100), (3, 1001)]
 BETAS = (1.0, 0.5, 2.0)
@@ -144,6 +144,20 @@ def c_cases() -> list:
             for c, s in picked for r in Rounding]
 
 
+
+def test_rules_refuse_float_rows_beyond_the_kernels_int() -> None:
+    """float32 rows longer than 2^30 are a support rule (the emitter used to refuse them only
+    when writing the C)."""
+    from mcugen.support import check_op
+
+    b = ModelBuilder("wide_float")
+    x = b.add_tensor("x", [1, (1 << 30) + 1], "float32")
+    y = b.add_tensor("y", [1, (1 << 30) + 1], "float32")
+    b.add_op("SOFTMAX", [x], [y], {"beta": 1.0})
+    b.set_io([x], [y])
+    problems = check_op(parse_model(b.build(), "wide_float.tflite").ops[0])
+    assert len(problems) == 1 and problems[0].endswith(f"Got: rows of {(1 << 30) + 1} elements")
+
 @pytest.mark.parametrize("case, rounding, sanitize", c_cases())
 def test_c_kernel_matches_oracle(case: SoftmaxCase, rounding: Rounding, sanitize: bool) -> None:
     from mcugen.toolchain.host import run_tflite_bytes
@@ -219,7 +233,7 @@ def test_wide_reference_matches_oracle(case: WideCase, rounding: Rounding) -> No
 def test_int16_tables_differ_between_runtimes() -> None:
     """TFLM's float-built 1/(1+x) table and LiteRT's double-built one are not the same table:
     each mode must use its own."""
-    from mcugen.opparams.activation import softmax_int16_params
+    from mcugen.ops.activation.prepare import softmax_int16_params
 
     op = parse_model(wide_model(wide_cases()[0]), "t.tflite").ops[0]
     tflm = softmax_int16_params(op, Rounding.TFLM)

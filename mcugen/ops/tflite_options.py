@@ -20,13 +20,11 @@ from ..ir import (
     ConcatenationOptions,
     DType,
     GatherOptions,
-    LeakyReluOptions,
     NoOptions,
     PackOptions,
     Padding,
     ResizeOptions,
     ShapeOptions,
-    SoftmaxOptions,
     SplitOptions,
     SqueezeOptions,
     StridedSliceOptions,
@@ -101,10 +99,6 @@ def read_arithmetic(options_class: Any) -> Callable[[Any, str], ArithmeticOption
     return read
 
 
-def read_leaky_relu(op: Any, where: str) -> LeakyReluOptions:
-    return LeakyReluOptions(alpha=float(options_table(op, tflite.LeakyReluOptions).Alpha()))
-
-
 def read_squeeze(op: Any, where: str) -> SqueezeOptions:
     o = options_table(op, tflite.SqueezeOptions)
     dims = () if o.SqueezeDimsIsNone() else tuple(int(d) for d in o.SqueezeDimsAsNumpy())
@@ -163,10 +157,6 @@ def read_resize(options_class: Any) -> Callable[[Any, str], ResizeOptions]:
         return ResizeOptions(align_corners=bool(o.AlignCorners()), half_pixel_centers=bool(o.HalfPixelCenters()))
 
     return read
-
-
-def read_softmax(op: Any, where: str) -> SoftmaxOptions:
-    return SoftmaxOptions(beta=float(options_table(op, tflite.SoftmaxOptions).Beta()))
 
 
 def read_none(op: Any, where: str) -> NoOptions:

@@ -4,9 +4,6 @@ Each rule below names one such case; `identity_source` returns the input the out
 Dtype and quantization must match too: a consumer reads the output's scale and zero point,
 so rewiring it to an input quantized differently would change what it computes.
 
-- QUANTIZE from a tensor of the same integer dtype, scale and zero point: TFLite requantizes
-  with the multiplier of 1.0 (2^30, shift 1), and MultiplyByQuantizedMultiplier of x by it
-  is x exactly, so the op is a copy.
 - RESHAPE, SQUEEZE, EXPAND_DIMS to the input's own shape.
 - PAD and PADV2 by zero on every side; SLICE from 0 of the whole tensor; TRANSPOSE by the
   identity permutation; CONCATENATION of a single tensor with no fused activation.
@@ -95,14 +92,6 @@ def _constant_ints(op: Op, index: int) -> np.ndarray | None:
     return np.asarray(tensor.data)
 
 
-def _integer_quantize(op: Op) -> bool:
-    """Same dtype and quantization is checked by identity_source; this adds a signed integer
-    dtype and one scale (TFLite requantizes per tensor)."""
-    source = op.inputs[0]
-    return (source is not None and source.dtype.numpy.kind == "i" and source.quant is not None
-            and not source.quant.per_channel)
-
-
 def _zero_padding(op: Op) -> bool:
     pads = _constant_ints(op, 1)
     return pads is not None and not np.any(pads)
@@ -130,7 +119,6 @@ def _same_shape_view(op: Op) -> bool:
 
 
 _RULES = {
-    OpKind.QUANTIZE: _integer_quantize,
     OpKind.RESHAPE: _same_shape_view,
     OpKind.SQUEEZE: _same_shape_view,
     OpKind.EXPAND_DIMS: _same_shape_view,

@@ -4,7 +4,7 @@ float32 -> int8/int16: reference_ops::AffineQuantize, round(x / scale) in float3
 away from zero, plus the zero point, clamped. Out-of-range values are clamped here (and in the
 C), where TFLite's float-to-int32 cast is undefined (x86 gives INT32_MIN).
 int -> int: reference_ops::Requantize, MultiplyByQuantizedMultiplier by the double ratio of the
-scales (opparams.activation.requantize_params), clamped to the output type.
+scales (prepare.requantize_params), clamped to the output type.
 DEQUANTIZE: static_cast<float>(double(scale) * (q - zero_point)).
 """
 
@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import Op, OpKind
-from ..opparams.activation import dequantize_params, quantize_float_params, requantize_params
-from ..quantization import Rounding
-from . import reference
-from .activation import rescale
+from ...ir import Op
+from ...quantization import Rounding
+from ..activation.reference import rescale
+from ..base import Setting
+from .prepare import AffineParams, prepare_dequantize, prepare_quantize
 
 
 def quantize_float(x: np.ndarray, scale: float, zero_point: int, low: int, high: int) -> np.ndarray:
@@ -25,21 +25,18 @@ def quantize_float(x: np.ndarray, scale: float, zero_point: int, low: int, high:
     return np.clip(np.nan_to_num(rounded, nan=0.0) + zero_point, low, high).astype(np.int64)
 
 
-@reference(OpKind.QUANTIZE)
 def quantize(op: Op, inputs: list[np.ndarray | None], rounding: Rounding) -> list[np.ndarray]:
     x = inputs[0]
     assert x is not None
     y = op.outputs[0]
-    if x.dtype == np.float32:
-        p = quantize_float_params(op)
+    p = prepare_quantize(op, Setting(rounding=rounding))
+    if isinstance(p, AffineParams):
         return [quantize_float(x, p.scale, p.zero_point, p.low, p.high).astype(y.dtype.numpy)]
-    return [rescale(requantize_params(op, rounding), x).astype(y.dtype.numpy)]
+    return [rescale(p, x).astype(y.dtype.numpy)]
 
 
-@reference(OpKind.DEQUANTIZE)
 def dequantize(op: Op, inputs: list[np.ndarray | None], rounding: Rounding) -> list[np.ndarray]:
     x = inputs[0]
     assert x is not None
-    p = dequantize_params(op)
+    p = prepare_dequantize(op, Setting(rounding=rounding))
     return [(p.scale * (x.astype(np.float64) - p.zero_point)).astype(np.float32)]
-

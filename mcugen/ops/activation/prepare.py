@@ -1,6 +1,12 @@
-"""Build-time parameters of the activation, unary, quantize and int16-softmax kernels: TFLite's
-Prepare step for LOGISTIC, TANH, HARD_SWISH, RELU, RELU6, LEAKY_RELU, RSQRT, ABS, NEG,
-QUANTIZE, DEQUANTIZE and SOFTMAX (int16), shared by the C emitters and the numpy reference.
+"""Build-time parameters of the activation and softmax kernels: TFLite's Prepare step for
+LOGISTIC, TANH, HARD_SWISH, RELU, RELU6, LEAKY_RELU, RSQRT, ABS, NEG and SOFTMAX, shared by the
+C emitters (emit.py) and the numpy reference (reference.py). The quantize family's integer
+requantization reuses the rescale-and-clamp parameters (RescaleParams) of this module.
+
+Each kind's `prepare_*` function is its OpDef's prepare: it returns the parameters for the
+op's dtypes and the build's rounding (None for float32, whose kernels need none) or raises a
+RuleViolation of one of the PrepareRules below. It runs after the plain rules (rules.py) hold,
+and relies on them: what those rules already refuse is only asserted here.
 
 Where TFLite builds a lookup table at Prepare time (LiteRT's int8 LOGISTIC and TANH, both
 runtimes' int16 SOFTMAX), the table is built here, with the same float arithmetic: float32
@@ -18,9 +24,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import UnsupportedError
-from ..ir import DType, LeakyReluOptions, Op, OpKind, SoftmaxOptions, Tensor
-from ..quantization import Rounding, dtype_range, quantize_multiplier
+from ...ir import DType, LeakyReluOptions, Op, OpKind, SoftmaxOptions, Tensor
+from ...quantization import Rounding, dtype_range, quantize_multiplier
+from ..base import PrepareRule, Setting
 
 f32 = np.float32
 
@@ -84,11 +90,10 @@ def _scale_ratio(a: float, b: float, rounding: Rounding) -> float:
     return float(f32(a) / f32(b))
 
 
-def require_zero_points(op: Op, *tensors: Tensor) -> None:
-    for t in tensors:
-        if _zero_point(t) != 0:
-            raise UnsupportedError(f"{op.where()}: int16 '{t.name}' needs zero point 0, "
-                                   f"got {_zero_point(t)}")
+def assert_symmetric(*tensors: Tensor) -> None:
+    """int16 tensors have zero point 0: the rules int16_zero_points and softmax_int16_input /
+    softmax_output refuse any other before prepare runs."""
+    assert all(_zero_point(t) == 0 for t in tensors), [t.name for t in tensors]
 
 
 # --- lookup tables -----------------------------------------------------------------------
@@ -153,9 +158,21 @@ def tanh_f32(x: float) -> float:
     return float(tanhf(x))
 
 
+@dataclass(frozen=True)
+class LookupTable:
+    """A table built at Prepare that the kernel looks values up in: 256 int8 entries (entry i is
+    the output for input i - 128) or 513 int16 samples, interpolated (LUTLookup)."""
+
+    table: np.ndarray
+
+
 # --- int8 LOGISTIC and TANH (TFLM: gemmlowp fixed point; LiteRT: a float LUT) -----------
 
 INPUT_INTEGER_BITS_S8 = 4
+
+SIGMOID_MULTIPLIER = PrepareRule(
+    "int8 input, TFLM mode: input scale * 2^27 rounds to a Q31 multiplier below 2^31 "
+    "(TFLM's fixed-point rescale into Q4.27).")
 
 
 @dataclass(frozen=True)
@@ -173,10 +190,8 @@ def fixed_point_sigmoid_params(op: Op) -> FixedPointSigmoidParams:
     real = float(_scale(x)) * float(1 << (31 - INPUT_INTEGER_BITS_S8))
     fraction, shift = math.frexp(real)
     multiplier = int(round_half_away(fraction * (1 << 31)))
-    if multiplier >= 1 << 31:
-        raise UnsupportedError(f"{op.where()}: input scale {_scale(x):g} rounds its multiplier to 2^31")
-    if shift < 0:
-        raise UnsupportedError(f"{op.where()}: input scale {_scale(x):g} is too small (shift {shift})")
+    SIGMOID_MULTIPLIER.require(multiplier < 1 << 31, op, lambda: f"input scale {_scale(x):g}")
+    assert shift >= 0, "the rule sigmoid_input_scale refuses input scales below 2^-28"
     radius = math.floor(((1 << INPUT_INTEGER_BITS_S8) - 1) * float(1 << (31 - INPUT_INTEGER_BITS_S8))
                         / float(1 << shift))
     return FixedPointSigmoidParams(_zero_point(x), multiplier, shift, radius)
@@ -239,7 +254,7 @@ class Int16SigmoidParams:
 def int16_sigmoid_params(op: Op) -> Int16SigmoidParams:
     """LogisticPrepare / TanhPrepare for int16 (the same in TFLM and LiteRT)."""
     x, y = _io(op)
-    require_zero_points(op, x, y)
+    assert_symmetric(x, y)
     is_pot, log2_in = checked_log2(_scale(x))
     left_shift = (15 - 3) + log2_in
     allowed = (0,) if op.kind is OpKind.LOGISTIC else (0, 1)
@@ -252,13 +267,26 @@ def int16_sigmoid_params(op: Op) -> Int16SigmoidParams:
             shift += 1
             real *= 2.0
         multiplier = int(real)
-        if multiplier > 32767:
-            raise UnsupportedError(f"{op.where()}: input scale {_scale(x):g} is too large for the "
-                                   f"int16 table (multiplier {multiplier})")
+        assert multiplier <= 32767, "the rule sigmoid_input_scale refuses int16 input scales this large"
     out_pot, log2_out = checked_log2(_scale(y))
-    if not out_pot or log2_out != -15:
-        raise UnsupportedError(f"{op.where()}: int16 output scale must be 2^-15, got {_scale(y):g}")
+    assert out_pot and log2_out == -15, "the rules logistic_output and tanh_output require 2^-15"
     return Int16SigmoidParams(multiplier, shift)
+
+
+SigmoidParams = FixedPointSigmoidParams | Int16SigmoidParams | LookupTable | None
+
+
+def prepare_sigmoid(op: Op, setting: Setting) -> SigmoidParams:
+    """LOGISTIC and TANH: int16 interpolates TFLite's sigmoid table (both runtimes); int8 is
+    gemmlowp fixed point in TFLM and LiteRT's float-built table; float32 needs nothing."""
+    dtype = op.outputs[0].dtype
+    if dtype is DType.FLOAT32:
+        return None
+    if dtype is DType.INT16:
+        return int16_sigmoid_params(op)
+    if setting.rounding is Rounding.LITERT:
+        return LookupTable(litert_sigmoid_lut(op))
+    return fixed_point_sigmoid_params(op)
 
 
 # --- HARD_SWISH ---------------------------------------------------------------------------
@@ -281,19 +309,28 @@ def _downscale_to_int16(multiplier: int) -> int:
     return (multiplier + (1 << 15)) >> 16
 
 
+HARD_SWISH_OUTPUT_EXPONENT = PrepareRule(
+    "The output multiplier (input scale / 128 / output scale, as a Q31 multiplier and exponent) "
+    "has exponent 0 or less (TFLite shifts the result right only).")
+
+
 def hard_swish_params(op: Op) -> HardSwishParams:
     """HardSwishPrepare (TFLM and LiteRT agree: float32 scale ratios, widened to double)."""
     x, y = _io(op)
     hires_input_scale = f32(1.0 / 128.0) * f32(_scale(x))
     output_multiplier, output_exponent = quantize_multiplier(float(hires_input_scale / f32(_scale(y))))
-    if output_exponent > 0:
-        raise UnsupportedError(f"{op.where()}: output scale {_scale(y):g} is too small for the "
-                               f"input scale {_scale(x):g} (exponent {output_exponent} > 0)")
+    HARD_SWISH_OUTPUT_EXPONENT.require(
+        output_exponent <= 0, op,
+        lambda: f"input scale {_scale(x):g}, output scale {_scale(y):g} (exponent {output_exponent})")
     reluish_multiplier, reluish_exponent = quantize_multiplier(
         float(hires_input_scale / f32(3.0 / 32768.0)))
     return HardSwishParams(_zero_point(x), _zero_point(y),
                            _downscale_to_int16(reluish_multiplier), reluish_exponent,
                            _downscale_to_int16(output_multiplier), output_exponent)
+
+
+def prepare_hard_swish(op: Op, setting: Setting) -> HardSwishParams | None:
+    return None if op.outputs[0].dtype is DType.FLOAT32 else hard_swish_params(op)
 
 
 # --- RELU, RELU6, LEAKY_RELU, ABS, QUANTIZE (int): one rescale-and-clamp ------------------
@@ -318,8 +355,9 @@ class RescaleParams:
     activation_max: int
 
 
-def _plain(op: Op, multiplier: int, shift: int, low: int, high: int, *, absolute: bool = False,
-           identity: bool = False) -> RescaleParams:
+def plain_rescale(op: Op, multiplier: int, shift: int, low: int, high: int, *,
+                  absolute: bool = False, identity: bool = False) -> RescaleParams:
+    """One multiplier for both signs (everything but LEAKY_RELU and TFLM's RELU6)."""
     x, y = _io(op)
     return RescaleParams(_zero_point(x), _zero_point(y), multiplier, shift, multiplier, shift,
                          False, absolute, identity, low, high)
@@ -332,7 +370,7 @@ def relu_params(op: Op, rounding: Rounding) -> RescaleParams:
     and never rescales (the output quantization is ignored); LiteRT's RELU6 rescales like RELU."""
     x, y = _io(op)
     if x.dtype is DType.INT16:
-        require_zero_points(op, x, y)
+        assert_symmetric(x, y)
     low, high = dtype_range(y.dtype)
     if op.kind is OpKind.RELU6 and rounding is Rounding.TFLM:
         zero = _zero_point(x)
@@ -344,7 +382,7 @@ def relu_params(op: Op, rounding: Rounding) -> RescaleParams:
     act_high = high
     if op.kind is OpKind.RELU6:
         act_high = min(high, out_zp + int(round_half_away(f32(6.0) / f32(_scale(y)))))
-    return _plain(op, multiplier, shift, act_low, act_high)
+    return plain_rescale(op, multiplier, shift, act_low, act_high)
 
 
 def leaky_relu_params(op: Op, rounding: Rounding) -> RescaleParams:
@@ -355,7 +393,7 @@ def leaky_relu_params(op: Op, rounding: Rounding) -> RescaleParams:
     options = op.options
     assert isinstance(options, LeakyReluOptions)
     if x.dtype is DType.INT16:
-        require_zero_points(op, x, y)
+        assert_symmetric(x, y)
     if rounding is Rounding.TFLM:
         alpha = float(_scale(x)) * float(f32(options.alpha)) / float(_scale(y))
     else:
@@ -372,22 +410,30 @@ def abs_params(op: Op, rounding: Rounding) -> RescaleParams:
     """PrepareAbsRsqrt for ABS: rescale only when the scales differ (as float32 values)."""
     x, y = _io(op)
     if x.dtype is DType.INT16:
-        require_zero_points(op, x, y)
+        assert_symmetric(x, y)
     low, high = dtype_range(y.dtype)
     if f32(_scale(x)) == f32(_scale(y)):
-        return _plain(op, 0, 0, low, high, absolute=True, identity=True)
+        return plain_rescale(op, 0, 0, low, high, absolute=True, identity=True)
     multiplier, shift = quantize_multiplier(_scale_ratio(_scale(x), _scale(y), rounding))
-    return _plain(op, multiplier, shift, low, high, absolute=True)
+    return plain_rescale(op, multiplier, shift, low, high, absolute=True)
 
 
-def requantize_params(op: Op, rounding: Rounding) -> RescaleParams:
-    """QUANTIZE between integer types (reference_ops::Requantize): the double ratio of the
-    scales, clamped to the output type. int8 -> int8 with equal scales still rescales
-    (multiplier 2^30, shift 1), which is exact."""
-    x, y = _io(op)
-    multiplier, shift = quantize_multiplier(float(_scale(x)) / float(_scale(y)))
-    low, high = dtype_range(y.dtype)
-    return _plain(op, multiplier, shift, low, high)
+def prepare_relu(op: Op, setting: Setting) -> RescaleParams | None:
+    """RELU, RELU6 and LEAKY_RELU (float32: none; the float kernels read LEAKY_RELU's alpha)."""
+    if op.outputs[0].dtype is DType.FLOAT32:
+        return None
+    if op.kind is OpKind.LEAKY_RELU:
+        return leaky_relu_params(op, setting.rounding)
+    return relu_params(op, setting.rounding)
+
+
+def prepare_abs(op: Op, setting: Setting) -> RescaleParams | None:
+    return None if op.outputs[0].dtype is DType.FLOAT32 else abs_params(op, setting.rounding)
+
+
+def prepare_neg(op: Op, setting: Setting) -> None:
+    """NEG is float32 only (TFLM's NEG has no integer kernel): nothing to prepare."""
+    return
 
 
 # --- RSQRT --------------------------------------------------------------------------------
@@ -408,7 +454,7 @@ def rsqrt_params(op: Op, rounding: Rounding) -> RsqrtParams:
     0.001 -> 0.001)."""
     x, y = _io(op)
     if x.dtype is DType.INT16:
-        require_zero_points(op, x, y)
+        assert_symmetric(x, y)
     if rounding is Rounding.TFLM:
         product = math.sqrt(float(_scale(x))) * float(_scale(y))
     else:
@@ -431,27 +477,54 @@ def litert_rsqrt_lut16(op: Op) -> np.ndarray:
     return lut_int16(transform, f32, _scale(x), _zero_point(x), _scale(y), _zero_point(y))
 
 
-# --- QUANTIZE (float -> int) and DEQUANTIZE ----------------------------------------------
+def prepare_rsqrt(op: Op, setting: Setting) -> RsqrtParams | LookupTable | None:
+    """int16 in LiteRT mode interpolates LiteRT's float-built table; every other integer case
+    computes per element (RsqrtEvalQuantized)."""
+    dtype = op.outputs[0].dtype
+    if dtype is DType.FLOAT32:
+        return None
+    if dtype is DType.INT16 and setting.rounding is Rounding.LITERT:
+        return LookupTable(litert_rsqrt_lut16(op))
+    return rsqrt_params(op, setting.rounding)
+
+
+# --- SOFTMAX int8 -> int8 / int16 ----------------------------------------------------------
+
+SCALED_DIFF_INTEGER_BITS = 5  # the exp input is Q5.26
+ACCUMULATION_INTEGER_BITS = 12  # the sum of exps is Q12.19
+# The int32 sum of at most this many Q12.19 values below 1.0 cannot overflow.
+MAX_ROW_SIZE = (1 << 31) // (1 << (31 - ACCUMULATION_INTEGER_BITS)) - 1
+MAX_ROW_SIZE_S8 = MAX_ROW_SIZE
+MAX_ROW_SIZE_S16 = 65536  # MCUGEN_SOFTMAX_S16_MAX_ROW
+MAX_ROW_SIZE_F32 = 1 << 30  # the float kernel's row count and size are int
 
 
 @dataclass(frozen=True)
-class AffineParams:
-    scale: float  # float32 value
-    zero_point: int
-    low: int
-    high: int
+class SoftmaxParams:
+    input_multiplier: int
+    input_left_shift: int
+    diff_min: int
+    output_bits: int  # 8 or 16: outputs are offset by -2^(bits-1)
 
 
-def quantize_float_params(op: Op) -> AffineParams:
-    _, y = _io(op)
-    low, high = dtype_range(y.dtype)
-    return AffineParams(float(f32(_scale(y))), _zero_point(y), low, high)
-
-
-def dequantize_params(op: Op) -> AffineParams:
-    x, _ = _io(op)
-    low, high = dtype_range(x.dtype)
-    return AffineParams(float(f32(_scale(x))), _zero_point(x), low, high)
+def softmax_params(op: Op) -> SoftmaxParams:
+    """SoftmaxPrepare: PreprocessSoftmaxScaling and CalculateInputRadius."""
+    x, y = op.inputs[0], op.outputs[0]
+    assert x is not None and x.quant is not None
+    options = op.options
+    assert isinstance(options, SoftmaxOptions)
+    assert x.dtype is DType.INT8 and y.dtype in (DType.INT8, DType.INT16), "the rule dtype_pairs"
+    max_real_multiplier = float((1 << 31) - 1)
+    real = min(options.beta * x.quant.single_scale * float(1 << (31 - SCALED_DIFF_INTEGER_BITS)),
+               max_real_multiplier)
+    # QuantizeMultiplierGreaterThanOne CHECK-fails otherwise; the rule softmax_beta refuses it.
+    assert real > 1.0, "the rule softmax_beta"
+    multiplier, left_shift = quantize_multiplier(real)
+    radius = math.floor(
+        ((1 << SCALED_DIFF_INTEGER_BITS) - 1) * float(1 << (31 - SCALED_DIFF_INTEGER_BITS))
+        / float(1 << left_shift)
+    )
+    return SoftmaxParams(multiplier, left_shift, -radius, 8 * y.dtype.itemsize)
 
 
 # --- SOFTMAX int16 -------------------------------------------------------------------------
@@ -471,9 +544,8 @@ def softmax_int16_params(op: Op, rounding: Rounding) -> SoftmaxInt16Params:
     x, y = _io(op)
     options = op.options
     assert isinstance(options, SoftmaxOptions)
-    require_zero_points(op, x, y)
-    if abs(_scale(y) - 1.0 / 32768) > 0.001 / 32768:
-        raise UnsupportedError(f"{op.where()}: int16 output scale must be 1/32768, got {_scale(y):g}")
+    assert_symmetric(x, y)
+    assert abs(_scale(y) - 1.0 / 32768) <= 0.001 / 32768, "the rule softmax_output requires 1/32768"
     beta = f32(options.beta)
     if rounding is Rounding.TFLM:  # static_cast<double>(scale) * static_cast<double>(beta)
         scaled_beta = float(_scale(x)) * float(beta)
@@ -491,3 +563,14 @@ def softmax_int16_params(op: Op, rounding: Rounding) -> SoftmaxInt16Params:
         inv_lut = lut_int16(lambda v: 1.0 / (1.0 + v), np.float64, 1.0 / span, -32768,
                             2.0 / span, 0)
     return SoftmaxInt16Params(multiplier, shift, exp_lut, inv_lut)
+
+
+def prepare_softmax(op: Op, setting: Setting) -> SoftmaxParams | SoftmaxInt16Params | None:
+    """int8 input: the same in both runtimes; int16: the tables differ by runtime; float32:
+    the kernel reads beta from the options."""
+    x, y = _io(op)
+    if y.dtype is DType.FLOAT32:
+        return None
+    if x.dtype is DType.INT16:
+        return softmax_int16_params(op, setting.rounding)
+    return softmax_params(op)

@@ -1,11 +1,12 @@
-"""Support rules of the activation, unary, quantize and softmax kernels (LOGISTIC, TANH,
-HARD_SWISH, RELU, RELU6, LEAKY_RELU, RSQRT, NEG, ABS, QUANTIZE, DEQUANTIZE, SOFTMAX).
+"""Support rules of the activation and softmax kernels (LOGISTIC, TANH, HARD_SWISH, RELU, RELU6,
+LEAKY_RELU, RSQRT, NEG, ABS, SOFTMAX), and the dtype and quantization rules that the quantize
+family (QUANTIZE, DEQUANTIZE, mcugen/ops/quantize/) shares with them.
 
 Each rule returns None when the op satisfies it, else the offending value; its docstring is
-the rule shown to users. mcugen.support lists them in RULES. The rules say what both TFLite
-Micro and mcugen's kernels accept; where TFLM has no kernel for a dtype (NEG on integers,
-HARD_SWISH on int16, uint8 except in QUANTIZE to and from int8 and in DEQUANTIZE) mcugen
-rejects it too.
+the rule shown to users. The family's definitions (mcugen/ops/activation/__init__.py) list
+them per kind. The rules say what both TFLite Micro and mcugen's kernels accept; where TFLM
+has no kernel for a dtype (NEG on integers, HARD_SWISH on int16, uint8 except in QUANTIZE to
+and from int8 and in DEQUANTIZE) mcugen rejects it too.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .ir import DType, Op, Tensor
+from ...ir import DType, Op, Tensor
+from .prepare import MAX_ROW_SIZE_F32, MAX_ROW_SIZE_S8, MAX_ROW_SIZE_S16
 
 Rule = Callable[[Op], "str | None"]
 _Pair = tuple[DType, DType]
@@ -180,33 +182,13 @@ def softmax_beta(op: Op) -> str | None:
 
 
 def softmax_row_size(op: Op) -> str | None:
-    """int8 input: rows (the last dimension) of at most 4095 elements; int16: at most 65536."""
+    """int8 input: rows (the last dimension) of at most 4095 elements; int16: at most 65536;
+    float32: at most 2^30."""
     x, _ = _io(op)
     row = x.shape[-1] if x.shape else 1
-    limit = {I8: 4095, I16: 65536}.get(x.dtype)
+    limit = {I8: MAX_ROW_SIZE_S8, I16: MAX_ROW_SIZE_S16, F32: MAX_ROW_SIZE_F32}.get(x.dtype)
     return None if limit is None or row <= limit else f"rows of {row} elements"
 
 
-_ELEMENTWISE = [integer_tensors_per_tensor_quant, int16_zero_points, same_element_count]
-
-ACTIVATION_RULES: dict[str, list[Rule]] = {
-    "LOGISTIC": [dtype_pairs((I8, I8), (I16, I16), (F32, F32)), *_ELEMENTWISE, logistic_output,
-                 sigmoid_input_scale],
-    "TANH": [dtype_pairs((I8, I8), (I16, I16), (F32, F32)), *_ELEMENTWISE, tanh_output,
-             sigmoid_input_scale],
-    "HARD_SWISH": [dtype_pairs((I8, I8), (F32, F32)), *_ELEMENTWISE, hard_swish_scales],
-    "RELU": [dtype_pairs((I8, I8), (I16, I16), (F32, F32)), *_ELEMENTWISE],
-    "RELU6": [dtype_pairs((I8, I8), (I16, I16), (F32, F32)), *_ELEMENTWISE],
-    "LEAKY_RELU": [dtype_pairs((I8, I8), (I16, I16), (F32, F32)), *_ELEMENTWISE],
-    "RSQRT": [dtype_pairs((I8, I8), (I16, I16), (F32, F32)), *_ELEMENTWISE, rsqrt_scales],
-    "NEG": [dtype_pairs((F32, F32)), same_element_count],
-    "ABS": [dtype_pairs((I8, I8), (I16, I16), (F32, F32)), *_ELEMENTWISE],
-    "QUANTIZE": [dtype_pairs((F32, I8), (F32, I16), (I8, I8), (I8, I16), (I16, I8), (I16, I16),
-                             (I8, U8), (U8, I8)),
-                 integer_tensors_per_tensor_quant, same_element_count],
-    "DEQUANTIZE": [dtype_pairs((I8, F32), (U8, F32), (I16, F32)), integer_tensors_per_tensor_quant,
-                   same_element_count],
-    "SOFTMAX": [dtype_pairs((I8, I8), (I8, I16), (I16, I16), (F32, F32)),
-                integer_tensors_per_tensor_quant, same_element_count, softmax_int16_input,
-                softmax_output, softmax_beta, softmax_row_size],
-}
+# Rules every integer element-wise activation shares.
+ELEMENTWISE = [integer_tensors_per_tensor_quant, int16_zero_points, same_element_count]
