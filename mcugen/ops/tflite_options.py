@@ -31,7 +31,6 @@ from ..ir import (
     Padding,
     Pool2DOptions,
     ReducerOptions,
-    ResizeOptions,
     ShapeOptions,
     SoftmaxOptions,
     SplitOptions,
@@ -233,12 +232,6 @@ def read_arg_max(op: Any, where: str) -> ArgMaxOptions:
     return ArgMaxOptions(output_type=enum_value(DTYPES, o.OutputType(), "output type", where))
 
 
-def read_resize(options_class: Any) -> Callable[[Any, str], ResizeOptions]:
-    def read(op: Any, where: str) -> ResizeOptions:
-        o = options_table(op, options_class)
-        return ResizeOptions(align_corners=bool(o.AlignCorners()), half_pixel_centers=bool(o.HalfPixelCenters()))
-
-    return read
 
 
 def read_reducer(op: Any, where: str) -> ReducerOptions:
