@@ -19,25 +19,17 @@ from ..ir import (
     ArgMaxOptions,
     ArithmeticOptions,
     BatchMatMulOptions,
-    ConcatenationOptions,
     Conv2DOptions,
     DepthwiseConv2DOptions,
     DType,
     FullyConnectedOptions,
-    GatherOptions,
     LeakyReluOptions,
     NoOptions,
-    PackOptions,
     Padding,
     Pool2DOptions,
     ReducerOptions,
-    ShapeOptions,
     SoftmaxOptions,
-    SplitOptions,
-    SqueezeOptions,
-    StridedSliceOptions,
     TransposeConvOptions,
-    UnpackOptions,
 )
 
 DTYPES: dict[int, DType] = {
@@ -175,63 +167,9 @@ def read_leaky_relu(op: Any, where: str) -> LeakyReluOptions:
     return LeakyReluOptions(alpha=float(options_table(op, tflite.LeakyReluOptions).Alpha()))
 
 
-def read_squeeze(op: Any, where: str) -> SqueezeOptions:
-    o = options_table(op, tflite.SqueezeOptions)
-    dims = () if o.SqueezeDimsIsNone() else tuple(int(d) for d in o.SqueezeDimsAsNumpy())
-    return SqueezeOptions(squeeze_dims=dims)
-
-
-def read_concatenation(op: Any, where: str) -> ConcatenationOptions:
-    o = options_table(op, tflite.ConcatenationOptions)
-    return ConcatenationOptions(
-        axis=o.Axis(), activation=enum_value(ACTIVATIONS, o.FusedActivationFunction(), "activation", where)
-    )
-
-
-def read_pack(op: Any, where: str) -> PackOptions:
-    o = options_table(op, tflite.PackOptions)
-    return PackOptions(values_count=o.ValuesCount(), axis=o.Axis())
-
-
-def read_unpack(op: Any, where: str) -> UnpackOptions:
-    o = options_table(op, tflite.UnpackOptions)
-    return UnpackOptions(num=o.Num(), axis=o.Axis())
-
-
-def read_split(options_class: Any) -> Callable[[Any, str], SplitOptions]:
-    def read(op: Any, where: str) -> SplitOptions:
-        return SplitOptions(num_splits=options_table(op, options_class).NumSplits())
-
-    return read
-
-
-def read_strided_slice(op: Any, where: str) -> StridedSliceOptions:
-    o = options_table(op, tflite.StridedSliceOptions)
-    return StridedSliceOptions(
-        begin_mask=o.BeginMask(),
-        end_mask=o.EndMask(),
-        ellipsis_mask=o.EllipsisMask(),
-        new_axis_mask=o.NewAxisMask(),
-        shrink_axis_mask=o.ShrinkAxisMask(),
-        offset=bool(o.Offset()),
-    )
-
-
-def read_shape(op: Any, where: str) -> ShapeOptions:
-    o = options_table(op, tflite.ShapeOptions)
-    return ShapeOptions(out_type=enum_value(DTYPES, o.OutType(), "output type", where))
-
-
-def read_gather(op: Any, where: str) -> GatherOptions:
-    o = options_table(op, tflite.GatherOptions)
-    return GatherOptions(axis=o.Axis(), batch_dims=o.BatchDims())
-
-
 def read_arg_max(op: Any, where: str) -> ArgMaxOptions:
     o = options_table(op, tflite.ArgMaxOptions)
     return ArgMaxOptions(output_type=enum_value(DTYPES, o.OutputType(), "output type", where))
-
-
 
 
 def read_reducer(op: Any, where: str) -> ReducerOptions:

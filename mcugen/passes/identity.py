@@ -7,9 +7,6 @@ so rewiring it to an input quantized differently would change what it computes.
 - QUANTIZE from a tensor of the same integer dtype, scale and zero point: TFLite requantizes
   with the multiplier of 1.0 (2^30, shift 1), and MultiplyByQuantizedMultiplier of x by it
   is x exactly, so the op is a copy.
-- RESHAPE, SQUEEZE, EXPAND_DIMS to the input's own shape.
-- PAD and PADV2 by zero on every side; SLICE from 0 of the whole tensor; TRANSPOSE by the
-  identity permutation; CONCATENATION of a single tensor with no fused activation.
 
 Removed ops' consumers read the input instead. An op that does nothing but produces a graph
 output is kept as an alias of its input (a RESHAPE, which the planner gives its input's
@@ -21,9 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import numpy as np
-
-from ..ir import Activation, ConcatenationOptions, Graph, Op, OpKind, Tensor
+from ..ir import Graph, Op, OpKind, Tensor
 from ..ops.registry import op_def
 from .alias import as_reshape, collapse_chain, is_alias
 
@@ -88,13 +83,6 @@ def identity_source(op: Op) -> Tensor | None:
     return source if check is not None and check(op) else None
 
 
-def _constant_ints(op: Op, index: int) -> np.ndarray | None:
-    tensor = op.inputs[index] if index < len(op.inputs) else None
-    if tensor is None or tensor.data is None or tensor.data.dtype.kind not in "iu":
-        return None
-    return np.asarray(tensor.data)
-
-
 def _integer_quantize(op: Op) -> bool:
     """Same dtype and quantization is checked by identity_source; this adds a signed integer
     dtype and one scale (TFLite requantizes per tensor)."""
@@ -103,40 +91,6 @@ def _integer_quantize(op: Op) -> bool:
             and not source.quant.per_channel)
 
 
-def _zero_padding(op: Op) -> bool:
-    pads = _constant_ints(op, 1)
-    return pads is not None and not np.any(pads)
-
-
-def _whole_slice(op: Op) -> bool:
-    begin = _constant_ints(op, 1)
-    return begin is not None and not np.any(begin)
-
-
-def _identity_permutation(op: Op) -> bool:
-    perm = _constant_ints(op, 1)
-    return perm is not None and np.array_equal(perm.ravel(), np.arange(len(op.outputs[0].shape)))
-
-
-def _single_concatenation(op: Op) -> bool:
-    options = op.options
-    present = [t for t in op.inputs if t is not None]
-    return (len(present) == 1 and isinstance(options, ConcatenationOptions)
-            and options.activation is Activation.NONE)
-
-
-def _same_shape_view(op: Op) -> bool:
-    return is_alias(op)
-
-
 _RULES = {
     OpKind.QUANTIZE: _integer_quantize,
-    OpKind.RESHAPE: _same_shape_view,
-    OpKind.SQUEEZE: _same_shape_view,
-    OpKind.EXPAND_DIMS: _same_shape_view,
-    OpKind.PAD: _zero_padding,
-    OpKind.PADV2: _zero_padding,
-    OpKind.SLICE: _whole_slice,
-    OpKind.TRANSPOSE: _identity_permutation,
-    OpKind.CONCATENATION: _single_concatenation,
 }
