@@ -19,10 +19,14 @@ from singleop import Case, Operand, check_compiled, check_reference, random_arra
 
 from mcugen.errors import UnsupportedError
 from mcugen.frontend.tflite import parse_model
-from mcugen.opparams.movement import MAX_LOOPS, move_loop
+from mcugen.ir import NoOptions, Op, OpKind
+from mcugen.ops.base import RuleViolation, Setting
+from mcugen.ops.movement.prepare import MAX_LOOPS, MOVE_FITS_KERNEL, move_loop
+from mcugen.ops.movement.rules import inputs_present
+from mcugen.ops.movement.strided_slice import TFLM_ONE_VALUE_PER_DIMENSION, TFLM_OUTPUT_SHAPE
 from mcugen.quantization import Rounding
 from mcugen.reference import run_outputs
-from mcugen.support import graph_problems
+from mcugen.support import check_op, graph_problems
 
 BOTH = (Rounding.TFLM, Rounding.LITERT)
 LITERT = (Rounding.LITERT,)
@@ -293,6 +297,42 @@ def test_tflm_only_configurations_are_rejected(case: Case) -> None:
             run_outputs(graph, case.inputs, Rounding.TFLM)
 
 
+# The LiteRT-only STRIDED_SLICE cases but the last, whose 5-D output a plain rule refuses.
+@pytest.mark.parametrize("case", [c for c in strided_slice_cases() if c.modes == LITERT][:3], ids=lambda c: c.id)
+def test_tflm_strided_slice_refusals_are_prepare_rules(case: Case) -> None:
+    """What only TFLM's Prepare refuses is a rule of the op in TFLM mode (mcugen inspect and
+    docs/supported_ops.md list it) and no rule at all in LiteRT mode."""
+    (op,) = parse_model(case.model, case.id).ops
+    texts = (TFLM_ONE_VALUE_PER_DIMENSION.text, TFLM_OUTPUT_SHAPE.text)
+    problems = check_op(op, Setting(Rounding.TFLM))
+    assert len(problems) == 1 and any(text in problems[0] for text in texts), problems
+    assert check_op(op, Setting(Rounding.LITERT)) == []
+
+
+def test_move_loop_refuses_what_mcugen_move_cannot_take() -> None:
+    """More loop levels than the kernel has, or a byte offset past int32, break the
+    MOVE_FITS_KERNEL rule, reported against the op."""
+    op = Op(OpKind.TRANSPOSE, inputs=[], outputs=[], options=NoOptions(), index=3)
+    levels = MAX_LOOPS + 1
+    extents = [2] * levels + [3]
+    strides = [2 ** (levels - a) for a in range(levels)] + [2 ** (levels + 1)]  # nothing merges
+    with pytest.raises(RuleViolation, match="TRANSPOSE \\(op 3") as raised:
+        move_loop(op, extents, strides, [1] * len(extents), 0, 0, 1)
+    assert raised.value.rule is MOVE_FITS_KERNEL and "8 loop levels" in raised.value.value
+    with pytest.raises(RuleViolation) as raised:
+        move_loop(op, [4, 3], [1, 4], [3, 1], 2**31, 0, 1)
+    assert raised.value.rule is MOVE_FITS_KERNEL and str(2**31) in raised.value.value
+
+
+def test_an_omitted_concatenation_input_is_a_rule() -> None:
+    """CONCATENATION and PACK copy every input: one left out is refused by a rule, not by an
+    error in the emitter."""
+    (op,) = parse_model(_rule_cases()[1].model, "concat").ops
+    op.inputs = [op.inputs[0], None]
+    problems = check_op(op)
+    assert any(inputs_present.__doc__.strip() in p for p in problems), problems  # type: ignore[union-attr]
+
+
 def test_strided_slice_offset_is_ignored_by_tflm() -> None:
     """With begin 0 the offset option changes nothing, so both runtimes accept the model; with
     begin 1 TFLM's shape check fails (it reads end as absolute)."""
@@ -303,9 +343,10 @@ def test_strided_slice_offset_is_ignored_by_tflm() -> None:
 
 def test_move_loop_merges_and_pads() -> None:
     """A contiguous copy is one run; a transpose keeps its levels; loops fill MAX_LOOPS."""
-    loop = move_loop([2, 3, 4], [12, 4, 1], [12, 4, 1], 0, 0, 2)
+    op = Op(OpKind.TRANSPOSE, inputs=[], outputs=[], options=NoOptions(), index=0)
+    loop = move_loop(op, [2, 3, 4], [12, 4, 1], [12, 4, 1], 0, 0, 2)
     assert loop.run_bytes == 48 and loop.extent == (1,) * MAX_LOOPS
-    loop = move_loop([4, 3], [1, 4], [3, 1], 0, 0, 1)
+    loop = move_loop(op, [4, 3], [1, 4], [3, 1], 0, 0, 1)
     assert loop.extent[-2:] == (4, 3) and loop.input_stride[-2:] == (1, 4) and loop.run_bytes == 1
 
 

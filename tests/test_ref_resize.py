@@ -106,7 +106,7 @@ def test_reference_matches_oracle(case: ResizeCase, rounding: Rounding) -> None:
 def test_both_runtimes_round_bilinear_ties_away_from_zero() -> None:
     """Guards the rounding of the integer path: on these inputs a single rounding
     ((sum + 2^19) >> 20, TFLITE_SINGLE_ROUNDING) differs from both runtimes, mcugen does not."""
-    from mcugen.reference.resize import bilinear_sum_20
+    from mcugen.ops.resize.reference import bilinear_sum_20
 
     differing = 0
     for case in (c for c in BILINEAR if c.dtype == "int8"):
@@ -130,6 +130,18 @@ def test_int16_bilinear_is_refused_like_tflm() -> None:
         run_tflm(model, [x])
     (op,) = parse_model(model, "int16.tflite").ops
     assert any("int16" in problem for problem in check_op(op))
+
+
+def test_resize_that_changes_batch_or_channels_is_refused() -> None:
+    """Only height and width are resized: an output with other channels breaks a rule (it
+    used to be refused by an error in the tables' code)."""
+    case = NEAREST[0]
+    (op,) = parse_model(build_model(case), "nearest.tflite").ops
+    assert check_op(op) == []
+    y = op.outputs[0]
+    y.shape = (*y.shape[:3], y.shape[3] + 1)
+    problems = check_op(op)
+    assert len(problems) == 1 and "batch and channels" in problems[0], problems
 
 
 def c_cases() -> list:

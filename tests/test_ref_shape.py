@@ -15,9 +15,9 @@ import pytest
 from oracles import assert_exact, run_oracle, run_tflm
 from singleop import Case, Operand, check_compiled, check_reference, random_array
 
-from mcugen.codegen.ops_shape import emit_reshape, emit_shape
 from mcugen.frontend.tflite import parse_model
 from mcugen.ir import Op, Tensor
+from mcugen.ops.shape.emit import emit_reshape, emit_shape
 from mcugen.quantization import Rounding
 from mcugen.reference import run_outputs
 
@@ -85,6 +85,7 @@ class _RecordingContext:
     """An EmitContext that names arena tensors and records constants."""
 
     rounding: Rounding = Rounding.TFLM
+    target: str = "host"
     constants: list[tuple[str, np.ndarray, str]] = field(default_factory=list)
 
     def ptr(self, tensor: Tensor) -> str:

@@ -198,7 +198,6 @@ def legacy_definitions(done: set[OpKind]) -> list[OpDef]:
     """OpDefs of every kind not in `done` (the kinds the families already define)."""
     from ..codegen import load_emitters
     from ..codegen.emit import EMITTERS, FAST_PATH_SCRATCH, SCRATCH
-    from ..passes.identity import _RULES as IDENTITY_RULES
     from ..reference import KERNELS
     from .legacy_macs import op_macs
 
@@ -215,5 +214,5 @@ def legacy_definitions(done: set[OpKind]) -> list[OpDef]:
             fast_path_scratch=FAST_PATH_SCRATCH.get(kind, no_fast_path_scratch),
             reference=KERNELS[kind], macs=op_macs, roles=_ROLES.get(kind, InputRoles()),
             traits=Traits(alias=kind in _ALIAS, in_place=kind in _IN_PLACE, window=kind in _WINDOW),
-            identity=IDENTITY_RULES.get(kind), emit_rows=rows.get(kind)))
+            emit_rows=rows.get(kind)))
     return definitions

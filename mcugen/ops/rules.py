@@ -155,25 +155,6 @@ def describe_quant_pair(src: Quant, dst: Quant) -> str:
             f"{dst.single_scale:g}/{dst.single_zero_point}")
 
 
-def constant_resize_size(op: Op) -> str | None:
-    """The size input is a constant int32 [height, width] equal to the output's height and width."""
-    size, y = op.inputs[1] if len(op.inputs) > 1 else None, op.outputs[0]
-    if (size is None or not size.is_constant or size.dtype is not DType.INT32
-            or size.num_elements != 2):
-        return "size is not a constant int32 tensor of two values"
-    values = [int(v) for v in size.data.reshape(-1)]  # type: ignore[union-attr]
-    if len(y.shape) != 4 or values != [y.shape[1], y.shape[2]] or min(values) < 1:
-        return f"size {values} for output shape {list(y.shape)}"
-    return None
-
-
-def bilinear_flags(op: Op) -> str | None:
-    """align_corners and half_pixel_centers are not both set (TFLite rejects the pair)."""
-    o = op.options
-    both = getattr(o, "align_corners", False) and getattr(o, "half_pixel_centers", False)
-    return "align_corners and half_pixel_centers" if both else None
-
-
 def input_arity(count: int) -> Constraint:
     def check(op: Op) -> str | None:
         present = sum(1 for t in op.inputs[:count] if t is not None)

@@ -17,18 +17,9 @@ from ..errors import ModelError
 from ..ir import (
     Activation,
     ArithmeticOptions,
-    ConcatenationOptions,
     DType,
-    GatherOptions,
     NoOptions,
-    PackOptions,
     Padding,
-    ResizeOptions,
-    ShapeOptions,
-    SplitOptions,
-    SqueezeOptions,
-    StridedSliceOptions,
-    UnpackOptions,
 )
 
 DTYPES: dict[int, DType] = {
@@ -95,66 +86,6 @@ def read_arithmetic(options_class: Any) -> Callable[[Any, str], ArithmeticOption
         has_table = op.BuiltinOptions() is not None
         pot = has_table and hasattr(o, "PotScaleInt16") and bool(o.PotScaleInt16())
         return ArithmeticOptions(enum_value(ACTIVATIONS, o.FusedActivationFunction(), "activation", where), pot)
-
-    return read
-
-
-def read_squeeze(op: Any, where: str) -> SqueezeOptions:
-    o = options_table(op, tflite.SqueezeOptions)
-    dims = () if o.SqueezeDimsIsNone() else tuple(int(d) for d in o.SqueezeDimsAsNumpy())
-    return SqueezeOptions(squeeze_dims=dims)
-
-
-def read_concatenation(op: Any, where: str) -> ConcatenationOptions:
-    o = options_table(op, tflite.ConcatenationOptions)
-    return ConcatenationOptions(
-        axis=o.Axis(), activation=enum_value(ACTIVATIONS, o.FusedActivationFunction(), "activation", where)
-    )
-
-
-def read_pack(op: Any, where: str) -> PackOptions:
-    o = options_table(op, tflite.PackOptions)
-    return PackOptions(values_count=o.ValuesCount(), axis=o.Axis())
-
-
-def read_unpack(op: Any, where: str) -> UnpackOptions:
-    o = options_table(op, tflite.UnpackOptions)
-    return UnpackOptions(num=o.Num(), axis=o.Axis())
-
-
-def read_split(options_class: Any) -> Callable[[Any, str], SplitOptions]:
-    def read(op: Any, where: str) -> SplitOptions:
-        return SplitOptions(num_splits=options_table(op, options_class).NumSplits())
-
-    return read
-
-
-def read_strided_slice(op: Any, where: str) -> StridedSliceOptions:
-    o = options_table(op, tflite.StridedSliceOptions)
-    return StridedSliceOptions(
-        begin_mask=o.BeginMask(),
-        end_mask=o.EndMask(),
-        ellipsis_mask=o.EllipsisMask(),
-        new_axis_mask=o.NewAxisMask(),
-        shrink_axis_mask=o.ShrinkAxisMask(),
-        offset=bool(o.Offset()),
-    )
-
-
-def read_shape(op: Any, where: str) -> ShapeOptions:
-    o = options_table(op, tflite.ShapeOptions)
-    return ShapeOptions(out_type=enum_value(DTYPES, o.OutType(), "output type", where))
-
-
-def read_gather(op: Any, where: str) -> GatherOptions:
-    o = options_table(op, tflite.GatherOptions)
-    return GatherOptions(axis=o.Axis(), batch_dims=o.BatchDims())
-
-
-def read_resize(options_class: Any) -> Callable[[Any, str], ResizeOptions]:
-    def read(op: Any, where: str) -> ResizeOptions:
-        o = options_table(op, options_class)
-        return ResizeOptions(align_corners=bool(o.AlignCorners()), half_pixel_centers=bool(o.HalfPixelCenters()))
 
     return read
 

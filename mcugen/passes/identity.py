@@ -1,12 +1,12 @@
 """Ops that do nothing: their output holds exactly their input's values.
 
-Each rule below names one such case; `identity_source` returns the input the output equals.
-Dtype and quantization must match too: a consumer reads the output's scale and zero point,
-so rewiring it to an input quantized differently would change what it computes.
-
-- RESHAPE, SQUEEZE, EXPAND_DIMS to the input's own shape.
-- PAD and PADV2 by zero on every side; SLICE from 0 of the whole tensor; TRANSPOSE by the
-  identity permutation; CONCATENATION of a single tensor with no fused activation.
+Each kind says when it does nothing through its definition's `identity` predicate
+(mcugen/ops/<family>/: a QUANTIZE to the same dtype, scale and zero point; RESHAPE, SQUEEZE,
+EXPAND_DIMS to the input's own shape; PAD and PADV2 by zero; SLICE of the whole tensor;
+TRANSPOSE by the identity permutation; CONCATENATION of one tensor). `identity_source` returns
+the input the output equals. Dtype and quantization must match too: a consumer reads the
+output's scale and zero point, so rewiring it to an input quantized differently would change
+what it computes.
 
 Removed ops' consumers read the input instead. An op that does nothing but produces a graph
 output is kept as an alias of its input (a RESHAPE, which the planner gives its input's
@@ -18,9 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import numpy as np
-
-from ..ir import Activation, ConcatenationOptions, Graph, Op, OpKind, Tensor
+from ..ir import Graph, Op, Tensor
 from ..ops.registry import op_def
 from .alias import as_reshape, collapse_chain, is_alias
 
@@ -83,48 +81,3 @@ def identity_source(op: Op) -> Tensor | None:
         return None
     check = op_def(op.kind).identity
     return source if check is not None and check(op) else None
-
-
-def _constant_ints(op: Op, index: int) -> np.ndarray | None:
-    tensor = op.inputs[index] if index < len(op.inputs) else None
-    if tensor is None or tensor.data is None or tensor.data.dtype.kind not in "iu":
-        return None
-    return np.asarray(tensor.data)
-
-
-def _zero_padding(op: Op) -> bool:
-    pads = _constant_ints(op, 1)
-    return pads is not None and not np.any(pads)
-
-
-def _whole_slice(op: Op) -> bool:
-    begin = _constant_ints(op, 1)
-    return begin is not None and not np.any(begin)
-
-
-def _identity_permutation(op: Op) -> bool:
-    perm = _constant_ints(op, 1)
-    return perm is not None and np.array_equal(perm.ravel(), np.arange(len(op.outputs[0].shape)))
-
-
-def _single_concatenation(op: Op) -> bool:
-    options = op.options
-    present = [t for t in op.inputs if t is not None]
-    return (len(present) == 1 and isinstance(options, ConcatenationOptions)
-            and options.activation is Activation.NONE)
-
-
-def _same_shape_view(op: Op) -> bool:
-    return is_alias(op)
-
-
-_RULES = {
-    OpKind.RESHAPE: _same_shape_view,
-    OpKind.SQUEEZE: _same_shape_view,
-    OpKind.EXPAND_DIMS: _same_shape_view,
-    OpKind.PAD: _zero_padding,
-    OpKind.PADV2: _zero_padding,
-    OpKind.SLICE: _whole_slice,
-    OpKind.TRANSPOSE: _identity_permutation,
-    OpKind.CONCATENATION: _single_concatenation,
-}

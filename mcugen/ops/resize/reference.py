@@ -13,26 +13,25 @@ works in 1/1024 units: the source coordinate of each output row/column is index 
 
 Bilinear, float32: reference_ops::ResizeBilinear in float32, term by term
 (v00 * (1 - dy) * (1 - dx) + v10 * dy * (1 - dx) + v01 * (1 - dy) * dx + v11 * dy * dx + 0.0f),
-left to right; the per-row/column factors come from mcugen.opparams.resize.
+left to right; the per-row/column factors come from the family's prepare (prepare.py).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..ir import DType, Op, OpKind
-from ..opparams.resize import bilinear_tables, nearest_tables
-from ..quantization import Rounding
-from . import reference
+from ...ir import DType, Op
+from ...quantization import Rounding
+from ..base import Setting
+from .prepare import bilinear_tables, prepare_nearest
 
 F32 = np.float32
 
 
-@reference(OpKind.RESIZE_NEAREST_NEIGHBOR)
 def resize_nearest(op: Op, inputs: list[np.ndarray | None], rounding: Rounding) -> list[np.ndarray]:
     x = inputs[0]
     assert x is not None
-    t = nearest_tables(op)
+    t = prepare_nearest(op, Setting(rounding))
     return [x[:, t.rows][:, :, t.cols]]
 
 
@@ -76,7 +75,6 @@ def bilinear_float(x: np.ndarray, op: Op) -> np.ndarray:
     return (total + F32(0.0)).astype(F32)
 
 
-@reference(OpKind.RESIZE_BILINEAR)
 def resize_bilinear(op: Op, inputs: list[np.ndarray | None],
                     rounding: Rounding) -> list[np.ndarray]:
     x = inputs[0]

@@ -1,32 +1,30 @@
 """Shape-only ops: RESHAPE, SQUEEZE and EXPAND_DIMS move no data (the same elements in the same
 order under the output's shape); SHAPE gives the input's dimensions, known at build time.
 
-The kernels work for any dtype and any constant input: the constant folder runs them.
+These are their build-time facts (TFLite's Prepare), shared by the numpy reference
+(reference.py) and the C emitters (emit.py): the output shape of each view, and SHAPE's values.
+`same_shape_view` tells the passes when a view changes nothing at all.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ModelError
-from ..ir import DType, Op, OpKind, ShapeOptions, SqueezeOptions
-from ..opparams.movement import constant_ints, positive_axis
-from ..quantization import Rounding
-from . import reference
+from ...errors import ModelError
+from ...ir import DType, Op, ShapeOptions, SqueezeOptions
+from ..base import Setting
+from ..movement.prepare import constant_ints, positive_axis
 
 
-def _same_elements(op: Op, data: np.ndarray) -> np.ndarray:
-    target = op.outputs[0].shape
-    if data.size != int(np.prod(target, dtype=np.int64)):
-        raise ModelError(f"{op.where()}: {data.size} elements do not fit shape {list(target)}")
-    return data.reshape(target)
-
-
-@reference(OpKind.RESHAPE)
-def reshape(op: Op, inputs: list[np.ndarray | None], rounding: Rounding) -> list[np.ndarray]:
-    data = inputs[0]
-    assert data is not None
-    return [_same_elements(op, data)]
+def reshaped_shape(op: Op) -> tuple[int, ...]:
+    """RESHAPE's output shape, which must hold exactly the input's elements. (The shape input
+    is optional; the output tensor's shape is the one TFLite allocates.)"""
+    source = op.inputs[0]
+    assert source is not None
+    target = tuple(op.outputs[0].shape)
+    if source.num_elements != int(np.prod(target, dtype=np.int64)):
+        raise ModelError(f"{op.where()}: {source.num_elements} elements do not fit shape {list(target)}")
+    return target
 
 
 def squeezed_shape(op: Op) -> tuple[int, ...]:
@@ -44,13 +42,6 @@ def squeezed_shape(op: Op) -> tuple[int, ...]:
     return tuple(n for a, n in enumerate(shape) if a not in axes)
 
 
-@reference(OpKind.SQUEEZE)
-def squeeze(op: Op, inputs: list[np.ndarray | None], rounding: Rounding) -> list[np.ndarray]:
-    data = inputs[0]
-    assert data is not None
-    return [data.reshape(squeezed_shape(op))]
-
-
 def expanded_shape(op: Op) -> tuple[int, ...]:
     """EXPAND_DIMS: a dimension of extent 1 inserted at `axis` (negative counts from the end of
     the output: axis + rank + 1)."""
@@ -64,13 +55,6 @@ def expanded_shape(op: Op) -> tuple[int, ...]:
     return (*source.shape[:axis], 1, *source.shape[axis:])
 
 
-@reference(OpKind.EXPAND_DIMS)
-def expand_dims(op: Op, inputs: list[np.ndarray | None], rounding: Rounding) -> list[np.ndarray]:
-    data = inputs[0]
-    assert data is not None
-    return [data.reshape(expanded_shape(op))]
-
-
 def shape_values(op: Op) -> np.ndarray:
     """SHAPE's output: the input's dimensions in the out_type (int32 or int64)."""
     assert isinstance(op.options, ShapeOptions)
@@ -82,6 +66,31 @@ def shape_values(op: Op) -> np.ndarray:
     return np.array(source.shape, dtype=dtype.numpy)
 
 
-@reference(OpKind.SHAPE)
-def shape(op: Op, inputs: list[np.ndarray | None], rounding: Rounding) -> list[np.ndarray]:
-    return [shape_values(op)]
+# --- prepare, per kind ------------------------------------------------------------------
+
+
+def prepare_reshape(op: Op, setting: Setting) -> tuple[int, ...]:
+    return reshaped_shape(op)
+
+
+def prepare_squeeze(op: Op, setting: Setting) -> tuple[int, ...]:
+    return squeezed_shape(op)
+
+
+def prepare_expand_dims(op: Op, setting: Setting) -> tuple[int, ...]:
+    return expanded_shape(op)
+
+
+def prepare_shape(op: Op, setting: Setting) -> np.ndarray:
+    return shape_values(op)
+
+
+# --- identity (mcugen.passes.identity) ---------------------------------------------------
+
+
+def same_shape_view(op: Op) -> bool:
+    """RESHAPE, SQUEEZE or EXPAND_DIMS to the input's own shape (and dtype): a view that
+    changes nothing."""
+    source = op.inputs[0] if op.inputs else None
+    return (source is not None and len(op.outputs) == 1 and source.dtype is op.outputs[0].dtype
+            and tuple(source.shape) == tuple(op.outputs[0].shape))

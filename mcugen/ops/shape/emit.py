@@ -8,16 +8,15 @@ constant in flash (the constant folder usually removes the op before it gets her
 
 from __future__ import annotations
 
-from ..ir import Op, OpKind
-from ..reference.shape import shape_values
-from .emit import EmitContext, KernelCall, emitter
-from .ops_movement import byte_source
+from ...ir import Op
+from ..base import Setting
+from ..emitting import EmitContext, KernelCall
+from ..movement.emit import byte_source
+from .prepare import prepare_shape
 
 
-@emitter(OpKind.RESHAPE)
-@emitter(OpKind.SQUEEZE)
-@emitter(OpKind.EXPAND_DIMS)
 def emit_reshape(op: Op, ctx: EmitContext) -> KernelCall:
+    """RESHAPE, SQUEEZE and EXPAND_DIMS: a byte copy (no shape is needed for it)."""
     source, target = op.inputs[0], op.outputs[0]
     assert source is not None
     return KernelCall(
@@ -26,13 +25,11 @@ def emit_reshape(op: Op, ctx: EmitContext) -> KernelCall:
     )
 
 
-@emitter(OpKind.SHAPE)
 def emit_shape(op: Op, ctx: EmitContext) -> KernelCall:
     target = op.outputs[0]
-    values = shape_values(op)
+    values = prepare_shape(op, Setting(ctx.rounding, ctx.target))
     constant = ctx.constant(f"shape_{op.index}", values, target.dtype.ctype)
     return KernelCall(
         calls=[f"mcugen_copy({ctx.ptr(target)}, {constant}, {target.nbytes})"],
         runtime={"mcugen_copy"},
     )
-

@@ -1,45 +1,27 @@
-"""Support rules of the data-movement and shape kernels (RESHAPE, SQUEEZE, EXPAND_DIMS, SHAPE,
-CONCATENATION, PACK, UNPACK, SPLIT, SPLIT_V, STRIDED_SLICE, SLICE, PAD, PADV2, TRANSPOSE, GATHER).
+"""Support rules of the data-movement kernels (CONCATENATION, PACK, UNPACK, SPLIT, SPLIT_V,
+STRIDED_SLICE, SLICE, PAD, PADV2, TRANSPOSE, GATHER); the shape family uses some of them too.
 
 Each rule returns None when the op satisfies it, else the offending value; its docstring is
-the rule shown to users. mcugen.support lists them in RULES. The rules follow TensorFlow Lite
-Micro's Prepare and Eval: the dtypes each TFLM kernel has, its rank limits, which operands must
-be constant, and the quantization checks of TFLite (which copies values and never rescales).
-mcugen's byte kernels would take any dtype; the numpy reference kernels do (the constant folder
-runs them), but a model is held to what TFLM can run. Configurations only LiteRT runs
-(STRIDED_SLICE's ellipsis/new-axis masks and offset, int64 GATHER indices, int64 SHAPE) are
-refused here or, where the rule depends on the mode, by mcugen.opparams.movement in TFLM mode.
+the rule shown to users. The rules follow TensorFlow Lite Micro's Prepare and Eval: the dtypes
+each TFLM kernel has, its rank limits, which operands must be constant, and the quantization
+checks of TFLite (which copies values and never rescales). mcugen's byte kernels would take any
+dtype; the numpy reference kernels do (the constant folder runs them), but a model is held to
+what TFLM can run. Configurations only LiteRT runs (STRIDED_SLICE's ellipsis/new-axis masks and
+offset, int64 GATHER indices, int64 SHAPE) are refused here or, where the rule depends on the
+mode, by STRIDED_SLICE's PrepareRules in TFLM mode (strided_slice.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from .errors import UnsupportedError
-from .ir import Activation, DType, Op, Tensor
+from ...ir import Activation, DType, Op, Tensor
 
 Rule = Callable[[Op], "str | None"]
 _INTEGER_DTYPES = (DType.INT8, DType.INT16)
+MOVE_4 = (DType.FLOAT32, DType.INT8, DType.INT16, DType.INT32)  # the dtypes most TFLM kernels copy
 
-
-def _first(op: Op) -> Tensor:
-    tensor = op.inputs[0] if op.inputs else None
-    if tensor is None:
-        raise UnsupportedError(f"{op.where()}: input 0 is missing")
-    return tensor
-
-
-def same_quantized_elements(op: Op) -> str | None:
-    """The output has as many elements as the input, with the same dtype and quantization
-    (LiteRT's EXPAND_DIMS checks the quantization)."""
-    src, dst = _first(op), op.outputs[0]
-    if src.num_elements != dst.num_elements or src.dtype is not dst.dtype:
-        return f"{src.num_elements} {src.dtype.short} -> {dst.num_elements} {dst.dtype.short}"
-    return None if src.quant == dst.quant else "the quantization changes"
-
-
-
-_ANY_INPUT: tuple[int, ...] = ()
+ANY_INPUT: tuple[int, ...] = ()
 
 
 def _data_tensors(op: Op, positions: tuple[int, ...]) -> list[Tensor]:
@@ -149,27 +131,6 @@ def pad_constant_value(op: Op) -> str | None:
     return None
 
 
-def int32_shape_output(op: Op) -> str | None:
-    """The output is int32 (TFLM's SHAPE writes no other type; a static SHAPE is folded first)."""
-    out = op.outputs[0]
-    return None if out.dtype is DType.INT32 else f"output '{out.name}' is {out.dtype.short}"
-
-
-def same_bytes(op: Op) -> str | None:
-    """The output has as many elements as the input and the same dtype (its bytes are the
-    input's, reused whatever the quantization, as TFLite does)."""
-    src, dst = _first(op), op.outputs[0]
-    if src.num_elements != dst.num_elements or src.dtype is not dst.dtype:
-        return f"{src.num_elements} {src.dtype.short} -> {dst.num_elements} {dst.dtype.short}"
-    return None
-
-
-def at_most_8_dims(op: Op) -> str | None:
-    """The input has at most 8 dimensions (TFLM's SQUEEZE limit)."""
-    shape = _first(op).shape
-    return None if len(shape) <= 8 else f"input shape {list(shape)}"
-
-
 def gather_int32_indices(op: Op) -> str | None:
     """The indices are int32 (TFLM's GATHER takes no int64 positions)."""
     indices = op.inputs[1] if len(op.inputs) > 1 else None
@@ -178,28 +139,7 @@ def gather_int32_indices(op: Op) -> str | None:
     return f"indices '{indices.name}' are {indices.dtype.short}"
 
 
-_MOVE_4 = (DType.FLOAT32, DType.INT8, DType.INT16, DType.INT32)
-
-
-MOVEMENT_RULES: dict[str, list[Rule]] = {
-    "RESHAPE": [same_bytes],
-    "SQUEEZE": [same_bytes, at_most_8_dims],
-    "EXPAND_DIMS": [same_quantized_elements, data_dtypes(DType.FLOAT32, DType.INT8, DType.INT16),
-                    constant_indices(1, what="axis")],
-    "SHAPE": [int32_shape_output],
-    "CONCATENATION": [data_dtypes(*_MOVE_4, DType.INT64, DType.BOOL, inputs=_ANY_INPUT), same_data_dtype,
-                      no_fused_activation, at_most_ten_inputs, max_rank(6), concatenation_quant],
-    "PACK": [data_dtypes(*_MOVE_4, DType.INT64, inputs=_ANY_INPUT), same_data_dtype, same_quant_everywhere],
-    "UNPACK": [data_dtypes(*_MOVE_4), same_quant_everywhere],
-    "SPLIT": [data_dtypes(*_MOVE_4, inputs=(1,)), constant_indices(0, what="axis")],
-    "SPLIT_V": [data_dtypes(*_MOVE_4), constant_indices(1, 2, what="size_splits and axis")],
-    "STRIDED_SLICE": [data_dtypes(*_MOVE_4, DType.BOOL), max_rank(4),
-                      constant_indices(1, 2, 3, what="begin, end and strides")],
-    "SLICE": [data_dtypes(*_MOVE_4, DType.BOOL), max_rank(5),
-              constant_indices(1, 2, what="begin and size", dtypes=(DType.INT32, DType.INT64))],
-    "PAD": [data_dtypes(*_MOVE_4), max_rank(5), constant_indices(1, what="paddings")],
-    "PADV2": [data_dtypes(*_MOVE_4), max_rank(5), constant_indices(1, what="paddings"), pad_constant_value],
-    "TRANSPOSE": [data_dtypes(DType.FLOAT32, DType.INT8, DType.INT16), max_rank(5),
-                  constant_indices(1, what="perm")],
-    "GATHER": [data_dtypes(DType.FLOAT32, DType.INT8), gather_int32_indices],
-}
+def inputs_present(op: Op) -> str | None:
+    """Every input is present (none of the data inputs is omitted)."""
+    missing = [str(i) for i, t in enumerate(op.inputs) if t is None]
+    return f"input {', '.join(missing)} missing" if missing else None

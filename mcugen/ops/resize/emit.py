@@ -1,7 +1,7 @@
 """RESIZE_NEAREST_NEIGHBOR and RESIZE_BILINEAR -> the kernels of mcugen_resize.c.
 
 The per-row and per-column source indices (and bilinear positions or float weights) come from
-mcugen.opparams.resize, the same tables the numpy reference uses; integer tables go to flash
+the family's prepare (prepare.py), the same tables the numpy reference uses; integer tables go to flash
 through ctx.constant, float weights are written as exact float32 literals.
 """
 
@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import DType, Op, OpKind
-from ..opparams.resize import BilinearAxis, bilinear_tables, nearest_tables
-from .cnames import c_float
-from .emit import EmitContext, KernelCall, c_dims, emitter
+from ...codegen.cnames import c_float
+from ...ir import DType, Op
+from ..base import Setting
+from ..emitting import EmitContext, KernelCall, c_dims
+from .prepare import BilinearAxis, BilinearTables, prepare_bilinear, prepare_nearest
 
 RUNTIME = "mcugen_resize"
 
@@ -36,11 +37,10 @@ def _dims(op: Op) -> tuple[list[str], str, str]:
              f"static const mcugen_dims {out_dims} = {c_dims(y.shape)};"], in_dims, out_dims)
 
 
-@emitter(OpKind.RESIZE_NEAREST_NEIGHBOR)
 def emit_resize_nearest(op: Op, ctx: EmitContext) -> KernelCall:
     x, y = op.inputs[0], op.outputs[0]
     assert x is not None
-    t = nearest_tables(op)
+    t = prepare_nearest(op, Setting(ctx.rounding, ctx.target))
     rows, cols = _table(ctx, op, "rows", t.rows), _table(ctx, op, "cols", t.cols)
     dims, in_dims, out_dims = _dims(op)
     name = f"resize_params_{op.index}"
@@ -67,21 +67,19 @@ def _float_axis(ctx: EmitContext, op: Op, axis: str, a: BilinearAxis) -> tuple[l
     return [low, high], fields
 
 
-@emitter(OpKind.RESIZE_BILINEAR)
 def emit_resize_bilinear(op: Op, ctx: EmitContext) -> KernelCall:
     x, y = op.inputs[0], op.outputs[0]
     assert x is not None
     dims, in_dims, out_dims = _dims(op)
     name = f"resize_params_{op.index}"
+    t: BilinearTables = prepare_bilinear(op, Setting(ctx.rounding, ctx.target))
     if x.dtype is DType.FLOAT32:
-        t = bilinear_tables(op, integer=False)
         row_arrays, rows = _float_axis(ctx, op, "row", t.rows)
         col_arrays, cols = _float_axis(ctx, op, "col", t.cols)
         params = f"static const mcugen_resize_bilinear_f32_params {name} = {{ {rows}, {cols} }};"
         declarations = [*dims, *row_arrays, *col_arrays, params]
         function = "mcugen_resize_bilinear_f32"
     else:
-        t = bilinear_tables(op, integer=True)
         rows, cols = _int_axis(ctx, op, "row", t.rows), _int_axis(ctx, op, "col", t.cols)
         params = f"static const mcugen_resize_bilinear_int_params {name} = {{ {rows}, {cols} }};"
         declarations = [*dims, params]

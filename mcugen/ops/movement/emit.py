@@ -1,38 +1,34 @@
 """CONCATENATION, PACK, UNPACK, SPLIT, SPLIT_V, SLICE, STRIDED_SLICE, PAD, PADV2, TRANSPOSE,
 GATHER -> mcugen_move / mcugen_fill / mcugen_gather (mcugen_movement.c).
 
-Every op becomes one or more byte loop nests computed in mcugen.opparams.movement: one
-mcugen_move per input of a concatenation, per output of a split, one for a slice or a
-transpose, a fill then a move for a pad. A float32 constant operand is placed in flash as its
-raw little-endian bytes (`byte_source`): the generic constant writer prints integers, and a
+Every op becomes one or more byte loop nests computed by the family's prepare (prepare.py,
+strided_slice.py): one mcugen_move per input of a concatenation, per output of a split, one for
+a slice or a transpose, a fill then a move for a pad. A float32 constant operand is placed in flash as
+its raw little-endian bytes (`byte_source`): the generic constant writer prints integers, and a
 copy must keep every bit (-0.0, NaN payloads) anyway.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 
-from ..errors import UnsupportedError
-from ..ir import DType, Op, OpKind, Tensor
-from ..opparams.movement import (
+from ...ir import DType, Op, Tensor
+from ..base import Setting
+from ..emitting import EmitContext, KernelCall
+from .prepare import (
     Move,
     MoveLoop,
-    concat_moves,
-    gather_geometry,
-    pack_moves,
-    pad_moves,
-    pad_value,
+    prepare_concatenation,
+    prepare_gather,
+    prepare_pack,
+    prepare_pad,
+    prepare_slice,
+    prepare_split,
+    prepare_transpose,
+    prepare_unpack,
     required,
-    slice_moves,
-    slice_plan,
-    split_moves,
-    strided_slice_plan,
-    transpose_moves,
-    unpack_moves,
 )
-from .emit import EmitContext, KernelCall, emitter
+from .strided_slice import prepare_strided_slice
 
 RUNTIME = "mcugen_movement"
 
@@ -71,59 +67,45 @@ def emit_moves(op: Op, ctx: EmitContext, moves: list[Move], first: tuple[str, ..
     return call
 
 
-def _checked(op: Op, build: Callable[[Op], list[Move]]) -> list[Move]:
-    """The op's moves; a geometry the kernel cannot take (too many loop levels, offsets past
-    int32) is reported against the op."""
-    try:
-        return build(op)
-    except UnsupportedError as error:
-        if op.where() in str(error):
-            raise
-        raise UnsupportedError(f"{op.where()}: {error}") from None
+def _setting(ctx: EmitContext) -> Setting:
+    return Setting(ctx.rounding, ctx.target)
 
 
-@emitter(OpKind.CONCATENATION)
 def emit_concatenation(op: Op, ctx: EmitContext) -> KernelCall:
-    return emit_moves(op, ctx, _checked(op, concat_moves))
+    return emit_moves(op, ctx, prepare_concatenation(op, _setting(ctx)))
 
 
-@emitter(OpKind.PACK)
 def emit_pack(op: Op, ctx: EmitContext) -> KernelCall:
-    return emit_moves(op, ctx, _checked(op, pack_moves))
+    return emit_moves(op, ctx, prepare_pack(op, _setting(ctx)))
 
 
-@emitter(OpKind.UNPACK)
 def emit_unpack(op: Op, ctx: EmitContext) -> KernelCall:
-    return emit_moves(op, ctx, _checked(op, unpack_moves))
+    return emit_moves(op, ctx, prepare_unpack(op, _setting(ctx)))
 
 
-@emitter(OpKind.SPLIT)
-@emitter(OpKind.SPLIT_V)
 def emit_split(op: Op, ctx: EmitContext) -> KernelCall:
-    return emit_moves(op, ctx, _checked(op, split_moves))
+    """SPLIT and SPLIT_V."""
+    return emit_moves(op, ctx, prepare_split(op, _setting(ctx)))
 
 
-@emitter(OpKind.SLICE)
 def emit_slice(op: Op, ctx: EmitContext) -> KernelCall:
-    return emit_moves(op, ctx, _checked(op, lambda o: slice_moves(o, slice_plan(o))))
+    return emit_moves(op, ctx, prepare_slice(op, _setting(ctx)))
 
 
-@emitter(OpKind.STRIDED_SLICE)
 def emit_strided_slice(op: Op, ctx: EmitContext) -> KernelCall:
-    return emit_moves(op, ctx, _checked(op, lambda o: slice_moves(o, strided_slice_plan(o, ctx.rounding))))
+    return emit_moves(op, ctx, prepare_strided_slice(op, _setting(ctx)))
 
 
-@emitter(OpKind.TRANSPOSE)
 def emit_transpose(op: Op, ctx: EmitContext) -> KernelCall:
-    return emit_moves(op, ctx, _checked(op, transpose_moves))
+    return emit_moves(op, ctx, prepare_transpose(op, _setting(ctx)))
 
 
-@emitter(OpKind.PAD)
-@emitter(OpKind.PADV2)
 def emit_pad(op: Op, ctx: EmitContext) -> KernelCall:
-    """Fill the whole output with the pad value, then copy the input into its interior."""
+    """PAD and PADV2: fill the whole output with the pad value, then copy the input into its
+    interior."""
     out = op.outputs[0]
-    value = pad_value(op, ctx.rounding)
+    params = prepare_pad(op, _setting(ctx))
+    value = params.value
     if value is None:
         fill_from = byte_source(required(op, 2), ctx)
     else:
@@ -132,12 +114,11 @@ def emit_pad(op: Op, ctx: EmitContext) -> KernelCall:
     if out.num_elements == 0:
         return KernelCall()
     fill = f"mcugen_fill({fill_from}, {out.dtype.itemsize}, {out.num_elements}, {ctx.ptr(out)})"
-    return emit_moves(op, ctx, _checked(op, pad_moves), first=(fill,))
+    return emit_moves(op, ctx, params.moves, first=(fill,))
 
 
-@emitter(OpKind.GATHER)
 def emit_gather(op: Op, ctx: EmitContext) -> KernelCall:
-    g = gather_geometry(op)
+    g = prepare_gather(op, _setting(ctx))
     params, indices, out = required(op, 0), required(op, 1), op.outputs[0]
     fields = {"batch": g.batch, "outer": g.outer, "coords": g.coords, "axis_size": g.axis_size,
               "row_bytes": g.inner * params.dtype.itemsize, "index_bytes": indices.dtype.itemsize}

@@ -2,8 +2,8 @@
 PADV2, TRANSPOSE, GATHER.
 
 Every one copies elements unchanged in both runtimes, so the reference is numpy indexing over
-the parameters of mcugen.opparams.movement (TFLite's Prepare); it never uses the byte loop nests
-the C path takes, so the two stay independent. The kernels accept any dtype and any constant
+the element-level parameters of the family's prepare (prepare.py, strided_slice.py: TFLite's
+Prepare); it never uses the byte loop nests the C path takes, so the two stay independent. The kernels accept any dtype and any constant
 inputs: the constant folder runs them at build time.
 """
 
@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ModelError
-from ..ir import Op, OpKind
-from ..opparams.movement import (
+from ...errors import ModelError
+from ...ir import Op
+from ...quantization import Rounding
+from .prepare import (
     concat_axis,
     gather_geometry,
     pack_axis,
@@ -23,12 +24,10 @@ from ..opparams.movement import (
     split_axis,
     split_input,
     split_sizes,
-    strided_slice_plan,
     transpose_perm,
     unpack_axis,
 )
-from ..quantization import Rounding
-from . import reference
+from .strided_slice import strided_slice_plan
 
 Inputs = list[np.ndarray | None]
 
@@ -39,7 +38,6 @@ def _present(inputs: Inputs) -> list[np.ndarray]:
     return values
 
 
-@reference(OpKind.CONCATENATION)
 def concatenation(op: Op, inputs: Inputs, rounding: Rounding) -> list[np.ndarray]:
     values = _present(inputs)
     if all(v.ndim == 0 for v in values):  # LiteRT's all-constant scalar case: a vector
@@ -47,12 +45,10 @@ def concatenation(op: Op, inputs: Inputs, rounding: Rounding) -> list[np.ndarray
     return [np.concatenate(values, axis=concat_axis(op))]
 
 
-@reference(OpKind.PACK)
 def pack(op: Op, inputs: Inputs, rounding: Rounding) -> list[np.ndarray]:
     return [np.stack(_present(inputs), axis=pack_axis(op))]
 
 
-@reference(OpKind.UNPACK)
 def unpack(op: Op, inputs: Inputs, rounding: Rounding) -> list[np.ndarray]:
     (data,) = _present(inputs[:1])
     axis = unpack_axis(op)
@@ -61,9 +57,8 @@ def unpack(op: Op, inputs: Inputs, rounding: Rounding) -> list[np.ndarray]:
     return [np.take(data, i, axis=axis) for i in range(len(op.outputs))]
 
 
-@reference(OpKind.SPLIT)
-@reference(OpKind.SPLIT_V)
 def split(op: Op, inputs: Inputs, rounding: Rounding) -> list[np.ndarray]:
+    """SPLIT and SPLIT_V."""
     data = inputs[op.inputs.index(split_input(op))]
     assert data is not None
     cuts = np.cumsum(split_sizes(op))[:-1]
@@ -78,7 +73,6 @@ def _sliced(data: np.ndarray, input_shape: tuple[int, ...], start: tuple[int, ..
     return data.reshape(input_shape)[np.ix_(*grid)] if grid else data.reshape(input_shape)
 
 
-@reference(OpKind.SLICE)
 def slice_(op: Op, inputs: Inputs, rounding: Rounding) -> list[np.ndarray]:
     data = inputs[0]
     assert data is not None
@@ -86,7 +80,6 @@ def slice_(op: Op, inputs: Inputs, rounding: Rounding) -> list[np.ndarray]:
     return [_sliced(data, plan.input_shape, plan.start, plan.stride, plan.count)]
 
 
-@reference(OpKind.STRIDED_SLICE)
 def strided_slice(op: Op, inputs: Inputs, rounding: Rounding) -> list[np.ndarray]:
     data = inputs[0]
     assert data is not None
@@ -95,9 +88,8 @@ def strided_slice(op: Op, inputs: Inputs, rounding: Rounding) -> list[np.ndarray
     return [picked.reshape(plan.output_shape)]
 
 
-@reference(OpKind.PAD)
-@reference(OpKind.PADV2)
 def pad(op: Op, inputs: Inputs, rounding: Rounding) -> list[np.ndarray]:
+    """PAD and PADV2."""
     data = inputs[0]
     assert data is not None
     fill = pad_value(op, rounding)
@@ -111,16 +103,16 @@ def pad(op: Op, inputs: Inputs, rounding: Rounding) -> list[np.ndarray]:
     return [out]
 
 
-@reference(OpKind.TRANSPOSE)
 def transpose(op: Op, inputs: Inputs, rounding: Rounding) -> list[np.ndarray]:
     data = inputs[0]
     assert data is not None
     return [np.transpose(data, transpose_perm(op))]
 
 
-@reference(OpKind.GATHER)
 def gather(op: Op, inputs: Inputs, rounding: Rounding) -> list[np.ndarray]:
-    """Out-of-range indices are an error (LiteRT's reference fails the op; TFLM only DCHECKs)."""
+    """Out-of-range indices are an error (LiteRT's reference fails the op; TFLM only DCHECKs).
+    That error depends on the index values at run time, not on the model, so it stays here
+    rather than in a rule."""
     data, indices = inputs[0], inputs[1]
     assert data is not None and indices is not None
     g = gather_geometry(op)

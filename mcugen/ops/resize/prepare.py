@@ -1,5 +1,5 @@
-"""Build-time tables of RESIZE_NEAREST_NEIGHBOR and RESIZE_BILINEAR, shared by the C emitters
-(mcugen.codegen.ops_resize) and the numpy reference (mcugen.reference.resize).
+"""Build-time tables of RESIZE_NEAREST_NEIGHBOR and RESIZE_BILINEAR (TFLite's Prepare), shared
+by the C emitters (emit.py) and the numpy reference (reference.py).
 
 TFLite computes, for every output row y (and column x), the source coordinate from a scale
 and the flags, in float32 (nearest, float bilinear) or in 10-bit fixed point (integer
@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import UnsupportedError
-from ..ir import Op, ResizeOptions
+from ...ir import DType, Op, ResizeOptions
+from ..base import Setting
 
 F32 = np.float32
 
@@ -31,16 +31,15 @@ class ResizeShape:
 
 
 def resize_shape(op: Op) -> ResizeShape:
+    """The geometry; the support rules (input_rank_4, constant_resize_size,
+    resize_keeps_batch_and_channels) guarantee what is asserted here. The constant folder runs
+    the reference before the rules, and an AssertionError there means "not foldable"."""
     x, size, y = op.inputs[0], op.inputs[1], op.outputs[0]
-    assert x is not None
-    if len(x.shape) != 4 or len(y.shape) != 4:
-        raise UnsupportedError(f"{op.where()}: resize needs 4-D NHWC tensors, got {list(x.shape)}")
-    if size is None or size.data is None or size.num_elements != 2:
-        raise UnsupportedError(f"{op.where()}: the size input must be a constant of two values")
+    assert x is not None and len(x.shape) == 4 and len(y.shape) == 4, op.where()
+    assert size is not None and size.data is not None and size.num_elements == 2, op.where()
     out_h, out_w = (int(v) for v in np.asarray(size.data).reshape(-1))
-    if (y.shape[0], out_h, out_w, y.shape[3]) != (x.shape[0], y.shape[1], y.shape[2], x.shape[3]):
-        raise UnsupportedError(f"{op.where()}: output shape {list(y.shape)} does not match size "
-                               f"[{out_h}, {out_w}] of input {list(x.shape)}")
+    assert (y.shape[0], out_h, out_w, y.shape[3]) == (x.shape[0], y.shape[1], y.shape[2], x.shape[3]), \
+        op.where()
     return ResizeShape(x.shape[0], x.shape[1], x.shape[2], out_h, out_w, x.shape[3])
 
 
@@ -81,6 +80,12 @@ class NearestTables:
     cols: np.ndarray  # source column per output column
 
 
+def prepare_nearest(op: Op, setting: Setting) -> NearestTables:
+    """RESIZE_NEAREST_NEIGHBOR's parameters: the source row and column of every output row and
+    column (the same in both modes)."""
+    return nearest_tables(op)
+
+
 def nearest_tables(op: Op) -> NearestTables:
     s, o = resize_shape(op), _options(op)
     return NearestTables(
@@ -93,10 +98,9 @@ def nearest_tables(op: Op) -> NearestTables:
 # --- RESIZE_BILINEAR ----------------------------------------------------------------------
 
 def _check_flags(op: Op) -> ResizeOptions:
+    """The options; the rule bilinear_flags has refused align_corners with half_pixel_centers."""
     o = _options(op)
-    if o.align_corners and o.half_pixel_centers:
-        raise UnsupportedError(f"{op.where()}: align_corners and half_pixel_centers are both set "
-                               "(TFLite rejects the pair)")
+    assert not (o.align_corners and o.half_pixel_centers), op.where()
     return o
 
 
@@ -169,3 +173,11 @@ def bilinear_tables(op: Op, integer: bool) -> BilinearTables:
     s, o = resize_shape(op), _check_flags(op)
     axis = bilinear_integer_axis if integer else bilinear_float_axis
     return BilinearTables(s, axis(s.in_h, s.out_h, o), axis(s.in_w, s.out_w, o))
+
+
+def prepare_bilinear(op: Op, setting: Setting) -> BilinearTables:
+    """RESIZE_BILINEAR's parameters: the integer tables for int8, the float32 weights for
+    float32 (the same in both modes)."""
+    x = op.inputs[0]
+    assert x is not None
+    return bilinear_tables(op, integer=x.dtype is not DType.FLOAT32)

@@ -1,6 +1,6 @@
 """Build-time parameters of the data-movement ops: TFLite's Prepare step for CONCATENATION,
-PACK, UNPACK, SPLIT, SPLIT_V, SLICE, STRIDED_SLICE, PAD, PADV2, TRANSPOSE and GATHER, shared by
-the numpy reference (mcugen.reference.movement) and the C emitters (mcugen.codegen.ops_movement).
+PACK, UNPACK, SPLIT, SPLIT_V, SLICE, PAD, PADV2, TRANSPOSE and GATHER (STRIDED_SLICE's is in
+strided_slice.py), shared by the numpy reference (reference.py) and the C emitters (emit.py).
 
 None of these ops does arithmetic: both runtimes copy elements bit for bit (CONCATENATION of
 int16 inputs with different scales included: TFLM and LiteRT copy the raw values). What has to
@@ -9,7 +9,14 @@ runtimes differ (STRIDED_SLICE's masks, PAD's int16 pad value).
 
 The C side gets each copy as a loop nest over bytes (`MoveLoop`): up to MAX_LOOPS levels, each
 with an extent and a signed byte stride on either side, and a contiguous run of bytes copied at
-every innermost point. One kernel then serves every dtype and every op of the family.
+every innermost point. One kernel (mcugen_move in mcugen_movement.c) then serves every dtype and
+every op of the family; a copy it cannot take breaks the PrepareRule MOVE_FITS_KERNEL.
+
+Each kind's `prepare_*` returns what its C emitter needs: the loop nests (one per input of a
+concatenation, per output of a split, one for a slice, a transpose or a pad's interior), the pad
+value, GATHER's geometry. The reference reads the element-level parameters below them (axes,
+sizes, plans) and never the loop nests, so the two paths stay independent. The identity
+predicates at the end tell the passes when an op of the family copies its input unchanged.
 """
 
 from __future__ import annotations
@@ -20,41 +27,47 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ModelError, UnsupportedError
-from ..ir import (
+from ...errors import ModelError
+from ...ir import (
+    Activation,
     ConcatenationOptions,
     DType,
     GatherOptions,
     Op,
     OpKind,
     PackOptions,
-    StridedSliceOptions,
     Tensor,
     UnpackOptions,
 )
-from ..quantization import Rounding
+from ...quantization import Rounding
+from ..base import PrepareRule, Setting
 
 MAX_LOOPS = 6  # MCUGEN_MOVE_MAX_LOOPS in mcugen_movement.h
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+
+MOVE_FITS_KERNEL = PrepareRule(
+    f"Every copy fits the mcugen_move kernel: at most {MAX_LOOPS} loop levels once contiguous "
+    "dimensions are merged, and byte offsets and strides within int32.")
 
 
 # --- shared -----------------------------------------------------------------------------
 
 
 def required(op: Op, index: int) -> Tensor:
+    """Input `index`. The rules (input_arity, inputs_present) have checked that it is there;
+    the constant folder runs the reference before the rules, and an AssertionError there
+    means "not foldable"."""
     tensor = op.inputs[index] if index < len(op.inputs) else None
-    if tensor is None:
-        raise UnsupportedError(f"{op.where()}: input {index} is missing")
+    assert tensor is not None, f"{op.where()}: input {index} is missing"
     return tensor
 
 
 def constant_ints(op: Op, index: int, what: str) -> list[int]:
-    """The values of a constant integer input (an axis, begin, perm, ...), flattened."""
+    """The values of a constant integer input (an axis, begin, perm, ...), flattened. Each
+    kind's constant_indices rule has checked that it is a constant int32 (or int64) tensor."""
     tensor = required(op, index)
-    if tensor.data is None:
-        raise UnsupportedError(f"{op.where()}: {what} '{tensor.name}' is not a constant tensor")
-    if tensor.dtype not in (DType.INT32, DType.INT64):
-        raise UnsupportedError(f"{op.where()}: {what} '{tensor.name}' is {tensor.dtype.short}, not int32/int64")
+    assert tensor.data is not None and tensor.dtype in (DType.INT32, DType.INT64), \
+        f"{op.where()}: {what} '{tensor.name}' is not a constant integer tensor"
     return [int(v) for v in np.asarray(tensor.data).ravel()]
 
 
@@ -66,11 +79,11 @@ def positive_axis(op: Op, axis: int, rank: int, what: str = "axis") -> int:
     return resolved
 
 
-def _product(values: Sequence[int]) -> int:
+def product(values: Sequence[int]) -> int:
     return int(math.prod(values))
 
 
-def _element_strides(shape: Sequence[int]) -> list[int]:
+def element_strides(shape: Sequence[int]) -> list[int]:
     strides, step = [0] * len(shape), 1
     for axis in reversed(range(len(shape))):
         strides[axis] = step
@@ -108,8 +121,9 @@ class MoveLoop:
         return self.run_bytes == 0 or any(e == 0 for e in self.extent)
 
 
-def move_loop(extents: Sequence[int], input_strides: Sequence[int], output_strides: Sequence[int],
-              input_offset: int, output_offset: int, itemsize: int) -> MoveLoop:
+def move_loop(op: Op, extents: Sequence[int], input_strides: Sequence[int],
+              output_strides: Sequence[int], input_offset: int, output_offset: int,
+              itemsize: int) -> MoveLoop:
     """The smallest byte loop nest for an element loop nest (strides and offsets in elements).
 
     Levels of extent 1 are dropped, a level that continues its inner neighbour on both sides is
@@ -129,8 +143,7 @@ def move_loop(extents: Sequence[int], input_strides: Sequence[int], output_strid
     run = 1
     if merged and merged[-1][1] == 1 and merged[-1][2] == 1:
         run = merged.pop()[0]
-    if len(merged) > MAX_LOOPS:
-        raise UnsupportedError(f"a copy needs {len(merged)} loop levels (at most {MAX_LOOPS})")
+    MOVE_FITS_KERNEL.require(len(merged) <= MAX_LOOPS, op, lambda: f"a copy of {len(merged)} loop levels")
     pad = MAX_LOOPS - len(merged)
     merged = [(1, 0, 0)] * pad + merged
     loop = MoveLoop(
@@ -142,8 +155,7 @@ def move_loop(extents: Sequence[int], input_strides: Sequence[int], output_strid
         run_bytes=run * itemsize,
     )
     for value in (*loop.input_stride, *loop.output_stride, loop.input_offset, loop.output_offset):
-        if not INT32_MIN <= value <= INT32_MAX:
-            raise UnsupportedError(f"a copy offset of {value} bytes does not fit int32")
+        MOVE_FITS_KERNEL.require(INT32_MIN <= value <= INT32_MAX, op, f"a copy offset of {value} bytes")
     return loop
 
 
@@ -156,22 +168,22 @@ class Move:
     loop: MoveLoop
 
 
-def _block_moves(op: Op, shape: Sequence[int], axis: int, pieces: Sequence[int], gather: bool,
+def block_moves(op: Op, shape: Sequence[int], axis: int, pieces: Sequence[int], gather: bool,
                  itemsize: int, source: int = 0) -> list[Move]:
     """Concatenation (gather=True: pieces are inputs written into one output) or split
     (gather=False: pieces are outputs cut from input `source`) along `axis` of `shape`."""
-    outer = _product(shape[:axis])
-    inner = _product(shape[axis + 1 :])
+    outer = product(shape[:axis])
+    inner = product(shape[axis + 1 :])
     total = shape[axis]
     moves, start = [], 0
     for index, size in enumerate(pieces):
         block = size * inner
         whole, part = total * inner, block
         if gather:
-            loop = move_loop([outer, block], [part, 1], [whole, 1], 0, start * inner, itemsize)
+            loop = move_loop(op, [outer, block], [part, 1], [whole, 1], 0, start * inner, itemsize)
             moves.append(Move(index, 0, loop))
         else:
-            loop = move_loop([outer, block], [whole, 1], [part, 1], start * inner, 0, itemsize)
+            loop = move_loop(op, [outer, block], [whole, 1], [part, 1], start * inner, 0, itemsize)
             moves.append(Move(source, index, loop))
         start += size
     return moves
@@ -190,7 +202,7 @@ def concat_moves(op: Op) -> list[Move]:
     axis = concat_axis(op)
     out = op.outputs[0]
     pieces = [required(op, i).shape[axis] for i in range(len(op.inputs))]
-    return _block_moves(op, out.shape, axis, pieces, True, out.dtype.itemsize)
+    return block_moves(op, out.shape, axis, pieces, True, out.dtype.itemsize)
 
 
 def pack_axis(op: Op) -> int:
@@ -201,7 +213,7 @@ def pack_axis(op: Op) -> int:
 
 def pack_moves(op: Op) -> list[Move]:
     out = op.outputs[0]
-    return _block_moves(op, out.shape, pack_axis(op), [1] * len(op.inputs), True, out.dtype.itemsize)
+    return block_moves(op, out.shape, pack_axis(op), [1] * len(op.inputs), True, out.dtype.itemsize)
 
 
 # --- UNPACK, SPLIT, SPLIT_V -------------------------------------------------------------
@@ -214,8 +226,8 @@ def unpack_axis(op: Op) -> int:
 
 def unpack_moves(op: Op) -> list[Move]:
     source = required(op, 0)
-    return _block_moves(op, source.shape, unpack_axis(op), [1] * len(op.outputs), False,
-                        source.dtype.itemsize)
+    return block_moves(op, source.shape, unpack_axis(op), [1] * len(op.outputs), False,
+                       source.dtype.itemsize)
 
 
 def split_input(op: Op) -> Tensor:
@@ -262,11 +274,11 @@ def split_moves(op: Op) -> list[Move]:
         shape = list(source.shape)
         shape[axis] = size
         check_output_shape(op, index, shape)
-    return _block_moves(op, source.shape, axis, sizes, False, source.dtype.itemsize,
-                        op.inputs.index(source))
+    return block_moves(op, source.shape, axis, sizes, False, source.dtype.itemsize,
+                       op.inputs.index(source))
 
 
-# --- SLICE, STRIDED_SLICE -------------------------------------------------------------
+# --- SLICE (STRIDED_SLICE: strided_slice.py) ------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -281,8 +293,17 @@ class SlicePlan:
     output_shape: tuple[int, ...]
 
 
-def _clamp(value: int, low: int, high: int) -> int:
+def clamp(value: int, low: int, high: int) -> int:
     return high if value > high else max(value, low)
+
+
+
+def slice_moves(op: Op, plan: SlicePlan) -> list[Move]:
+    strides = element_strides(plan.input_shape)
+    offset = sum(s * e for s, e in zip(plan.start, strides))
+    loop = move_loop(op, plan.count, [st * e for st, e in zip(plan.stride, strides)],
+                     element_strides(plan.count), offset, 0, op.outputs[0].dtype.itemsize)
+    return [Move(0, 0, loop)]
 
 
 def slice_plan(op: Op) -> SlicePlan:
@@ -301,225 +322,6 @@ def slice_plan(op: Op) -> SlicePlan:
     check_output_shape(op, 0, counts)
     return SlicePlan(tuple(shape), tuple(begin), (1,) * len(shape), tuple(counts), tuple(counts))
 
-
-@dataclass(frozen=True)
-class _SliceSpec:
-    """StridedSliceParams after the masks are expanded over the effective input shape."""
-
-    shape: tuple[int, ...]
-    begin: tuple[int, ...]
-    end: tuple[int, ...]
-    stride: tuple[int, ...]
-    begin_mask: int
-    end_mask: int
-    shrink_mask: int
-    offset: bool
-
-
-def _bit(mask: int, axis: int) -> bool:
-    return bool(mask & (1 << axis))
-
-
-def _litert_spec(options: StridedSliceOptions, shape: tuple[int, ...], begin: list[int],
-                 end: list[int], stride: list[int]) -> tuple[_SliceSpec, list[int]]:
-    """LiteRT's BuildStridedSliceParams: ellipsis and new axes expanded into an effective shape.
-    Also returns end_data as ResizeOutputTensor reads it with offset=True (by effective axis)."""
-    count = len(begin)
-    ellipsis, new_axis = options.ellipsis_mask, options.new_axis_mask
-    num_add = sum(1 for i in range(count) if not _bit(ellipsis, i) and _bit(new_axis, i))
-    dims = len(shape) + num_add
-    effective_ellipsis = effective_new = 0
-    ellipsis_start, expanded = dims, 0
-    i = 0
-    while i < dims:
-        if _bit(ellipsis, i):
-            ellipsis_start = i
-            ellipsis_end = max(i + 1, min(i + 1 + num_add + len(shape) - count, dims))
-            expanded = ellipsis_end - ellipsis_start - 1
-            while i < ellipsis_end:
-                effective_ellipsis |= 1 << i
-                i += 1
-            continue
-        if (i - expanded) >= 0 and _bit(new_axis, i - expanded):
-            effective_new |= 1 << i
-        i += 1
-    starts, stops, strides = [0] * dims, [0] * dims, [1] * dims
-    begin_mask = end_mask = shrink = 0
-    eff_shape = [0] * dims
-    added_ellipsis = added_axes = 0
-    for i in range(dims):
-        if _bit(effective_ellipsis, i):
-            added_ellipsis = max(0, i - ellipsis_start)
-            begin_mask |= 1 << i
-            end_mask |= 1 << i
-            eff_shape[i] = shape[i - added_axes]
-        elif _bit(effective_new, i):
-            starts[i], stops[i] = 0, 1
-            eff_shape[i] = 1
-            added_axes += 1
-        elif i >= count + expanded:
-            begin_mask |= 1 << i
-            end_mask |= 1 << i
-            eff_shape[i] = shape[i - added_axes]
-        else:
-            orig = i - added_ellipsis
-            starts[i], stops[i], strides[i] = begin[orig], end[orig], stride[orig]
-            if _bit(options.begin_mask, orig):
-                begin_mask |= 1 << i
-            if _bit(options.end_mask, orig):
-                end_mask |= 1 << i
-            if _bit(options.shrink_axis_mask, orig):
-                shrink |= 1 << i
-            eff_shape[i] = shape[i - added_axes]
-    spec = _SliceSpec(tuple(eff_shape), tuple(starts), tuple(stops), tuple(strides), begin_mask,
-                      end_mask, shrink, options.offset)
-    return spec, end
-
-
-def _start_for_axis(spec: _SliceSpec, axis: int) -> int:
-    """StridedSliceStartForAxis / reference_ops::StartForAxis (identical in both runtimes)."""
-    size, start, stride = spec.shape[axis], spec.begin[axis], spec.stride[axis]
-    if start < 0:
-        start += size
-    start = _clamp(start, 0, size) if stride > 0 else _clamp(start, -1, size - 1)
-    if _bit(spec.begin_mask, axis):
-        start = 0 if stride > 0 else size - 1
-    return start
-
-
-def _end_for_axis(spec: _SliceSpec, axis: int, start: int) -> int:
-    """StridedSliceEndForAxis / reference_ops::EndForAxis."""
-    size = spec.shape[axis]
-    if _bit(spec.shrink_mask, axis):
-        return start if start >= size else start + 1
-    end, stride = spec.end[axis], spec.stride[axis]
-    if spec.offset:
-        end += start
-    if end < 0:
-        end += size
-    end = _clamp(end, 0, size) if stride > 0 else _clamp(end, -1, size - 1)
-    if _bit(spec.end_mask, axis):
-        end = size if stride > 0 else -1
-    return end
-
-
-def _loop_count(start: int, stop: int, stride: int) -> int:
-    """How many times `for (i = start; stride > 0 ? i < stop : i > stop; i += stride)` runs."""
-    if stride > 0:
-        return max(0, -(-(stop - start) // stride))
-    return max(0, -(-(start - stop) // -stride))
-
-
-def _litert_output_shape(spec: _SliceSpec, end_data: list[int]) -> list[int]:
-    """LiteRT's ResizeOutputTensor (its offset=True branch reads end_data by effective axis)."""
-    shape = []
-    for axis in range(len(spec.shape)):
-        stride = spec.stride[axis]
-        if _bit(spec.shrink_mask, axis):
-            continue
-        if spec.offset:
-            extent = end_data[axis]
-        else:
-            start = _start_for_axis(spec, axis)
-            extent = _end_for_axis(spec, axis, start) - start
-        if (extent < 0) != (stride < 0):
-            extent = 0
-        elif stride < 0:
-            extent = int((extent + 1) / stride) + 1  # C++ division truncates toward zero
-        else:
-            extent = 0 if extent == 0 else (extent - 1) // stride + 1
-        shape.append(extent)
-    return shape
-
-
-def _tflm_legacy_bounds(spec: _SliceSpec, axis: int) -> tuple[int, int]:
-    """strided_slice::StartForAxis / StopForAxis, which TFLM's Prepare uses for its shape check."""
-    size, stride = spec.shape[axis], spec.stride[axis]
-    if size == 0:
-        return 0, 0
-    start = spec.begin[axis]
-    if _bit(spec.begin_mask, axis):
-        start = INT32_MIN if stride > 0 else INT32_MAX
-    if start < 0:
-        start += size
-    start = _clamp(start, 0, size) if stride > 0 else _clamp(start, -1, size - 1)
-    if _bit(spec.shrink_mask, axis):
-        return start, start + 1
-    stop = spec.end[axis]
-    if _bit(spec.end_mask, axis):
-        stop = INT32_MAX if stride > 0 else INT32_MIN
-    if stop < 0:
-        stop += size
-    stop = _clamp(stop, 0, size) if stride > 0 else _clamp(stop, -1, size - 1)
-    return start, stop
-
-
-def _tflm_output_shape(spec: _SliceSpec) -> list[int]:
-    """TFLM's CheckOutputSize: ceil((end - begin) / float(stride)), negative extents become 0."""
-    shape = []
-    for axis in range(len(spec.shape)):
-        start, stop = _tflm_legacy_bounds(spec, axis)
-        if _bit(spec.shrink_mask, axis):
-            continue
-        extent = math.ceil(float(np.float32(stop - start) / np.float32(spec.stride[axis])))
-        shape.append(max(extent, 0))
-    return shape
-
-
-def strided_slice_plan(op: Op, rounding: Rounding) -> SlicePlan:
-    """Where each output element of STRIDED_SLICE comes from, per runtime.
-
-    LiteRT expands ellipsis_mask and new_axis_mask into an effective input shape and honours
-    `offset` (end is relative to begin). TFLM's Prepare sets ellipsis_mask and new_axis_mask to
-    0 and never reads `offset`, reads one begin/end/stride value per input dimension (rank at
-    most 4), and fails unless the model's output shape is what those params give; mcugen
-    reproduces that and reports the failure as unsupported in TFLM mode.
-    """
-    assert isinstance(op.options, StridedSliceOptions)
-    options = op.options
-    shape = tuple(required(op, 0).shape)
-    begin = constant_ints(op, 1, "begin")
-    end = constant_ints(op, 2, "end")
-    stride = constant_ints(op, 3, "strides")
-    if not len(begin) == len(end) == len(stride):
-        raise ModelError(f"{op.where()}: begin, end and strides have {len(begin)}, {len(end)}, "
-                         f"{len(stride)} values")
-    if any(s == 0 for s in stride):
-        raise ModelError(f"{op.where()}: stride 0 in strides {stride}")
-    if rounding is Rounding.TFLM:
-        if len(begin) != len(shape):
-            raise UnsupportedError(f"{op.where()}: TFLM reads one begin/end/stride value per input "
-                                   f"dimension ({len(shape)}), the op has {len(begin)}")
-        spec = _SliceSpec(shape, tuple(begin), tuple(end), tuple(stride), options.begin_mask,
-                          options.end_mask, options.shrink_axis_mask, False)
-        out_shape = _tflm_output_shape(spec)
-        if tuple(out_shape) != tuple(op.outputs[0].shape):
-            raise UnsupportedError(
-                f"{op.where()}: TFLM (which ignores ellipsis_mask, new_axis_mask and offset) gives "
-                f"shape {out_shape}, the model's output is {list(op.outputs[0].shape)}")
-    else:
-        spec, end_data = _litert_spec(options, shape, begin, end, stride)
-        out_shape = _litert_output_shape(spec, end_data)
-        check_output_shape(op, 0, out_shape)
-    starts, counts = [], []
-    for axis in range(len(spec.shape)):
-        start = _start_for_axis(spec, axis)
-        stop = _end_for_axis(spec, axis, start)
-        starts.append(start)
-        counts.append(_loop_count(start, stop, spec.stride[axis]))
-    kept = [c for axis, c in enumerate(counts) if not _bit(spec.shrink_mask, axis)]
-    if _product(kept) != _product(out_shape):
-        raise ModelError(f"{op.where()}: the slice has {_product(kept)} elements, the output "
-                         f"{_product(out_shape)}")
-    return SlicePlan(spec.shape, tuple(starts), spec.stride, tuple(counts), tuple(out_shape))
-
-
-def slice_moves(op: Op, plan: SlicePlan) -> list[Move]:
-    strides = _element_strides(plan.input_shape)
-    offset = sum(s * e for s, e in zip(plan.start, strides))
-    loop = move_loop(plan.count, [st * e for st, e in zip(plan.stride, strides)],
-                     _element_strides(plan.count), offset, 0, op.outputs[0].dtype.itemsize)
-    return [Move(0, 0, loop)]
 
 
 # --- PAD, PADV2 -----------------------------------------------------------------------
@@ -540,7 +342,7 @@ def pad_amounts(op: Op) -> list[tuple[int, int]]:
 
 def pad_value(op: Op, rounding: Rounding) -> np.ndarray | None:
     """PAD's fill value as a one-element array of the output dtype; None for PADV2, which
-    reads its constant_values input (whose quantization equals the output's, support.py).
+    reads its constant_values input (whose quantization equals the output's: rule pad_constant_value).
 
     int8: the output zero point in both runtimes. int16: TFLM pads with 0, whatever the zero
     point; LiteRT pads a quantized int16 tensor with its output zero point (EvalInt). Other
@@ -562,9 +364,9 @@ def pad_value(op: Op, rounding: Rounding) -> np.ndarray | None:
 def pad_moves(op: Op) -> list[Move]:
     source, out = required(op, 0), op.outputs[0]
     amounts = pad_amounts(op)
-    out_strides = _element_strides(out.shape)
+    out_strides = element_strides(out.shape)
     offset = sum(a * s for (a, _), s in zip(amounts, out_strides))
-    loop = move_loop(source.shape, _element_strides(source.shape), out_strides, 0, offset,
+    loop = move_loop(op, source.shape, element_strides(source.shape), out_strides, 0, offset,
                      out.dtype.itemsize)
     return [Move(0, 0, loop)]
 
@@ -584,8 +386,8 @@ def transpose_perm(op: Op) -> list[int]:
 def transpose_moves(op: Op) -> list[Move]:
     source, out = required(op, 0), op.outputs[0]
     perm = transpose_perm(op)
-    in_strides = _element_strides(source.shape)
-    loop = move_loop(out.shape, [in_strides[p] for p in perm], _element_strides(out.shape), 0, 0,
+    in_strides = element_strides(source.shape)
+    loop = move_loop(op, out.shape, [in_strides[p] for p in perm], element_strides(out.shape), 0, 0,
                      out.dtype.itemsize)
     return [Move(0, 0, loop)]
 
@@ -627,9 +429,98 @@ def gather_geometry(op: Op) -> GatherGeometry:
                              f"{params.shape[axis]}")
     return GatherGeometry(
         axis=axis, batch_dims=batch_dims,
-        batch=_product(params.shape[:batch_dims]),
-        outer=_product(params.shape[batch_dims:axis]),
-        coords=_product(indices.shape[batch_dims:]),
+        batch=product(params.shape[:batch_dims]),
+        outer=product(params.shape[batch_dims:axis]),
+        coords=product(indices.shape[batch_dims:]),
         axis_size=params.shape[axis],
-        inner=_product(params.shape[axis + 1 :]),
+        inner=product(params.shape[axis + 1 :]),
     )
+
+
+# --- prepare, per kind ------------------------------------------------------------------
+
+
+def prepare_concatenation(op: Op, setting: Setting) -> list[Move]:
+    """CONCATENATION: one copy per input, into its block of the output."""
+    return concat_moves(op)
+
+
+def prepare_pack(op: Op, setting: Setting) -> list[Move]:
+    """PACK: one copy per input, into its slot along the new axis."""
+    return pack_moves(op)
+
+
+def prepare_unpack(op: Op, setting: Setting) -> list[Move]:
+    """UNPACK: one copy per output, from its slot along the axis."""
+    return unpack_moves(op)
+
+
+def prepare_split(op: Op, setting: Setting) -> list[Move]:
+    """SPLIT and SPLIT_V: one copy per output, from its block of the input."""
+    return split_moves(op)
+
+
+def prepare_slice(op: Op, setting: Setting) -> list[Move]:
+    """SLICE: one strided copy of the sliced block."""
+    return slice_moves(op, slice_plan(op))
+
+
+def prepare_transpose(op: Op, setting: Setting) -> list[Move]:
+    """TRANSPOSE: one copy whose input strides follow the permutation."""
+    return transpose_moves(op)
+
+
+@dataclass(frozen=True)
+class PadParams:
+    """PAD and PADV2: the fill value (None for PADV2, which fills from its constant_values
+    input) and the copy of the input into the output's interior."""
+
+    value: np.ndarray | None
+    moves: list[Move]
+
+
+def prepare_pad(op: Op, setting: Setting) -> PadParams:
+    return PadParams(pad_value(op, setting.rounding), pad_moves(op))
+
+
+def prepare_gather(op: Op, setting: Setting) -> GatherGeometry:
+    """GATHER: TFLite's loop bounds; the indices are read at run time."""
+    return gather_geometry(op)
+
+
+# --- identity: when an op copies its input unchanged (mcugen.passes.identity) -------------
+# identity_source has already checked that the output has the input's shape, dtype and
+# quantization.
+
+
+def _constant_values(op: Op, index: int) -> np.ndarray | None:
+    tensor = op.inputs[index] if index < len(op.inputs) else None
+    if tensor is None or tensor.data is None or tensor.data.dtype.kind not in "iu":
+        return None
+    return np.asarray(tensor.data)
+
+
+def zero_padding(op: Op) -> bool:
+    """PAD and PADV2 by zero on every side."""
+    pads = _constant_values(op, 1)
+    return pads is not None and not np.any(pads)
+
+
+def whole_slice(op: Op) -> bool:
+    """SLICE from 0 (of an output as large as the input: the whole tensor)."""
+    begin = _constant_values(op, 1)
+    return begin is not None and not np.any(begin)
+
+
+def identity_permutation(op: Op) -> bool:
+    """TRANSPOSE by the identity permutation."""
+    perm = _constant_values(op, 1)
+    return perm is not None and np.array_equal(perm.ravel(), np.arange(len(op.outputs[0].shape)))
+
+
+def single_concatenation(op: Op) -> bool:
+    """CONCATENATION of a single tensor with no fused activation."""
+    options = op.options
+    present = [t for t in op.inputs if t is not None]
+    return (len(present) == 1 and isinstance(options, ConcatenationOptions)
+            and options.activation is Activation.NONE)
