@@ -4,25 +4,45 @@
 #include "mcugen_conv_fast.h"
 #include "mcugen_fast_common.h"
 
-#if !defined(MCUGEN_FAST_DSP) && !defined(MCUGEN_FAST_MVE)
-
+/* The scratch of the path compiled in: each instruction set's size functions are compiled on
+ * every core (mcugen_conv_fast_dsp.c, _mve.c), this picks the one that runs. */
 int32_t mcugen_conv_fast_s8_buffer_size(const mcugen_dims *filter_dims)
 {
+#if defined(MCUGEN_FAST_MVE)
+    return mcugen_conv_fast_mve_s8_buffer_size(filter_dims);
+#elif defined(MCUGEN_FAST_DSP)
+    return mcugen_conv_fast_dsp_s8_buffer_size(filter_dims);
+#else
     (void)filter_dims;
     return 0;
+#endif
 }
 
 int32_t mcugen_dw_conv_fast_s8_buffer_size(const mcugen_dims *filter_dims)
 {
+#if defined(MCUGEN_FAST_MVE)
+    return mcugen_dw_conv_fast_mve_s8_buffer_size(filter_dims);
+#elif defined(MCUGEN_FAST_DSP)
+    return mcugen_dw_conv_fast_dsp_s8_buffer_size(filter_dims);
+#else
     (void)filter_dims;
     return 0;
+#endif
 }
 
 int32_t mcugen_fc_fast_s8_buffer_size(const mcugen_dims *filter_dims)
 {
+#if defined(MCUGEN_FAST_MVE)
+    return mcugen_fc_fast_mve_s8_buffer_size(filter_dims);
+#elif defined(MCUGEN_FAST_DSP)
+    return mcugen_fc_fast_dsp_s8_buffer_size(filter_dims);
+#else
     (void)filter_dims;
     return 0;
+#endif
 }
+
+#if !defined(MCUGEN_FAST_DSP) && !defined(MCUGEN_FAST_MVE)
 
 int mcugen_conv_fast_s8(const mcugen_context *ctx, const mcugen_fast_conv_params *params,
                         const mcugen_per_channel_quant_params *quant,
@@ -58,6 +78,4 @@ int mcugen_fc_fast_s8(const mcugen_context *ctx, const mcugen_fast_fc_params *pa
 }
 
 
-#else
-typedef int mcugen_conv_fast_portable_unused; /* ISO C: a translation unit is never empty */
 #endif

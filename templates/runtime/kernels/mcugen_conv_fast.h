@@ -81,14 +81,24 @@ typedef struct {
     int32_t per_channel;
 } mcugen_fast_fc_params;
 
-/* Scratch bytes of the conv fast paths: the im2col columns and per-channel sums. */
+/* Scratch bytes of the conv fast path compiled in (0 without one): the im2col columns and
+ * per-channel sums. */
 int32_t mcugen_conv_fast_s8_buffer_size(const mcugen_dims *filter_dims);
 
-/* Scratch bytes of the depthwise fast paths: one pixel's sums. */
+/* Scratch bytes of the depthwise fast path compiled in: per-channel tables. */
 int32_t mcugen_dw_conv_fast_s8_buffer_size(const mcugen_dims *filter_dims);
 
-/* Scratch bytes of the FULLY_CONNECTED fast paths: the input row as int16. */
+/* Scratch bytes of the FULLY_CONNECTED fast path compiled in: the input row as int16. */
 int32_t mcugen_fc_fast_s8_buffer_size(const mcugen_dims *filter_dims);
+
+/* The same per instruction set, compiled on every core (plain arithmetic: the host checks them
+ * against mcugen's planner, tests/test_kernel_scratch.py): mcugen_conv_fast_dsp.c, _mve.c. */
+int32_t mcugen_conv_fast_dsp_s8_buffer_size(const mcugen_dims *filter_dims);
+int32_t mcugen_dw_conv_fast_dsp_s8_buffer_size(const mcugen_dims *filter_dims);
+int32_t mcugen_fc_fast_dsp_s8_buffer_size(const mcugen_dims *filter_dims);
+int32_t mcugen_conv_fast_mve_s8_buffer_size(const mcugen_dims *filter_dims);
+int32_t mcugen_dw_conv_fast_mve_s8_buffer_size(const mcugen_dims *filter_dims);
+int32_t mcugen_fc_fast_mve_s8_buffer_size(const mcugen_dims *filter_dims);
 
 /* Arguments as mcugen_convolve_s8, already validated by it (groups == 1 is checked here). */
 int mcugen_conv_fast_s8(const mcugen_context *ctx, const mcugen_fast_conv_params *params,

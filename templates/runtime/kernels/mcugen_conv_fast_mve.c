@@ -3,6 +3,26 @@
 #include "mcugen_conv_fast.h"
 #include "mcugen_fast_common.h"
 
+/* ---- scratch: plain arithmetic, compiled on every core so that the host can check it -------- */
+
+int32_t mcugen_conv_fast_mve_s8_buffer_size(const mcugen_dims *filter_dims)
+{
+    /* two int8 im2col columns; per output channel its sum and two pixels' accumulators */
+    return 2 * round_up4(filter_dims->h * filter_dims->w * filter_dims->c) + 12 * filter_dims->n;
+}
+
+int32_t mcugen_dw_conv_fast_mve_s8_buffer_size(const mcugen_dims *filter_dims)
+{
+    /* the constants of the eight-channel blocks (bias, multiplier, shift) */
+    return 96 * ((filter_dims->c + 7) / 8);
+}
+
+int32_t mcugen_fc_fast_mve_s8_buffer_size(const mcugen_dims *filter_dims)
+{
+    (void)filter_dims;
+    return 0;
+}
+
 #if defined(MCUGEN_FAST_MVE)
 
 /* -Os (code size first): every conv runs the general three-rows-by-two-pixels pass, compiled
@@ -13,24 +33,6 @@
 #else
 #define MVE_LEAN 0
 #endif
-
-int32_t mcugen_conv_fast_s8_buffer_size(const mcugen_dims *filter_dims)
-{
-    /* two int8 im2col columns; per output channel its sum and two pixels' accumulators */
-    return 2 * round_up4(filter_dims->h * filter_dims->w * filter_dims->c) + 12 * filter_dims->n;
-}
-
-int32_t mcugen_dw_conv_fast_s8_buffer_size(const mcugen_dims *filter_dims)
-{
-    /* the constants of the eight-channel blocks (bias, multiplier, shift) */
-    return 96 * ((filter_dims->c + 7) / 8);
-}
-
-int32_t mcugen_fc_fast_s8_buffer_size(const mcugen_dims *filter_dims)
-{
-    (void)filter_dims;
-    return 0;
-}
 
 /* any shift[c] > 0, c < n: else the requantization skips its left shift */
 static inline int any_left_shift(const int32_t *shift, int32_t n)
@@ -526,7 +528,7 @@ int mcugen_conv_fast_s8(const mcugen_context *ctx, const mcugen_fast_conv_params
     const int32_t out_c = output_dims->c;
     const int32_t size = filter_dims->h * filter_dims->w * filter_dims->c;
     if (filter_dims->c != input_dims->c ||
-        !scratch_ok(ctx, mcugen_conv_fast_s8_buffer_size(filter_dims))) {
+        !scratch_ok(ctx, mcugen_conv_fast_mve_s8_buffer_size(filter_dims))) {
         return 0;
     }
     /* scratch: out_c sums (bias + input_offset * sum(w)), 2 * out_c accumulators (two
@@ -1123,7 +1125,7 @@ int mcugen_dw_conv_fast_s8(const mcugen_context *ctx, const mcugen_fast_conv_par
     const int32_t ch = output_dims->c;
     /* fewer than eight channels: the portable loops (the last block overlaps the one before) */
     if (params->ch_mult != 1 || ch < 8 ||
-        !scratch_ok(ctx, mcugen_dw_conv_fast_s8_buffer_size(filter_dims))) {
+        !scratch_ok(ctx, mcugen_dw_conv_fast_mve_s8_buffer_size(filter_dims))) {
         return 0;
     }
     const int32_t in_h = input_dims->h, in_w = input_dims->w;
@@ -1279,6 +1281,4 @@ int mcugen_fc_fast_s8(const mcugen_context *ctx, const mcugen_fast_fc_params *pa
     return 1;
 }
 
-#else
-typedef int mcugen_conv_fast_mve_unused; /* ISO C: a translation unit is never empty */
-#endif
+#endif /* MCUGEN_FAST_MVE */
