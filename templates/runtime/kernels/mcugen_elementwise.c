@@ -1,3 +1,11 @@
+/* mcugen runtime: elementwise binary ops with broadcasting, the kernels behind
+ * mcugen_elementwise.h. Ops: ADD, SUB, MUL, SQUARED_DIFFERENCE, MAXIMUM, MINIMUM, PRELU; int8,
+ * int16, float32. Reference arithmetic: TFLite's reference kernels (AddFunc, MulFunc, ...; see
+ * the header). One broadcast loop, one row function per kernel.
+ * Fast paths: int8 ADD/SUB rows with element steps 0 or 1 under MCUGEN_FAST_DSP (Cortex-M4/M7)
+ * or MCUGEN_FAST_MVE (Cortex-M55), for TFLite's left_shift 20 and one input of exact scale;
+ * the ISA code is in mcugen_elementwise_fast_dsp.c / _mve.c (see mcugen_elementwise_fast.h).
+ * -DMCUGEN_PORTABLE turns the dispatch off. */
 #include "mcugen_elementwise.h"
 
 #include <stddef.h>

@@ -1,3 +1,10 @@
+/* mcugen runtime: average and max pooling, the kernels behind mcugen_pool.h.
+ * Ops: AVERAGE_POOL_2D, MAX_POOL_2D; int8, int16. Reference arithmetic: TFLite's reference
+ * pooling (in-bounds taps only, the average rounded half away from zero).
+ * Fast paths: the int8 channels of each output pixel under MCUGEN_FAST_DSP (Cortex-M4/M7) or
+ * MCUGEN_FAST_MVE (Cortex-M55) when the activation is inside int8 (averages: windows of at
+ * most 256 taps); the ISA code is in mcugen_pool_fast_dsp.c / _mve.c (see mcugen_pool_fast.h).
+ * -DMCUGEN_PORTABLE turns the dispatch off. */
 #include "mcugen_pool.h"
 
 #include <stddef.h>
