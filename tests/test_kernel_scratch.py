@@ -45,8 +45,8 @@ SHAPES: list[tuple[OpKind, tuple[int, int, int, int]]] = [
     (OpKind.FULLY_CONNECTED, (1, 1, 4, 640)),
     (OpKind.FULLY_CONNECTED, (1, 1, 3, 1)),
 ]
-C_NAMES = {OpKind.CONV_2D: "conv", OpKind.DEPTHWISE_CONV_2D: "dw_conv",
-           OpKind.FULLY_CONNECTED: "fc"}
+C_NAMES = {OpKind.CONV_2D: "convolve", OpKind.DEPTHWISE_CONV_2D: "depthwise_conv",
+           OpKind.FULLY_CONNECTED: "fully_connected"}
 
 
 def _op(kind: OpKind, dims: tuple[int, int, int, int]) -> Op:

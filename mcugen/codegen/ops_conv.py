@@ -48,7 +48,7 @@ def _helium(target: str) -> bool:
 
 @fast_path_scratch(OpKind.CONV_2D)
 def conv_scratch_bytes(op: Op, target: str) -> int:
-    """int8 only, mirrors mcugen_conv_fast_s8_buffer_size: DSP, five int16 im2col columns
+    """int8 only, mirrors mcugen_convolve_fast_s8_buffer_size: DSP, five int16 im2col columns
     (four when round_up4(kh * kw * depth) > 256), a 16-byte requantization entry per output
     channel and an int8 staging column ((2 * columns + 1) * round_up4(kh * kw * depth) +
     16 * out_c); MVE, two int8 columns and three int32 sums
@@ -66,7 +66,7 @@ def conv_scratch_bytes(op: Op, target: str) -> int:
 
 @fast_path_scratch(OpKind.DEPTHWISE_CONV_2D)
 def depthwise_scratch_bytes(op: Op, target: str) -> int:
-    """int8 only, mirrors mcugen_dw_conv_fast_s8_buffer_size: MVE, the bias, multiplier
+    """int8 only, mirrors mcugen_depthwise_conv_fast_s8_buffer_size: MVE, the bias, multiplier
     and shift of each eight-channel block (96 * ceil(out_c / 8)); DSP, a chunk of `quads`
     four-channel groups (as many as fit 1280 bytes, at least one), each with 16-byte
     requantization entries, starting sums, zero points and int16 weights
@@ -83,7 +83,7 @@ def depthwise_scratch_bytes(op: Op, target: str) -> int:
 
 @fast_path_scratch(OpKind.FULLY_CONNECTED)
 def fc_scratch_bytes(op: Op, target: str) -> int:
-    """int8 only, mirrors mcugen_fc_fast_s8_buffer_size: DSP, the input row as int16
+    """int8 only, mirrors mcugen_fully_connected_fast_s8_buffer_size: DSP, the input row as int16
     (2 * round_up4(accum_depth)); the MVE path needs none."""
     if is_int16(op) or op.inputs[1] is None or len(op.inputs[1].shape) != 2 or _helium(target):
         return 0

@@ -104,7 +104,7 @@ int32_t mcugen_convolve_s8_get_buffer_size(const mcugen_dims *input_dims,
                                            const mcugen_dims *filter_dims)
 {
     (void)input_dims;
-    return mcugen_conv_fast_s8_buffer_size(filter_dims); /* the fast paths' im2col */
+    return mcugen_convolve_fast_s8_buffer_size(filter_dims); /* the fast paths' im2col */
 }
 
 mcugen_status mcugen_convolve_s8(const mcugen_context *ctx, const mcugen_conv_params *params,
@@ -132,12 +132,12 @@ mcugen_status mcugen_convolve_s8(const mcugen_context *ctx, const mcugen_conv_pa
     }
     (void)ctx; /* scratch: only the fast paths use it */
 #if !defined(MCUGEN_PORTABLE)
-    const mcugen_fast_conv_params fast = {params->input_offset, params->output_offset,
+    const mcugen_conv_fast_params fast = {params->input_offset, params->output_offset,
                                           params->stride,       params->padding,
                                           params->dilation,     params->activation,
                                           1,                    params->kernel_sums};
-    if (groups == 1 && mcugen_conv_fast_s8(ctx, &fast, quant, input_dims, input, filter_dims,
-                                           filter, bias, output_dims, output)) {
+    if (groups == 1 && mcugen_convolve_fast_s8(ctx, &fast, quant, input_dims, input, filter_dims,
+                                               filter, bias, output_dims, output)) {
         return MCUGEN_OK; /* DSP or MVE inner loops (mcugen_conv_fast.h) */
     }
 #endif
@@ -180,7 +180,7 @@ int32_t mcugen_depthwise_conv_s8_get_buffer_size(const mcugen_dims *input_dims,
                                                  const mcugen_dims *filter_dims)
 {
     (void)input_dims;
-    return mcugen_dw_conv_fast_s8_buffer_size(filter_dims); /* the fast paths' sums */
+    return mcugen_depthwise_conv_fast_s8_buffer_size(filter_dims); /* the fast paths' sums */
 }
 
 mcugen_status mcugen_depthwise_conv_s8(const mcugen_context *ctx,
@@ -207,12 +207,12 @@ mcugen_status mcugen_depthwise_conv_s8(const mcugen_context *ctx,
         return MCUGEN_ARG_ERROR;
     }
 #if !defined(MCUGEN_PORTABLE)
-    const mcugen_fast_conv_params fast = {params->input_offset, params->output_offset,
+    const mcugen_conv_fast_params fast = {params->input_offset, params->output_offset,
                                           params->stride,       params->padding,
                                           params->dilation,     params->activation,
                                           params->ch_mult,      NULL};
-    if (mcugen_dw_conv_fast_s8(ctx, &fast, quant, input_dims, input, filter_dims, filter, bias,
-                               output_dims, output)) {
+    if (mcugen_depthwise_conv_fast_s8(ctx, &fast, quant, input_dims, input, filter_dims, filter,
+                                      bias, output_dims, output)) {
         return MCUGEN_OK; /* DSP or MVE inner loops (mcugen_conv_fast.h) */
     }
 #endif

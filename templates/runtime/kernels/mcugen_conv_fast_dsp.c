@@ -20,7 +20,7 @@ static inline int32_t conv_columns(int32_t size4)
     return size4 <= 256 ? 5 : 4;
 }
 
-int32_t mcugen_conv_fast_dsp_s8_buffer_size(const mcugen_dims *filter_dims)
+int32_t mcugen_convolve_fast_dsp_s8_buffer_size(const mcugen_dims *filter_dims)
 {
     /* conv_columns int16 im2col columns, the requantization table, one column's staging */
     const int32_t size4 = round_up4(filter_dims->h * filter_dims->w * filter_dims->c);
@@ -40,7 +40,7 @@ static int32_t dw_quads(const mcugen_dims *filter_dims)
     return q < 1 ? 1 : q;
 }
 
-int32_t mcugen_dw_conv_fast_dsp_s8_buffer_size(const mcugen_dims *filter_dims)
+int32_t mcugen_depthwise_conv_fast_dsp_s8_buffer_size(const mcugen_dims *filter_dims)
 {
     /* per chunk channel: its requantization, starting sum, input zero point and weights
      * widened to int16; per tap: two input offsets */
@@ -48,7 +48,7 @@ int32_t mcugen_dw_conv_fast_dsp_s8_buffer_size(const mcugen_dims *filter_dims)
     return dw_quads(filter_dims) * DW_QUAD_BYTES(taps) + 8 * taps;
 }
 
-int32_t mcugen_fc_fast_dsp_s8_buffer_size(const mcugen_dims *filter_dims)
+int32_t mcugen_fully_connected_fast_dsp_s8_buffer_size(const mcugen_dims *filter_dims)
 {
     return 2 * round_up4(filter_dims->n); /* the input row as int16 */
 }
@@ -488,16 +488,16 @@ DSP_NOINLINE static void conv_block(const int8_t *w, const int32_t *x, int32_t s
     }
 }
 
-int mcugen_conv_fast_s8(const mcugen_context *ctx, const mcugen_fast_conv_params *params,
-                        const mcugen_per_channel_quant_params *quant,
-                        const mcugen_dims *input_dims, const int8_t *input,
-                        const mcugen_dims *filter_dims, const int8_t *filter, const int32_t *bias,
-                        const mcugen_dims *output_dims, int8_t *output)
+int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_params *params,
+                            const mcugen_per_channel_quant_params *quant,
+                            const mcugen_dims *input_dims, const int8_t *input,
+                            const mcugen_dims *filter_dims, const int8_t *filter,
+                            const int32_t *bias, const mcugen_dims *output_dims, int8_t *output)
 {
     const int32_t out_c = output_dims->c;
     const int32_t size = filter_dims->h * filter_dims->w * filter_dims->c;
     if (filter_dims->c != input_dims->c ||
-        !scratch_ok(ctx, mcugen_conv_fast_dsp_s8_buffer_size(filter_dims))) {
+        !scratch_ok(ctx, mcugen_convolve_fast_dsp_s8_buffer_size(filter_dims))) {
         return 0;
     }
     int16_t *cols = (int16_t *)ctx->buf;
@@ -650,15 +650,16 @@ DSP_NOINLINE static void dw_row(const dw_tables *d, uintptr_t row, int32_t k0, i
     }
 }
 
-int mcugen_dw_conv_fast_s8(const mcugen_context *ctx, const mcugen_fast_conv_params *params,
-                           const mcugen_per_channel_quant_params *quant,
-                           const mcugen_dims *input_dims, const int8_t *input,
-                           const mcugen_dims *filter_dims, const int8_t *filter,
-                           const int32_t *bias, const mcugen_dims *output_dims, int8_t *output)
+int mcugen_depthwise_conv_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_params *params,
+                                  const mcugen_per_channel_quant_params *quant,
+                                  const mcugen_dims *input_dims, const int8_t *input,
+                                  const mcugen_dims *filter_dims, const int8_t *filter,
+                                  const int32_t *bias, const mcugen_dims *output_dims,
+                                  int8_t *output)
 {
     const int32_t channels = output_dims->c;
     if (params->ch_mult != 1 || (channels & 3) != 0 ||
-        !scratch_ok(ctx, mcugen_dw_conv_fast_dsp_s8_buffer_size(filter_dims))) {
+        !scratch_ok(ctx, mcugen_depthwise_conv_fast_dsp_s8_buffer_size(filter_dims))) {
         return 0;
     }
     const int32_t in_h = input_dims->h, in_w = input_dims->w;
@@ -733,15 +734,17 @@ int mcugen_dw_conv_fast_s8(const mcugen_context *ctx, const mcugen_fast_conv_par
 
 /* ---- FULLY_CONNECTED ------------------------------------------------------------------------ */
 
-int mcugen_fc_fast_s8(const mcugen_context *ctx, const mcugen_fast_fc_params *params,
-                      const mcugen_per_channel_quant_params *quant,
-                      const mcugen_dims *input_dims, const int8_t *input,
-                      const mcugen_dims *filter_dims, const int8_t *filter, const int32_t *bias,
-                      const mcugen_dims *output_dims, int8_t *output)
+int mcugen_fully_connected_fast_s8(const mcugen_context *ctx,
+                                   const mcugen_fully_connected_fast_params *params,
+                                   const mcugen_per_channel_quant_params *quant,
+                                   const mcugen_dims *input_dims, const int8_t *input,
+                                   const mcugen_dims *filter_dims, const int8_t *filter,
+                                   const int32_t *bias, const mcugen_dims *output_dims,
+                                   int8_t *output)
 {
     const int32_t depth = input_dims->c, units = output_dims->c;
     if (!multipliers_ok(quant->multiplier, params->per_channel ? units : 1) ||
-        !scratch_ok(ctx, mcugen_fc_fast_dsp_s8_buffer_size(filter_dims))) {
+        !scratch_ok(ctx, mcugen_fully_connected_fast_dsp_s8_buffer_size(filter_dims))) {
         return 0;
     }
     int16_t *col = (int16_t *)ctx->buf;

@@ -66,7 +66,8 @@ static int params_ok(const mcugen_fc_params *params)
 
 int32_t mcugen_fully_connected_s8_get_buffer_size(const mcugen_dims *filter_dims)
 {
-    return mcugen_fc_fast_s8_buffer_size(filter_dims); /* the DSP path's int16 input row */
+    /* the DSP path's int16 input row */
+    return mcugen_fully_connected_fast_s8_buffer_size(filter_dims);
 }
 
 /* LiteRT's double-precision rescale, or NULL for TFLM's fixed point: passed in by the two
@@ -98,11 +99,12 @@ static mcugen_status fully_connected_s8(const mcugen_context *ctx, const mcugen_
     }
     (void)ctx; /* scratch: only the fast paths use it */
 #if !defined(MCUGEN_PORTABLE)
-    const mcugen_fast_fc_params fast = {params->input_offset, params->output_offset,
-                                        params->activation, params->per_channel};
+    const mcugen_fully_connected_fast_params fast = {params->input_offset,
+                                                     params->output_offset, params->activation,
+                                                     params->per_channel};
     if (params->filter_offset == 0 && requantize_real == NULL &&
-        mcugen_fc_fast_s8(ctx, &fast, quant, input_dims, input, filter_dims, filter, bias,
-                          output_dims, output)) {
+        mcugen_fully_connected_fast_s8(ctx, &fast, quant, input_dims, input, filter_dims, filter,
+                                       bias, output_dims, output)) {
         return MCUGEN_OK; /* DSP or MVE inner loops (mcugen_conv_fast.h) */
     }
 #endif
