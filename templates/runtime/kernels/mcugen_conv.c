@@ -1,4 +1,12 @@
-/* mcugen runtime: int8 CONV_2D and DEPTHWISE_CONV_2D. See mcugen_conv.h for the contract. */
+/* mcugen runtime: the CONV_2D and DEPTHWISE_CONV_2D kernels behind mcugen_conv.h: int8
+ * (mcugen_convolve_s8, mcugen_depthwise_conv_s8, grouped convs included) and int16x8 (_s16).
+ * Reference arithmetic: TFLite's reference_integer_ops ConvPerChannel and
+ * DepthwiseConvPerChannel (int32 sums over the in-bounds taps, per-channel requantization;
+ * int16x8 through mcugen_rescale.h).
+ * Fast paths: the int8 kernels first offer the work to mcugen_convolve_fast_s8 /
+ * mcugen_depthwise_conv_fast_s8 (mcugen_conv_fast.h: DSP on Cortex-M4/M7, Helium on
+ * Cortex-M55, with enough scratch; conv groups == 1, depthwise ch_mult 1) and run the portable
+ * loops when it declines; -DMCUGEN_PORTABLE leaves the dispatch out. */
 #include "mcugen_conv.h"
 
 #include <stddef.h>

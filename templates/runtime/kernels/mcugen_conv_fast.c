@@ -1,6 +1,7 @@
-/* mcugen runtime: the fast-path entry points when no fast path is compiled in (host,
- * Cortex-M0/M3, -DMCUGEN_PORTABLE): no scratch, and every function declines so that the
- * portable loops run. The fast paths are in mcugen_conv_fast_dsp.c and mcugen_conv_fast_mve.c. */
+/* mcugen runtime: the conv/depthwise/FULLY_CONNECTED fast paths' portable side (see
+ * mcugen_conv_fast.h): the scratch size of the path compiled in (each ISA's sizes are in
+ * mcugen_conv_fast_dsp.c, _mve.c), and, when no path is compiled in (host, Cortex-M0/M3,
+ * -DMCUGEN_PORTABLE), entry points that decline so that the portable loops run. */
 #include "mcugen_conv_fast.h"
 #include "mcugen_fast_common.h"
 

@@ -1,5 +1,8 @@
-/* mcugen runtime: the fast int8 conv, depthwise and FULLY_CONNECTED paths for cores with the
- * DSP extension (Cortex-M4/M7): SMLAD and friends. See mcugen_conv_fast.h. */
+/* mcugen runtime: the int8 CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED fast paths for cores
+ * with the DSP extension (Cortex-M4/M7): im2col into int16 and SMLAD, SMLABB/SMLATT for the
+ * depthwise, SMMULR requantization. Bit-exact with the portable C (TFLite's reference integer
+ * conv); compiled only under MCUGEN_FAST_DSP, except the scratch sizes, which every core
+ * compiles. Conditions and the arithmetic argument: mcugen_conv_fast.h. */
 #include "mcugen_conv_fast.h"
 #include "mcugen_fast_common.h"
 

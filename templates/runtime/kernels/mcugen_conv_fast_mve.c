@@ -1,5 +1,8 @@
-/* mcugen runtime: the fast int8 conv, depthwise and FULLY_CONNECTED paths for Helium (MVE,
- * Cortex-M55). See mcugen_conv_fast.h. */
+/* mcugen runtime: the int8 CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED fast paths for Helium
+ * (MVE, Cortex-M55): int8 dot products (VMLADAVA) with the kernel sums, int16 lanes for the
+ * depthwise, vectorised requantization. Bit-exact with the portable C (TFLite's reference
+ * integer conv); compiled only under MCUGEN_FAST_MVE, except the scratch sizes, which every
+ * core compiles. Conditions and the arithmetic argument: mcugen_conv_fast.h. */
 #include "mcugen_conv_fast.h"
 #include "mcugen_fast_common.h"
 

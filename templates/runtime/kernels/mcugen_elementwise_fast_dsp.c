@@ -1,5 +1,7 @@
-/* mcugen runtime: the int8 ADD/SUB fast blocks for the DSP extension (Cortex-M4/M7).
- * See mcugen_elementwise_fast.h. */
+/* mcugen runtime: the int8 ADD/SUB fast path for the DSP extension (Cortex-M4/M7): four
+ * elements a word, rescaled by SMMULR/SMMLAR, saturated by SSAT, packed by BFI, clamped by
+ * SSUB8 + SEL. Bit-exact with TFLite's reference AddFunc; compiled only under MCUGEN_FAST_DSP.
+ * Conditions and the arithmetic argument: mcugen_elementwise_fast.h. */
 #include "mcugen_elementwise_fast.h"
 
 #include "mcugen_fast_common.h"

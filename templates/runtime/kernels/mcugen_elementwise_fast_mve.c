@@ -1,5 +1,7 @@
-/* mcugen runtime: the int8 ADD/SUB fast blocks for Helium (MVE, Cortex-M55).
- * See mcugen_elementwise_fast.h. */
+/* mcugen runtime: the int8 ADD/SUB fast path for Helium (MVE, Cortex-M55): four int32 lanes a
+ * step, rescaled by VQRDMLAH + VRSHL, stored narrowed. Bit-exact with TFLite's reference
+ * AddFunc; compiled only under MCUGEN_FAST_MVE. Conditions and the arithmetic argument:
+ * mcugen_elementwise_fast.h. */
 #include "mcugen_elementwise_fast.h"
 
 #include "mcugen_fast_common.h"

@@ -1,4 +1,10 @@
-/* mcugen runtime: int8 FULLY_CONNECTED. See mcugen_fully_connected.h for the contract. */
+/* mcugen runtime: the FULLY_CONNECTED kernels behind mcugen_fully_connected.h: int8 with TFLM's
+ * fixed-point requantization (mcugen_fully_connected_s8) or LiteRT's double rescale
+ * (_s8_real_scale), and int16x8 (_s16). Reference arithmetic: TFLite's reference
+ * FullyConnected (int32 sums of offset products, then the rescale, offset and clamp).
+ * Fast paths: mcugen_fully_connected_s8 offers the work to mcugen_fully_connected_fast_s8
+ * (mcugen_conv_fast.h: DSP on Cortex-M4/M7, Helium on Cortex-M55) when filter_offset is 0, and
+ * runs the portable loop when it declines; -DMCUGEN_PORTABLE leaves the dispatch out. */
 #include "mcugen_fully_connected.h"
 
 #include <stddef.h>

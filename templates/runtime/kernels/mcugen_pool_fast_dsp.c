@@ -1,7 +1,7 @@
 /* mcugen runtime: the int8 AVERAGE_POOL_2D and MAX_POOL_2D fast paths for the DSP extension
- * (Cortex-M4/M7): SXTAB16, SSUB8 and SEL, the channels of one output
- * pixel in vectors, bit-exact with mcugen_pool.c's portable loops;
- * compiled only under MCUGEN_FAST_DSP (mcugen_platform.h). See mcugen_pool_fast.h. */
+ * (Cortex-M4/M7): one output pixel's channels in words, summed by SXTAB16 (windows of at most
+ * 256 taps), maximised by SSUB8 + SEL. Bit-exact with mcugen_pool.c's portable loops (TFLite's
+ * reference pooling); compiled only under MCUGEN_FAST_DSP. See mcugen_pool_fast.h. */
 #include "mcugen_pool_fast.h"
 
 #include <string.h>

@@ -1,7 +1,8 @@
-/* mcugen runtime: the int8 AVERAGE_POOL_2D and MAX_POOL_2D fast paths for Helium
- * (MVE, Cortex-M55): int16 lanes and tail predication, the channels of one output
- * pixel in vectors, bit-exact with mcugen_pool.c's portable loops;
- * compiled only under MCUGEN_FAST_MVE (mcugen_platform.h). See mcugen_pool_fast.h. */
+/* mcugen runtime: the int8 AVERAGE_POOL_2D and MAX_POOL_2D fast paths for Helium (MVE,
+ * Cortex-M55): one output pixel's channels in vectors, summed in int16 lanes (windows of at
+ * most 256 taps), maximised sixteen at a time, tail-predicated. Bit-exact with mcugen_pool.c's
+ * portable loops (TFLite's reference pooling); compiled only under MCUGEN_FAST_MVE. See
+ * mcugen_pool_fast.h. */
 #include "mcugen_pool_fast.h"
 
 #include "mcugen_fixedpoint.h"
