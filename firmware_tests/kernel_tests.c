@@ -201,9 +201,9 @@ static int compare(const char *kernel, int32_t index, int32_t bytes)
 
 /* The fast paths' views of the params structs (as mcugen_conv.c and
  * mcugen_fully_connected.c make them). */
-static mcugen_fast_conv_params fast_conv(const mcugen_conv_params *p)
+static mcugen_conv_fast_params fast_conv(const mcugen_conv_params *p)
 {
-    const mcugen_fast_conv_params f = {p->input_offset, p->output_offset, p->stride, p->padding,
+    const mcugen_conv_fast_params f = {p->input_offset, p->output_offset, p->stride, p->padding,
                                        p->dilation,     p->activation,    1, p->kernel_sums};
     return f;
 }
@@ -225,17 +225,17 @@ static const int32_t *make_kernel_sums(const int32_t *b, int32_t channels, int32
     return sums;
 }
 
-static mcugen_fast_conv_params fast_dw(const mcugen_dw_conv_params *p)
+static mcugen_conv_fast_params fast_dw(const mcugen_dw_conv_params *p)
 {
-    const mcugen_fast_conv_params f = {p->input_offset, p->output_offset, p->stride, p->padding,
+    const mcugen_conv_fast_params f = {p->input_offset, p->output_offset, p->stride, p->padding,
                                        p->dilation,     p->activation,    p->ch_mult, NULL};
     return f;
 }
 
-static mcugen_fast_fc_params fast_fc(const mcugen_fc_params *p)
+static mcugen_fully_connected_fast_params fast_fc(const mcugen_fc_params *p)
 {
-    const mcugen_fast_fc_params f = {p->input_offset, p->output_offset, p->activation,
-                                     p->per_channel};
+    const mcugen_fully_connected_fast_params f = {p->input_offset, p->output_offset,
+                                                  p->activation, p->per_channel};
     return f;
 }
 
@@ -291,7 +291,7 @@ static void test_conv(int32_t index)
     params.kernel_sums =
         uniform(0, 1) ? make_kernel_sums(b, od.c, fd.h * fd.w * fd.c, params.input_offset) : NULL;
     const mcugen_per_channel_quant_params quant = {multiplier, shift};
-    const mcugen_context ctx = {scratch, mcugen_conv_fast_s8_buffer_size(&fd)};
+    const mcugen_context ctx = {scratch, mcugen_convolve_fast_s8_buffer_size(&fd)};
     const int32_t bytes = od.n * od.h * od.w * od.c;
     prepare_outputs(bytes);
     if (mcugen_convolve_s8(&ctx, &params, &quant, &in, input, &fd, filter, &bd, b, &od,
@@ -302,8 +302,8 @@ static void test_conv(int32_t index)
         ++failures;
         return;
     }
-    const mcugen_fast_conv_params fp = fast_conv(&params);
-    if (mcugen_conv_fast_s8(&ctx, &fp, &quant, &in, input, &fd, filter, b, &od, out_fast)) {
+    const mcugen_conv_fast_params fp = fast_conv(&params);
+    if (mcugen_convolve_fast_s8(&ctx, &fp, &quant, &in, input, &fd, filter, b, &od, out_fast)) {
         ++fast_cases;
     } else {
         memcpy(out_fast, out_ref, (size_t)bytes);
@@ -358,7 +358,7 @@ static void test_depthwise(int32_t index)
     fill_quant(od.c, fd.h * fd.w);
     const int32_t *b = uniform(0, 5) == 0 ? NULL : bias;
     const mcugen_per_channel_quant_params quant = {multiplier, shift};
-    const mcugen_context ctx = {scratch, mcugen_dw_conv_fast_s8_buffer_size(&fd)};
+    const mcugen_context ctx = {scratch, mcugen_depthwise_conv_fast_s8_buffer_size(&fd)};
     const int32_t bytes = od.n * od.h * od.w * od.c;
     prepare_outputs(bytes);
     if (mcugen_depthwise_conv_s8(&ctx, &params, &quant, &in, input, &fd, filter, &bd, b, &od,
@@ -369,9 +369,9 @@ static void test_depthwise(int32_t index)
         ++failures;
         return;
     }
-    const mcugen_fast_conv_params fp = fast_dw(&params);
-    if (mcugen_dw_conv_fast_s8(&ctx, &fp, &quant, &in, input, &fd, filter, b, &od,
-                               out_fast)) {
+    const mcugen_conv_fast_params fp = fast_dw(&params);
+    if (mcugen_depthwise_conv_fast_s8(&ctx, &fp, &quant, &in, input, &fd, filter, b, &od,
+                                      out_fast)) {
         ++fast_cases;
     } else {
         memcpy(out_fast, out_ref, (size_t)bytes);
@@ -414,7 +414,7 @@ static void test_fully_connected(int32_t index)
     fill_quant(od.c, in.c);
     const int32_t *b = uniform(0, 5) == 0 ? NULL : bias;
     const mcugen_per_channel_quant_params quant = {multiplier, shift};
-    const mcugen_context ctx = {scratch, mcugen_fc_fast_s8_buffer_size(&fd)};
+    const mcugen_context ctx = {scratch, mcugen_fully_connected_fast_s8_buffer_size(&fd)};
     const int32_t bytes = od.n * od.c;
     prepare_outputs(bytes);
     if (mcugen_fully_connected_s8(&ctx, &params, &quant, &in, input, &fd, filter, &bd, b, &od,
@@ -425,8 +425,9 @@ static void test_fully_connected(int32_t index)
         ++failures;
         return;
     }
-    const mcugen_fast_fc_params fp = fast_fc(&params);
-    if (mcugen_fc_fast_s8(&ctx, &fp, &quant, &in, input, &fd, filter, b, &od, out_fast)) {
+    const mcugen_fully_connected_fast_params fp = fast_fc(&params);
+    if (mcugen_fully_connected_fast_s8(&ctx, &fp, &quant, &in, input, &fd, filter, b, &od,
+                                       out_fast)) {
         ++fast_cases;
     } else {
         memcpy(out_fast, out_ref, (size_t)bytes);
@@ -707,21 +708,23 @@ static void test_requant_edges(int32_t index)
     if (dw) {
         const mcugen_dw_conv_params params = {input_offset, output_offset, stride, padding,
                                               dilation,     act,           1};
-        const mcugen_context ctx = {scratch, mcugen_dw_conv_fast_s8_buffer_size(&fd)};
+        const mcugen_context ctx = {scratch, mcugen_depthwise_conv_fast_s8_buffer_size(&fd)};
         status = mcugen_depthwise_conv_s8(&ctx, &params, &quant, &in, input, &fd, filter, &bd,
                                           b, &od, out_ref);
-        const mcugen_fast_conv_params fp = fast_dw(&params);
+        const mcugen_conv_fast_params fp = fast_dw(&params);
         fast = status == MCUGEN_OK &&
-               mcugen_dw_conv_fast_s8(&ctx, &fp, &quant, &in, input, &fd, filter, b, &od, out_fast);
+               mcugen_depthwise_conv_fast_s8(&ctx, &fp, &quant, &in, input, &fd, filter, b, &od,
+                                             out_fast);
     } else {
         const mcugen_conv_params params = {input_offset, output_offset, stride, padding,
                                            dilation,     act,           NULL};
-        const mcugen_context ctx = {scratch, mcugen_conv_fast_s8_buffer_size(&fd)};
+        const mcugen_context ctx = {scratch, mcugen_convolve_fast_s8_buffer_size(&fd)};
         status = mcugen_convolve_s8(&ctx, &params, &quant, &in, input, &fd, filter, &bd, b, &od,
                                     out_ref);
-        const mcugen_fast_conv_params fp = fast_conv(&params);
+        const mcugen_conv_fast_params fp = fast_conv(&params);
         fast = status == MCUGEN_OK &&
-               mcugen_conv_fast_s8(&ctx, &fp, &quant, &in, input, &fd, filter, b, &od, out_fast);
+               mcugen_convolve_fast_s8(&ctx, &fp, &quant, &in, input, &fd, filter, b, &od,
+                                       out_fast);
     }
     if (status != MCUGEN_OK) {
         put_text("FAIL requant_edges: portable kernel rejected case ");
@@ -808,14 +811,14 @@ static void bench(void)
     SYST[0] = 5u;
     mcugen_dims in = {1, 25, 5, 64}, fd = {64, 1, 1, 64}, bd = {1, 1, 1, 64}, od = {1, 25, 5, 64};
     mcugen_conv_params cp = {-3, 5, {1, 1}, {0, 0}, {1, 1}, {-128, 127}, NULL};
-    const mcugen_fast_conv_params fcp = fast_conv(&cp);
+    const mcugen_conv_fast_params fcp = fast_conv(&cp);
     fill_s8(input, MAX_INPUT);
     fill_s8(filter, MAX_FILTER);
     fill_quant(MAX_CHANNELS, 64);
     const mcugen_per_channel_quant_params quant = {multiplier, shift};
-    mcugen_context ctx = {scratch, mcugen_conv_fast_s8_buffer_size(&fd)};
+    mcugen_context ctx = {scratch, mcugen_convolve_fast_s8_buffer_size(&fd)};
     uint32_t t = SYST[2];
-    (void)mcugen_conv_fast_s8(&ctx, &fcp, &quant, &in, input, &fd, filter, bias, &od, out_fast);
+    (void)mcugen_convolve_fast_s8(&ctx, &fcp, &quant, &in, input, &fd, filter, bias, &od, out_fast);
     const uint32_t fast = ticks_since(t);
 #if defined(TEST_BENCH_STOP)
     semihost_exit(0);
@@ -827,10 +830,11 @@ static void bench(void)
     mcugen_dims in3 = {1, 16, 16, 16}, fd3 = {16, 3, 3, 16}, od3 = {1, 16, 16, 16};
     bd.c = 16;
     mcugen_conv_params cp3 = {-3, 5, {1, 1}, {1, 1}, {1, 1}, {-128, 127}, NULL};
-    const mcugen_fast_conv_params fcp3 = fast_conv(&cp3);
-    ctx.size = mcugen_conv_fast_s8_buffer_size(&fd3);
+    const mcugen_conv_fast_params fcp3 = fast_conv(&cp3);
+    ctx.size = mcugen_convolve_fast_s8_buffer_size(&fd3);
     t = SYST[2];
-    (void)mcugen_conv_fast_s8(&ctx, &fcp3, &quant, &in3, input, &fd3, filter, bias, &od3, out_fast);
+    (void)mcugen_convolve_fast_s8(&ctx, &fcp3, &quant, &in3, input, &fd3, filter, bias, &od3,
+                                  out_fast);
     const uint32_t fast3 = ticks_since(t);
     t = SYST[2];
     (void)mcugen_convolve_s8(&ctx, &cp3, &quant, &in3, input, &fd3, filter, &bd, bias, &od3,
@@ -840,10 +844,11 @@ static void bench(void)
     mcugen_dims fdw = {1, 3, 3, 64};
     bd.c = 64;
     mcugen_dw_conv_params dp = {-3, 5, {1, 1}, {1, 1}, {1, 1}, {-128, 127}, 1};
-    const mcugen_fast_conv_params fdp = fast_dw(&dp);
-    ctx.size = mcugen_dw_conv_fast_s8_buffer_size(&fdw);
+    const mcugen_conv_fast_params fdp = fast_dw(&dp);
+    ctx.size = mcugen_depthwise_conv_fast_s8_buffer_size(&fdw);
     t = SYST[2];
-    (void)mcugen_dw_conv_fast_s8(&ctx, &fdp, &quant, &in, input, &fdw, filter, bias, &od, out_fast);
+    (void)mcugen_depthwise_conv_fast_s8(&ctx, &fdp, &quant, &in, input, &fdw, filter, bias, &od,
+                                        out_fast);
     const uint32_t fastd = ticks_since(t);
 #if defined(TEST_BENCH_STOP_DW)
     semihost_exit(0);
@@ -857,11 +862,11 @@ static void bench(void)
     mcugen_dims in0 = {1, 48, 48, 3}, fd0 = {8, 3, 3, 3}, od0 = {1, 24, 24, 8};
     bd.c = 8;
     mcugen_conv_params cp0 = {-3, 5, {2, 2}, {0, 0}, {1, 1}, {-128, 127}, NULL};
-    const mcugen_fast_conv_params fcp0 = fast_conv(&cp0);
-    ctx.size = mcugen_conv_fast_s8_buffer_size(&fd0);
+    const mcugen_conv_fast_params fcp0 = fast_conv(&cp0);
+    ctx.size = mcugen_convolve_fast_s8_buffer_size(&fd0);
     t = SYST[2];
-    (void)mcugen_conv_fast_s8(&ctx, &fcp0, &quant, &in0, input, &fd0, filter, bias, &od0,
-                              out_fast);
+    (void)mcugen_convolve_fast_s8(&ctx, &fcp0, &quant, &in0, input, &fd0, filter, bias, &od0,
+                                  out_fast);
     const uint32_t fast0 = ticks_since(t);
 #if defined(TEST_BENCH_STOP_FIRST)
     semihost_exit(0);
@@ -886,9 +891,9 @@ static void print_buffer_sizes(void)
         const mcugen_dims conv = {n, h, w, c}, dw = {1, h, w, n}, fc = {c, 1, 1, n};
         put_text("scratch ");
         put_int(h), put_text(" "), put_int(w), put_text(" "), put_int(c), put_text(" "), put_int(n);
-        put_text(": "), put_int(mcugen_conv_fast_s8_buffer_size(&conv));
-        put_text(" "), put_int(mcugen_dw_conv_fast_s8_buffer_size(&dw));
-        put_text(" "), put_int(mcugen_fc_fast_s8_buffer_size(&fc));
+        put_text(": "), put_int(mcugen_convolve_fast_s8_buffer_size(&conv));
+        put_text(" "), put_int(mcugen_depthwise_conv_fast_s8_buffer_size(&dw));
+        put_text(" "), put_int(mcugen_fully_connected_fast_s8_buffer_size(&fc));
         end_line();
     }
 }

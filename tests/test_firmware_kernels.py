@@ -96,10 +96,10 @@ MUTATIONS = [
     ("qemu-m4", "mcugen_conv_fast_dsp.c", "    return (y + (y >> 31) + add) >> right;\n",
      "    return (y + add) >> right;\n"),
     # int8 ADD: the input rescale of the DSP and Helium rows without its -1 for negatives
-    ("qemu-m4", "mcugen_elementwise.c",
+    ("qemu-m4", "mcugen_elementwise_fast_dsp.c",
      "(smmlar(A, g_multiplier, g_round) - (int32_t)((uint32_t)A >> 31))",
      "(smmlar(A, g_multiplier, g_round))"),
-    ("qemu-m55", "mcugen_elementwise.c", "vqrdmlahq_n_s32(vshrq_n_s32(g, 31), g, g_multiplier)",
+    ("qemu-m55", "mcugen_elementwise_fast_mve.c", "vqrdmlahq_n_s32(vshrq_n_s32(g, 31), g, g_multiplier)",
      "vqrdmlahq_n_s32(vdupq_n_s32(0), g, g_multiplier)"),
 ]
 

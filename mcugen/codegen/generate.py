@@ -30,6 +30,8 @@ TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 RUNTIME = TEMPLATES / "runtime" / "kernels"
 # Headers every generated model includes, whatever its ops.
 COMMON_RUNTIME = ("mcugen_nn_types.h", "mcugen_fixedpoint.h", "mcugen_platform.h")
+# Fast-path interfaces that only their kernels include: copied, not included by the model.
+INTERNAL_HEADERS = ("mcugen_elementwise_fast.h", "mcugen_pool_fast.h")
 
 
 @dataclass
@@ -220,7 +222,8 @@ def generate(graph: Graph, order: list[Op], plan: Plan, prefix: str, rounding: R
                         for s in steps if s.op is not None],
         "inputs": [_io_entry(t, i, plan, ctx) for i, t in enumerate(graph.inputs)],
         "outputs": [_io_entry(t, i, plan, ctx) for i, t in enumerate(graph.outputs)],
-        "kernel_headers": sorted(f for f in kernel_files if f.endswith(".h")),
+        "kernel_headers": sorted(f for f in kernel_files
+                                 if f.endswith(".h") and f not in INTERNAL_HEADERS),
         "sources": [f"{prefix}_model.c"] + sorted(f for f in kernel_files if f.endswith(".c")),
     }
     env = _environment()

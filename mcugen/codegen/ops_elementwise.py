@@ -31,7 +31,9 @@ from .cnames import c_float
 from .emit import EmitContext, KernelCall, emitter
 
 MAX_LOOPS = 6  # MCUGEN_BROADCAST_MAX_LOOPS in mcugen_elementwise.h
-RUNTIME = {"mcugen_elementwise", "mcugen_fast_common"}  # the ADD/SUB rows share fast helpers
+# the int8 ADD/SUB fast paths: interface, one file per instruction set, shared helpers
+RUNTIME = {"mcugen_elementwise", "mcugen_elementwise_fast", "mcugen_elementwise_fast_dsp",
+           "mcugen_elementwise_fast_mve", "mcugen_fast_common"}
 _SUFFIX = {DType.INT8: "s8", DType.INT16: "s16", DType.FLOAT32: "f32"}
 
 

@@ -55,7 +55,7 @@ def round_up4(n: int) -> int:
 
 
 def conv_scratch_bytes(op: Op, target: Target) -> int:
-    """int8 only, mirrors mcugen_conv_fast_s8_buffer_size: DSP, five int16 im2col columns
+    """int8 only, mirrors mcugen_convolve_fast_s8_buffer_size: DSP, five int16 im2col columns
     (four when round_up4(kh * kw * depth) > 256), a 16-byte requantization entry per output
     channel and an int8 staging column ((2 * columns + 1) * round_up4(kh * kw * depth) +
     16 * out_c); MVE, two int8 columns and three int32 sums
@@ -72,7 +72,7 @@ def conv_scratch_bytes(op: Op, target: Target) -> int:
 
 
 def depthwise_scratch_bytes(op: Op, target: Target) -> int:
-    """int8 only, mirrors mcugen_dw_conv_fast_s8_buffer_size: MVE, the bias, multiplier
+    """int8 only, mirrors mcugen_depthwise_conv_fast_s8_buffer_size: MVE, the bias, multiplier
     and shift of each eight-channel block (96 * ceil(out_c / 8)); DSP, a chunk of `quads`
     four-channel groups (as many as fit 1280 bytes, at least one), each with 16-byte
     requantization entries, starting sums, zero points and int16 weights

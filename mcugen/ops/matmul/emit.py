@@ -43,7 +43,7 @@ RUNTIME_FC = {"mcugen_fully_connected", "mcugen_rescale"} | RUNTIME_FAST
 
 
 def fc_scratch_bytes(op: Op, target: Target) -> int:
-    """int8 only, mirrors mcugen_fc_fast_s8_buffer_size: DSP, the input row as int16
+    """int8 only, mirrors mcugen_fully_connected_fast_s8_buffer_size: DSP, the input row as int16
     (2 * round_up4(accum_depth)); the MVE path needs none."""
     if is_int16(op) or op.inputs[1] is None or len(op.inputs[1].shape) != 2 or helium(target):
         return 0

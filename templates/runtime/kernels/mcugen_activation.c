@@ -1,3 +1,9 @@
+/* mcugen runtime: element-wise activations and unary ops, the kernels behind mcugen_activation.h.
+ * Ops: LOGISTIC, TANH, HARD_SWISH, RELU, RELU6, LEAKY_RELU, ABS, RSQRT, NEG and the pointwise
+ * rescales (QUANTIZE between integer types), int8, int16, float32 as each op allows.
+ * Reference arithmetic: TFLite's reference kernels (gemmlowp fixed point, the int16 LUTs, the
+ * hard-swish and leaky-relu rescales); see the header for where TFLM and LiteRT differ.
+ * Fast paths: none (portable C on every core). */
 #include "mcugen_activation.h"
 
 #include <math.h>

@@ -1,4 +1,8 @@
-/* mcugen runtime: BATCH_MATMUL. See mcugen_batch_matmul.h for the contract. */
+/* mcugen runtime: the BATCH_MATMUL kernels behind mcugen_batch_matmul.h.
+ * Ops: BATCH_MATMUL, int8 (mcugen_batch_matmul_s8) and int16 (mcugen_batch_matmul_s16), with
+ * adj_x/adj_y and batch broadcasting. Reference arithmetic: TFLite's reference BatchMatMul
+ * (offset products summed in int32 or int64, then mcugen_rescale.h's per-tensor rescale, the
+ * output offset and the clamp). Fast paths: none. */
 #include "mcugen_batch_matmul.h"
 
 #include <stddef.h>

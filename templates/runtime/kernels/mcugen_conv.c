@@ -1,4 +1,12 @@
-/* mcugen runtime: int8 CONV_2D and DEPTHWISE_CONV_2D. See mcugen_conv.h for the contract. */
+/* mcugen runtime: the CONV_2D and DEPTHWISE_CONV_2D kernels behind mcugen_conv.h: int8
+ * (mcugen_convolve_s8, mcugen_depthwise_conv_s8, grouped convs included) and int16x8 (_s16).
+ * Reference arithmetic: TFLite's reference_integer_ops ConvPerChannel and
+ * DepthwiseConvPerChannel (int32 sums over the in-bounds taps, per-channel requantization;
+ * int16x8 through mcugen_rescale.h).
+ * Fast paths: the int8 kernels first offer the work to mcugen_convolve_fast_s8 /
+ * mcugen_depthwise_conv_fast_s8 (mcugen_conv_fast.h: DSP on Cortex-M4/M7, Helium on
+ * Cortex-M55, with enough scratch; conv groups == 1, depthwise ch_mult 1) and run the portable
+ * loops when it declines; -DMCUGEN_PORTABLE leaves the dispatch out. */
 #include "mcugen_conv.h"
 
 #include <stddef.h>
@@ -104,7 +112,7 @@ int32_t mcugen_convolve_s8_get_buffer_size(const mcugen_dims *input_dims,
                                            const mcugen_dims *filter_dims)
 {
     (void)input_dims;
-    return mcugen_conv_fast_s8_buffer_size(filter_dims); /* the fast paths' im2col */
+    return mcugen_convolve_fast_s8_buffer_size(filter_dims); /* the fast paths' im2col */
 }
 
 mcugen_status mcugen_convolve_s8(const mcugen_context *ctx, const mcugen_conv_params *params,
@@ -132,12 +140,12 @@ mcugen_status mcugen_convolve_s8(const mcugen_context *ctx, const mcugen_conv_pa
     }
     (void)ctx; /* scratch: only the fast paths use it */
 #if !defined(MCUGEN_PORTABLE)
-    const mcugen_fast_conv_params fast = {params->input_offset, params->output_offset,
+    const mcugen_conv_fast_params fast = {params->input_offset, params->output_offset,
                                           params->stride,       params->padding,
                                           params->dilation,     params->activation,
                                           1,                    params->kernel_sums};
-    if (groups == 1 && mcugen_conv_fast_s8(ctx, &fast, quant, input_dims, input, filter_dims,
-                                           filter, bias, output_dims, output)) {
+    if (groups == 1 && mcugen_convolve_fast_s8(ctx, &fast, quant, input_dims, input, filter_dims,
+                                               filter, bias, output_dims, output)) {
         return MCUGEN_OK; /* DSP or MVE inner loops (mcugen_conv_fast.h) */
     }
 #endif
@@ -180,7 +188,7 @@ int32_t mcugen_depthwise_conv_s8_get_buffer_size(const mcugen_dims *input_dims,
                                                  const mcugen_dims *filter_dims)
 {
     (void)input_dims;
-    return mcugen_dw_conv_fast_s8_buffer_size(filter_dims); /* the fast paths' sums */
+    return mcugen_depthwise_conv_fast_s8_buffer_size(filter_dims); /* the fast paths' sums */
 }
 
 mcugen_status mcugen_depthwise_conv_s8(const mcugen_context *ctx,
@@ -207,12 +215,12 @@ mcugen_status mcugen_depthwise_conv_s8(const mcugen_context *ctx,
         return MCUGEN_ARG_ERROR;
     }
 #if !defined(MCUGEN_PORTABLE)
-    const mcugen_fast_conv_params fast = {params->input_offset, params->output_offset,
+    const mcugen_conv_fast_params fast = {params->input_offset, params->output_offset,
                                           params->stride,       params->padding,
                                           params->dilation,     params->activation,
                                           params->ch_mult,      NULL};
-    if (mcugen_dw_conv_fast_s8(ctx, &fast, quant, input_dims, input, filter_dims, filter, bias,
-                               output_dims, output)) {
+    if (mcugen_depthwise_conv_fast_s8(ctx, &fast, quant, input_dims, input, filter_dims, filter,
+                                      bias, output_dims, output)) {
         return MCUGEN_OK; /* DSP or MVE inner loops (mcugen_conv_fast.h) */
     }
 #endif

@@ -1,56 +1,80 @@
-/* mcugen runtime: the fast-path entry points when no fast path is compiled in (host,
- * Cortex-M0/M3, -DMCUGEN_PORTABLE): no scratch, and every function declines so that the
- * portable loops run. The fast paths are in mcugen_conv_fast_dsp.c and mcugen_conv_fast_mve.c. */
+/* mcugen runtime: the conv/depthwise/FULLY_CONNECTED fast paths' portable side (see
+ * mcugen_conv_fast.h): the scratch size of the path compiled in (each ISA's sizes are in
+ * mcugen_conv_fast_dsp.c, _mve.c), and, when no path is compiled in (host, Cortex-M0/M3,
+ * -DMCUGEN_PORTABLE), entry points that decline so that the portable loops run. */
 #include "mcugen_conv_fast.h"
 #include "mcugen_fast_common.h"
 
+/* The scratch of the path compiled in: each instruction set's size functions are compiled on
+ * every core (mcugen_conv_fast_dsp.c, _mve.c), this picks the one that runs. */
+int32_t mcugen_convolve_fast_s8_buffer_size(const mcugen_dims *filter_dims)
+{
+#if defined(MCUGEN_FAST_MVE)
+    return mcugen_convolve_fast_mve_s8_buffer_size(filter_dims);
+#elif defined(MCUGEN_FAST_DSP)
+    return mcugen_convolve_fast_dsp_s8_buffer_size(filter_dims);
+#else
+    (void)filter_dims;
+    return 0;
+#endif
+}
+
+int32_t mcugen_depthwise_conv_fast_s8_buffer_size(const mcugen_dims *filter_dims)
+{
+#if defined(MCUGEN_FAST_MVE)
+    return mcugen_depthwise_conv_fast_mve_s8_buffer_size(filter_dims);
+#elif defined(MCUGEN_FAST_DSP)
+    return mcugen_depthwise_conv_fast_dsp_s8_buffer_size(filter_dims);
+#else
+    (void)filter_dims;
+    return 0;
+#endif
+}
+
+int32_t mcugen_fully_connected_fast_s8_buffer_size(const mcugen_dims *filter_dims)
+{
+#if defined(MCUGEN_FAST_MVE)
+    return mcugen_fully_connected_fast_mve_s8_buffer_size(filter_dims);
+#elif defined(MCUGEN_FAST_DSP)
+    return mcugen_fully_connected_fast_dsp_s8_buffer_size(filter_dims);
+#else
+    (void)filter_dims;
+    return 0;
+#endif
+}
+
 #if !defined(MCUGEN_FAST_DSP) && !defined(MCUGEN_FAST_MVE)
 
-int32_t mcugen_conv_fast_s8_buffer_size(const mcugen_dims *filter_dims)
-{
-    (void)filter_dims;
-    return 0;
-}
-
-int32_t mcugen_dw_conv_fast_s8_buffer_size(const mcugen_dims *filter_dims)
-{
-    (void)filter_dims;
-    return 0;
-}
-
-int32_t mcugen_fc_fast_s8_buffer_size(const mcugen_dims *filter_dims)
-{
-    (void)filter_dims;
-    return 0;
-}
-
-int mcugen_conv_fast_s8(const mcugen_context *ctx, const mcugen_fast_conv_params *params,
-                        const mcugen_per_channel_quant_params *quant,
-                        const mcugen_dims *input_dims, const int8_t *input,
-                        const mcugen_dims *filter_dims, const int8_t *filter, const int32_t *bias,
-                        const mcugen_dims *output_dims, int8_t *output)
+int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_params *params,
+                            const mcugen_per_channel_quant_params *quant,
+                            const mcugen_dims *input_dims, const int8_t *input,
+                            const mcugen_dims *filter_dims, const int8_t *filter,
+                            const int32_t *bias, const mcugen_dims *output_dims, int8_t *output)
 {
     (void)ctx, (void)params, (void)quant, (void)input_dims, (void)input, (void)filter_dims;
     (void)filter, (void)bias, (void)output_dims, (void)output;
     return 0;
 }
 
-int mcugen_dw_conv_fast_s8(const mcugen_context *ctx, const mcugen_fast_conv_params *params,
-                           const mcugen_per_channel_quant_params *quant,
-                           const mcugen_dims *input_dims, const int8_t *input,
-                           const mcugen_dims *filter_dims, const int8_t *filter,
-                           const int32_t *bias, const mcugen_dims *output_dims, int8_t *output)
+int mcugen_depthwise_conv_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_params *params,
+                                  const mcugen_per_channel_quant_params *quant,
+                                  const mcugen_dims *input_dims, const int8_t *input,
+                                  const mcugen_dims *filter_dims, const int8_t *filter,
+                                  const int32_t *bias, const mcugen_dims *output_dims,
+                                  int8_t *output)
 {
     (void)ctx, (void)params, (void)quant, (void)input_dims, (void)input, (void)filter_dims;
     (void)filter, (void)bias, (void)output_dims, (void)output;
     return 0;
 }
 
-int mcugen_fc_fast_s8(const mcugen_context *ctx, const mcugen_fast_fc_params *params,
-                      const mcugen_per_channel_quant_params *quant,
-                      const mcugen_dims *input_dims, const int8_t *input,
-                      const mcugen_dims *filter_dims, const int8_t *filter, const int32_t *bias,
-                      const mcugen_dims *output_dims, int8_t *output)
+int mcugen_fully_connected_fast_s8(const mcugen_context *ctx,
+                                   const mcugen_fully_connected_fast_params *params,
+                                   const mcugen_per_channel_quant_params *quant,
+                                   const mcugen_dims *input_dims, const int8_t *input,
+                                   const mcugen_dims *filter_dims, const int8_t *filter,
+                                   const int32_t *bias, const mcugen_dims *output_dims,
+                                   int8_t *output)
 {
     (void)ctx, (void)params, (void)quant, (void)input_dims, (void)input, (void)filter_dims;
     (void)filter, (void)bias, (void)output_dims, (void)output;
@@ -58,6 +82,4 @@ int mcugen_fc_fast_s8(const mcugen_context *ctx, const mcugen_fast_fc_params *pa
 }
 
 
-#else
-typedef int mcugen_conv_fast_portable_unused; /* ISO C: a translation unit is never empty */
 #endif

@@ -71,7 +71,7 @@ typedef struct {
     mcugen_activation activation;
     int32_t ch_mult; /* depthwise only */
     const int32_t *kernel_sums; /* conv only, optional: mcugen_conv_params.kernel_sums */
-} mcugen_fast_conv_params;
+} mcugen_conv_fast_params;
 
 /* What the fast path needs of mcugen_fc_params (mcugen_fully_connected.h). */
 typedef struct {
@@ -79,37 +79,50 @@ typedef struct {
     int32_t output_offset;
     mcugen_activation activation;
     int32_t per_channel;
-} mcugen_fast_fc_params;
+} mcugen_fully_connected_fast_params;
 
-/* Scratch bytes of the conv fast paths: the im2col columns and per-channel sums. */
-int32_t mcugen_conv_fast_s8_buffer_size(const mcugen_dims *filter_dims);
+/* Scratch bytes of the conv fast path compiled in (0 without one): the im2col columns and
+ * per-channel sums. */
+int32_t mcugen_convolve_fast_s8_buffer_size(const mcugen_dims *filter_dims);
 
-/* Scratch bytes of the depthwise fast paths: one pixel's sums. */
-int32_t mcugen_dw_conv_fast_s8_buffer_size(const mcugen_dims *filter_dims);
+/* Scratch bytes of the depthwise fast path compiled in: per-channel tables. */
+int32_t mcugen_depthwise_conv_fast_s8_buffer_size(const mcugen_dims *filter_dims);
 
-/* Scratch bytes of the FULLY_CONNECTED fast paths: the input row as int16. */
-int32_t mcugen_fc_fast_s8_buffer_size(const mcugen_dims *filter_dims);
+/* Scratch bytes of the FULLY_CONNECTED fast path compiled in: the input row as int16. */
+int32_t mcugen_fully_connected_fast_s8_buffer_size(const mcugen_dims *filter_dims);
+
+/* The same per instruction set, compiled on every core (plain arithmetic: the host checks them
+ * against mcugen's planner, tests/test_kernel_scratch.py): mcugen_conv_fast_dsp.c, _mve.c. */
+int32_t mcugen_convolve_fast_dsp_s8_buffer_size(const mcugen_dims *filter_dims);
+int32_t mcugen_depthwise_conv_fast_dsp_s8_buffer_size(const mcugen_dims *filter_dims);
+int32_t mcugen_fully_connected_fast_dsp_s8_buffer_size(const mcugen_dims *filter_dims);
+int32_t mcugen_convolve_fast_mve_s8_buffer_size(const mcugen_dims *filter_dims);
+int32_t mcugen_depthwise_conv_fast_mve_s8_buffer_size(const mcugen_dims *filter_dims);
+int32_t mcugen_fully_connected_fast_mve_s8_buffer_size(const mcugen_dims *filter_dims);
 
 /* Arguments as mcugen_convolve_s8, already validated by it (groups == 1 is checked here). */
-int mcugen_conv_fast_s8(const mcugen_context *ctx, const mcugen_fast_conv_params *params,
-                        const mcugen_per_channel_quant_params *quant,
-                        const mcugen_dims *input_dims, const int8_t *input,
-                        const mcugen_dims *filter_dims, const int8_t *filter, const int32_t *bias,
-                        const mcugen_dims *output_dims, int8_t *output);
+int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_params *params,
+                            const mcugen_per_channel_quant_params *quant,
+                            const mcugen_dims *input_dims, const int8_t *input,
+                            const mcugen_dims *filter_dims, const int8_t *filter,
+                            const int32_t *bias, const mcugen_dims *output_dims, int8_t *output);
 
 /* Arguments as mcugen_depthwise_conv_s8, already validated by it. */
-int mcugen_dw_conv_fast_s8(const mcugen_context *ctx, const mcugen_fast_conv_params *params,
-                           const mcugen_per_channel_quant_params *quant,
-                           const mcugen_dims *input_dims, const int8_t *input,
-                           const mcugen_dims *filter_dims, const int8_t *filter,
-                           const int32_t *bias, const mcugen_dims *output_dims, int8_t *output);
+int mcugen_depthwise_conv_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_params *params,
+                                  const mcugen_per_channel_quant_params *quant,
+                                  const mcugen_dims *input_dims, const int8_t *input,
+                                  const mcugen_dims *filter_dims, const int8_t *filter,
+                                  const int32_t *bias, const mcugen_dims *output_dims,
+                                  int8_t *output);
 
 /* Arguments as mcugen_fully_connected_s8, already validated by it; only for filter_offset 0
  * and the fixed-point requantization (real_scale == NULL), which the caller checks. */
-int mcugen_fc_fast_s8(const mcugen_context *ctx, const mcugen_fast_fc_params *params,
-                      const mcugen_per_channel_quant_params *quant,
-                      const mcugen_dims *input_dims, const int8_t *input,
-                      const mcugen_dims *filter_dims, const int8_t *filter, const int32_t *bias,
-                      const mcugen_dims *output_dims, int8_t *output);
+int mcugen_fully_connected_fast_s8(const mcugen_context *ctx,
+                                   const mcugen_fully_connected_fast_params *params,
+                                   const mcugen_per_channel_quant_params *quant,
+                                   const mcugen_dims *input_dims, const int8_t *input,
+                                   const mcugen_dims *filter_dims, const int8_t *filter,
+                                   const int32_t *bias, const mcugen_dims *output_dims,
+                                   int8_t *output);
 
 #endif /* MCUGEN_CONV_FAST_H */

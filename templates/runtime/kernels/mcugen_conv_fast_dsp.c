@@ -1,7 +1,60 @@
-/* mcugen runtime: the fast int8 conv, depthwise and FULLY_CONNECTED paths for cores with the
- * DSP extension (Cortex-M4/M7): SMLAD and friends. See mcugen_conv_fast.h. */
+/* mcugen runtime: the int8 CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED fast paths for cores
+ * with the DSP extension (Cortex-M4/M7): im2col into int16 and SMLAD, SMLABB/SMLATT for the
+ * depthwise, SMMULR requantization. Bit-exact with the portable C (TFLite's reference integer
+ * conv); compiled only under MCUGEN_FAST_DSP, except the scratch sizes, which every core
+ * compiles. Conditions and the arithmetic argument: mcugen_conv_fast.h. */
 #include "mcugen_conv_fast.h"
 #include "mcugen_fast_common.h"
+
+/* One output channel's requantization, decoded (see "requantization" below). */
+typedef struct {
+    int32_t bias;
+    int32_t mult;
+    int32_t right;
+    int32_t add;
+} rq_chan;
+
+/* ---- scratch: plain arithmetic, compiled on every core so that the host can check it -------- */
+
+/* The largest block: five columns where a column is small (a fifth column of 5 pixels per
+ * call under tiling instead of 4 + a lone one), else four (scratch is RAM). */
+static inline int32_t conv_columns(int32_t size4)
+{
+    return size4 <= 256 ? 5 : 4;
+}
+
+int32_t mcugen_convolve_fast_dsp_s8_buffer_size(const mcugen_dims *filter_dims)
+{
+    /* conv_columns int16 im2col columns, the requantization table, one column's staging */
+    const int32_t size4 = round_up4(filter_dims->h * filter_dims->w * filter_dims->c);
+    return (2 * conv_columns(size4) + 1) * size4 + (int32_t)sizeof(rq_chan) * filter_dims->n;
+}
+
+/* The depthwise runs over the pixels once per chunk of channels, up to DW_CHUNK_BYTES of
+ * per-channel tables a chunk (at least one quad of four channels): the scratch stays O(taps). */
+#define DW_CHUNK_BYTES 1280
+#define DW_QUAD_BYTES(taps) (4 * ((int32_t)sizeof(rq_chan) + 4 + 1) + 8 * (taps))
+
+static int32_t dw_quads(const mcugen_dims *filter_dims)
+{
+    const int32_t quads = (filter_dims->c + 3) >> 2;
+    const int32_t fit = DW_CHUNK_BYTES / DW_QUAD_BYTES(filter_dims->h * filter_dims->w);
+    const int32_t q = fit < quads ? fit : quads;
+    return q < 1 ? 1 : q;
+}
+
+int32_t mcugen_depthwise_conv_fast_dsp_s8_buffer_size(const mcugen_dims *filter_dims)
+{
+    /* per chunk channel: its requantization, starting sum, input zero point and weights
+     * widened to int16; per tap: two input offsets */
+    const int32_t taps = filter_dims->h * filter_dims->w;
+    return dw_quads(filter_dims) * DW_QUAD_BYTES(taps) + 8 * taps;
+}
+
+int32_t mcugen_fully_connected_fast_dsp_s8_buffer_size(const mcugen_dims *filter_dims)
+{
+    return 2 * round_up4(filter_dims->n); /* the input row as int16 */
+}
 
 #if defined(MCUGEN_FAST_DSP)
 
@@ -16,12 +69,6 @@
  *        so |2 acc| < 2^31, |y| <= 2^30 and |y + add| < 2^30 + 2^29 + 2^21 + 1.
  *   exact (right == 0): requantize_fast with add holding the shift, for everything else
  *        (TFLite's mcugen_requantize for a multiplier of INT32_MIN: no decline). */
-typedef struct {
-    int32_t bias;
-    int32_t mult;
-    int32_t right;
-    int32_t add;
-} rq_chan;
 
 static inline int32_t smmulr(int32_t a, int32_t b)
 {
@@ -117,48 +164,6 @@ static inline int8_t rq_out(int32_t acc, const rq_chan *q, const rq_params *p)
     }
     const int32_t y = rq_y(acc, q->mult, q->right, q->add);
     return p->full ? (int8_t)__ssat(y, 8) : clamp_s8(y, p->lo, p->hi);
-}
-
-/* ---- scratch ------------------------------------------------------------------------------ */
-
-/* The largest block: five columns where a column is small (a fifth column of 5 pixels per
- * call under tiling instead of 4 + a lone one), else four (scratch is RAM). */
-static inline int32_t conv_columns(int32_t size4)
-{
-    return size4 <= 256 ? 5 : 4;
-}
-
-int32_t mcugen_conv_fast_s8_buffer_size(const mcugen_dims *filter_dims)
-{
-    /* conv_columns int16 im2col columns, the requantization table, one column's staging */
-    const int32_t size4 = round_up4(filter_dims->h * filter_dims->w * filter_dims->c);
-    return (2 * conv_columns(size4) + 1) * size4 + (int32_t)sizeof(rq_chan) * filter_dims->n;
-}
-
-/* The depthwise runs over the pixels once per chunk of channels, up to DW_CHUNK_BYTES of
- * per-channel tables a chunk (at least one quad of four channels): the scratch stays O(taps). */
-#define DW_CHUNK_BYTES 1280
-#define DW_QUAD_BYTES(taps) (4 * ((int32_t)sizeof(rq_chan) + 4 + 1) + 8 * (taps))
-
-static int32_t dw_quads(const mcugen_dims *filter_dims)
-{
-    const int32_t quads = (filter_dims->c + 3) >> 2;
-    const int32_t fit = DW_CHUNK_BYTES / DW_QUAD_BYTES(filter_dims->h * filter_dims->w);
-    const int32_t q = fit < quads ? fit : quads;
-    return q < 1 ? 1 : q;
-}
-
-int32_t mcugen_dw_conv_fast_s8_buffer_size(const mcugen_dims *filter_dims)
-{
-    /* per chunk channel: its requantization, starting sum, input zero point and weights
-     * widened to int16; per tap: two input offsets */
-    const int32_t taps = filter_dims->h * filter_dims->w;
-    return dw_quads(filter_dims) * DW_QUAD_BYTES(taps) + 8 * taps;
-}
-
-int32_t mcugen_fc_fast_s8_buffer_size(const mcugen_dims *filter_dims)
-{
-    return 2 * round_up4(filter_dims->n); /* the input row as int16 */
 }
 
 /* ---- conv: im2col into int16 and SMLAD ------------------------------------------------------
@@ -486,16 +491,16 @@ DSP_NOINLINE static void conv_block(const int8_t *w, const int32_t *x, int32_t s
     }
 }
 
-int mcugen_conv_fast_s8(const mcugen_context *ctx, const mcugen_fast_conv_params *params,
-                        const mcugen_per_channel_quant_params *quant,
-                        const mcugen_dims *input_dims, const int8_t *input,
-                        const mcugen_dims *filter_dims, const int8_t *filter, const int32_t *bias,
-                        const mcugen_dims *output_dims, int8_t *output)
+int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_params *params,
+                            const mcugen_per_channel_quant_params *quant,
+                            const mcugen_dims *input_dims, const int8_t *input,
+                            const mcugen_dims *filter_dims, const int8_t *filter,
+                            const int32_t *bias, const mcugen_dims *output_dims, int8_t *output)
 {
     const int32_t out_c = output_dims->c;
     const int32_t size = filter_dims->h * filter_dims->w * filter_dims->c;
     if (filter_dims->c != input_dims->c ||
-        !scratch_ok(ctx, mcugen_conv_fast_s8_buffer_size(filter_dims))) {
+        !scratch_ok(ctx, mcugen_convolve_fast_dsp_s8_buffer_size(filter_dims))) {
         return 0;
     }
     int16_t *cols = (int16_t *)ctx->buf;
@@ -648,15 +653,16 @@ DSP_NOINLINE static void dw_row(const dw_tables *d, uintptr_t row, int32_t k0, i
     }
 }
 
-int mcugen_dw_conv_fast_s8(const mcugen_context *ctx, const mcugen_fast_conv_params *params,
-                           const mcugen_per_channel_quant_params *quant,
-                           const mcugen_dims *input_dims, const int8_t *input,
-                           const mcugen_dims *filter_dims, const int8_t *filter,
-                           const int32_t *bias, const mcugen_dims *output_dims, int8_t *output)
+int mcugen_depthwise_conv_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_params *params,
+                                  const mcugen_per_channel_quant_params *quant,
+                                  const mcugen_dims *input_dims, const int8_t *input,
+                                  const mcugen_dims *filter_dims, const int8_t *filter,
+                                  const int32_t *bias, const mcugen_dims *output_dims,
+                                  int8_t *output)
 {
     const int32_t channels = output_dims->c;
     if (params->ch_mult != 1 || (channels & 3) != 0 ||
-        !scratch_ok(ctx, mcugen_dw_conv_fast_s8_buffer_size(filter_dims))) {
+        !scratch_ok(ctx, mcugen_depthwise_conv_fast_dsp_s8_buffer_size(filter_dims))) {
         return 0;
     }
     const int32_t in_h = input_dims->h, in_w = input_dims->w;
@@ -731,15 +737,17 @@ int mcugen_dw_conv_fast_s8(const mcugen_context *ctx, const mcugen_fast_conv_par
 
 /* ---- FULLY_CONNECTED ------------------------------------------------------------------------ */
 
-int mcugen_fc_fast_s8(const mcugen_context *ctx, const mcugen_fast_fc_params *params,
-                      const mcugen_per_channel_quant_params *quant,
-                      const mcugen_dims *input_dims, const int8_t *input,
-                      const mcugen_dims *filter_dims, const int8_t *filter, const int32_t *bias,
-                      const mcugen_dims *output_dims, int8_t *output)
+int mcugen_fully_connected_fast_s8(const mcugen_context *ctx,
+                                   const mcugen_fully_connected_fast_params *params,
+                                   const mcugen_per_channel_quant_params *quant,
+                                   const mcugen_dims *input_dims, const int8_t *input,
+                                   const mcugen_dims *filter_dims, const int8_t *filter,
+                                   const int32_t *bias, const mcugen_dims *output_dims,
+                                   int8_t *output)
 {
     const int32_t depth = input_dims->c, units = output_dims->c;
     if (!multipliers_ok(quant->multiplier, params->per_channel ? units : 1) ||
-        !scratch_ok(ctx, mcugen_fc_fast_s8_buffer_size(filter_dims))) {
+        !scratch_ok(ctx, mcugen_fully_connected_fast_dsp_s8_buffer_size(filter_dims))) {
         return 0;
     }
     int16_t *col = (int16_t *)ctx->buf;
@@ -766,6 +774,4 @@ int mcugen_fc_fast_s8(const mcugen_context *ctx, const mcugen_fast_fc_params *pa
 }
 
 
-#else
-typedef int mcugen_conv_fast_dsp_unused; /* ISO C: a translation unit is never empty */
-#endif
+#endif /* MCUGEN_FAST_DSP */

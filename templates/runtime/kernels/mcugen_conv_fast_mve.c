@@ -1,7 +1,30 @@
-/* mcugen runtime: the fast int8 conv, depthwise and FULLY_CONNECTED paths for Helium (MVE,
- * Cortex-M55). See mcugen_conv_fast.h. */
+/* mcugen runtime: the int8 CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED fast paths for Helium
+ * (MVE, Cortex-M55): int8 dot products (VMLADAVA) with the kernel sums, int16 lanes for the
+ * depthwise, vectorised requantization. Bit-exact with the portable C (TFLite's reference
+ * integer conv); compiled only under MCUGEN_FAST_MVE, except the scratch sizes, which every
+ * core compiles. Conditions and the arithmetic argument: mcugen_conv_fast.h. */
 #include "mcugen_conv_fast.h"
 #include "mcugen_fast_common.h"
+
+/* ---- scratch: plain arithmetic, compiled on every core so that the host can check it -------- */
+
+int32_t mcugen_convolve_fast_mve_s8_buffer_size(const mcugen_dims *filter_dims)
+{
+    /* two int8 im2col columns; per output channel its sum and two pixels' accumulators */
+    return 2 * round_up4(filter_dims->h * filter_dims->w * filter_dims->c) + 12 * filter_dims->n;
+}
+
+int32_t mcugen_depthwise_conv_fast_mve_s8_buffer_size(const mcugen_dims *filter_dims)
+{
+    /* the constants of the eight-channel blocks (bias, multiplier, shift) */
+    return 96 * ((filter_dims->c + 7) / 8);
+}
+
+int32_t mcugen_fully_connected_fast_mve_s8_buffer_size(const mcugen_dims *filter_dims)
+{
+    (void)filter_dims;
+    return 0;
+}
 
 #if defined(MCUGEN_FAST_MVE)
 
@@ -13,24 +36,6 @@
 #else
 #define MVE_LEAN 0
 #endif
-
-int32_t mcugen_conv_fast_s8_buffer_size(const mcugen_dims *filter_dims)
-{
-    /* two int8 im2col columns; per output channel its sum and two pixels' accumulators */
-    return 2 * round_up4(filter_dims->h * filter_dims->w * filter_dims->c) + 12 * filter_dims->n;
-}
-
-int32_t mcugen_dw_conv_fast_s8_buffer_size(const mcugen_dims *filter_dims)
-{
-    /* the constants of the eight-channel blocks (bias, multiplier, shift) */
-    return 96 * ((filter_dims->c + 7) / 8);
-}
-
-int32_t mcugen_fc_fast_s8_buffer_size(const mcugen_dims *filter_dims)
-{
-    (void)filter_dims;
-    return 0;
-}
 
 /* any shift[c] > 0, c < n: else the requantization skips its left shift */
 static inline int any_left_shift(const int32_t *shift, int32_t n)
@@ -517,16 +522,16 @@ static inline int window_inside(const window *win, const mcugen_dims *in,
            win->x0 + (filter->w - 1) * dilation->w < in->w;
 }
 
-int mcugen_conv_fast_s8(const mcugen_context *ctx, const mcugen_fast_conv_params *params,
-                        const mcugen_per_channel_quant_params *quant,
-                        const mcugen_dims *input_dims, const int8_t *input,
-                        const mcugen_dims *filter_dims, const int8_t *filter, const int32_t *bias,
-                        const mcugen_dims *output_dims, int8_t *output)
+int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_params *params,
+                            const mcugen_per_channel_quant_params *quant,
+                            const mcugen_dims *input_dims, const int8_t *input,
+                            const mcugen_dims *filter_dims, const int8_t *filter,
+                            const int32_t *bias, const mcugen_dims *output_dims, int8_t *output)
 {
     const int32_t out_c = output_dims->c;
     const int32_t size = filter_dims->h * filter_dims->w * filter_dims->c;
     if (filter_dims->c != input_dims->c ||
-        !scratch_ok(ctx, mcugen_conv_fast_s8_buffer_size(filter_dims))) {
+        !scratch_ok(ctx, mcugen_convolve_fast_mve_s8_buffer_size(filter_dims))) {
         return 0;
     }
     /* scratch: out_c sums (bias + input_offset * sum(w)), 2 * out_c accumulators (two
@@ -1114,16 +1119,17 @@ static void dw_pair_apart(int8_t *out, const int8_t *x, const int8_t *w, int32_t
 }
 #endif
 
-int mcugen_dw_conv_fast_s8(const mcugen_context *ctx, const mcugen_fast_conv_params *params,
-                           const mcugen_per_channel_quant_params *quant,
-                           const mcugen_dims *input_dims, const int8_t *input,
-                           const mcugen_dims *filter_dims, const int8_t *filter,
-                           const int32_t *bias, const mcugen_dims *output_dims, int8_t *output)
+int mcugen_depthwise_conv_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_params *params,
+                                  const mcugen_per_channel_quant_params *quant,
+                                  const mcugen_dims *input_dims, const int8_t *input,
+                                  const mcugen_dims *filter_dims, const int8_t *filter,
+                                  const int32_t *bias, const mcugen_dims *output_dims,
+                                  int8_t *output)
 {
     const int32_t ch = output_dims->c;
     /* fewer than eight channels: the portable loops (the last block overlaps the one before) */
     if (params->ch_mult != 1 || ch < 8 ||
-        !scratch_ok(ctx, mcugen_dw_conv_fast_s8_buffer_size(filter_dims))) {
+        !scratch_ok(ctx, mcugen_depthwise_conv_fast_mve_s8_buffer_size(filter_dims))) {
         return 0;
     }
     const int32_t in_h = input_dims->h, in_w = input_dims->w;
@@ -1240,11 +1246,13 @@ static inline void dot2_offset(const int8_t *w, const int8_t *w1, const int8_t *
     a[1] = wrap_add(d1, (int32_t)((uint32_t)off * (uint32_t)s1));
 }
 
-int mcugen_fc_fast_s8(const mcugen_context *ctx, const mcugen_fast_fc_params *params,
-                      const mcugen_per_channel_quant_params *quant,
-                      const mcugen_dims *input_dims, const int8_t *input,
-                      const mcugen_dims *filter_dims, const int8_t *filter, const int32_t *bias,
-                      const mcugen_dims *output_dims, int8_t *output)
+int mcugen_fully_connected_fast_s8(const mcugen_context *ctx,
+                                   const mcugen_fully_connected_fast_params *params,
+                                   const mcugen_per_channel_quant_params *quant,
+                                   const mcugen_dims *input_dims, const int8_t *input,
+                                   const mcugen_dims *filter_dims, const int8_t *filter,
+                                   const int32_t *bias, const mcugen_dims *output_dims,
+                                   int8_t *output)
 {
     (void)ctx;
     (void)filter_dims;
@@ -1279,6 +1287,4 @@ int mcugen_fc_fast_s8(const mcugen_context *ctx, const mcugen_fast_fc_params *pa
     return 1;
 }
 
-#else
-typedef int mcugen_conv_fast_mve_unused; /* ISO C: a translation unit is never empty */
-#endif
+#endif /* MCUGEN_FAST_MVE */

@@ -1,3 +1,5 @@
+/* mcugen runtime: byte copy between buffers (a materialised RESHAPE, SQUEEZE, EXPAND_DIMS or a
+ * constant output). No arithmetic; any dtype. Fast paths: none (memcpy). See mcugen_copy.h. */
 #include "mcugen_copy.h"
 
 #include <string.h>

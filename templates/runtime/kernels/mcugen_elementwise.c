@@ -1,22 +1,20 @@
+/* mcugen runtime: elementwise binary ops with broadcasting, the kernels behind
+ * mcugen_elementwise.h. Ops: ADD, SUB, MUL, SQUARED_DIFFERENCE, MAXIMUM, MINIMUM, PRELU; int8,
+ * int16, float32. Reference arithmetic: TFLite's reference kernels (AddFunc, MulFunc, ...; see
+ * the header). One broadcast loop, one row function per kernel.
+ * Fast paths: int8 ADD/SUB rows with element steps 0 or 1 under MCUGEN_FAST_DSP (Cortex-M4/M7)
+ * or MCUGEN_FAST_MVE (Cortex-M55), for TFLite's left_shift 20 and one input of exact scale;
+ * the ISA code is in mcugen_elementwise_fast_dsp.c / _mve.c (see mcugen_elementwise_fast.h).
+ * -DMCUGEN_PORTABLE turns the dispatch off. */
 #include "mcugen_elementwise.h"
 
 #include <stddef.h>
 #include <string.h>
 
-#include "mcugen_fast_common.h"
+#include "mcugen_elementwise_fast.h" /* MCUGEN_FAST_DSP, MCUGEN_FAST_MVE and their int8 ADD/SUB */
 #include "mcugen_fixedpoint.h"
 
-/* What one kernel's per-element arithmetic reads: at most one quant struct and a clamp. */
-typedef struct {
-    const mcugen_rescale_quant_params *rescale;
-    const mcugen_pot_quant_params *pot;
-    const mcugen_mul_quant_params *mul;
-    const mcugen_prelu_quant_params *prelu;
-    int32_t min;
-    int32_t max;
-    float min_f32;
-    float max_f32;
-} op_args;
+typedef mcugen_elementwise_args op_args;
 
 /* One row of the innermost loop level: `count` outputs, each input with its element step. */
 typedef void (*row_fn)(int32_t count, const void *input1, int32_t step1, const void *input2,
@@ -195,41 +193,8 @@ MCUGEN_ROW(prelu_f32_row, float, float, float, a >= 0.0f ? a : a * b)
 
 #if defined(MCUGEN_FAST_DSP) || defined(MCUGEN_FAST_MVE)
 
-/* The fast rows take the parameters TFLite's Prepare makes: left_shift 20, offsets in
- * [-128, 128] (so |x + offset| <= 256), and one input, E, with multiplier 2^30 and shift 0 (the
- * input of the larger scale), whose rescale is exact: SRDHM((x + o) << 20, 2^30) = (x + o) << 19.
- * The other input, G, and the output are rescaled with a multiplier m >= 0 and a shift -r <= -1:
- * then SRDHM(v, m) has v's sign or is 0, and RoundingDivideByPOT(SRDHM(v, m), r) equals
- * (SRDHM(v, m) + 2^(r-1) - [v < 0]) >> r (ties away from zero; where SRDHM is 0 the -1 changes
- * nothing, as 2^(r-1) - 1 < 2^r). With both inputs exact, G's (2^30, 0) is replaced by
- * (2^31 - 1, 1), which gives the same (x + o) << 19 for |x + o| <= 256. |aE|, |aG| <= 2^27 + 1,
- * so no sum below overflows. SUB negates E's term, which is exact. Any other configuration
- * (and steps other than 0 or 1) runs the portable row. */
-typedef struct {
-    op_args base;         /* first member: the row functions get &base and cast back */
-    int32_t fast;         /* the fields below are set: the rows may take the fast loop */
-    int32_t exact1;       /* E is input 1 (else input 2) */
-    int32_t e_offset;     /* MVE: E's offset times e_scale, +-2^19 (SUB negates E's term) */
-    int32_t e_scale;
-    int32_t g_offset;     /* G: offset << 21 (DSP) or << 20 (MVE), multiplier, r, */
-    int32_t g_multiplier;
-    int32_t g_shift;
-    int32_t g_round;      /* DSP: 2^(r-1) + (E's signed offset << 19) << r */
-    int32_t o_multiplier; /* MVE: negated when the loop computes -S */
-    int32_t o_shift;
-    int32_t o_offset;
-    int32_t o_round;      /* DSP: 2^(r-1) + output offset << r */
-    int32_t negate;       /* MVE: SUB with E = input 1 computes aG - aE = -S */
-    int32_t clamp;        /* DSP: the activation is narrower than int8, */
-    uint32_t low;         /* its bounds in each byte */
-    uint32_t high;
-} add_args;
 
-/* Four elements at a time, from E's and G's bytes to the output's. */
-typedef void (*add_blocks_fn)(int32_t blocks, const int8_t *xe, const int8_t *xg, int8_t *y,
-                              const add_args *a);
-
-static void add_prepare(add_args *a, const mcugen_elementwise_params *params,
+static void add_prepare(mcugen_add_fast_s8_args *a, const mcugen_elementwise_params *params,
                         const mcugen_rescale_quant_params *q, int32_t sign)
 {
     a->fast = 0;
@@ -259,155 +224,15 @@ static void add_prepare(add_args *a, const mcugen_elementwise_params *params,
     a->o_multiplier = q->output_multiplier;
     a->o_shift = ro;
     a->o_offset = q->output_offset;
-#if defined(MCUGEN_FAST_DSP)
-    /* The SMMLARs add constants to |SRDHM| <= 2^28 + 2: the sums must stay below 2^31, so
-     * |E's offset| << (19 + r) < 3 * 2^29 - 2^(r-1), and 128 << ro (ro <= 23) for the output. */
-    const uint32_t e_abs = (uint32_t)(e_offset < 0 ? -e_offset : e_offset);
-    if (ro > 23 || (19 + r > 30 ? e_abs != 0
-                                : e_abs > ((0x60000000u - (1u << (r - 1)) - 1u) >> (19 + r)))) {
-        return;
-    }
-    a->g_offset = g_offset * ((int32_t)1 << 21);
-    a->g_round = (sign > 0 ? e_offset : -e_offset) * ((int32_t)1 << (19 + r > 30 ? 0 : 19 + r)) +
-                 ((int32_t)1 << (r - 1));
-    a->o_round = q->output_offset * ((int32_t)1 << ro) + ((int32_t)1 << (ro - 1));
-    a->clamp = params->activation.min > -128 || params->activation.max < 127;
-    a->low = (uint8_t)params->activation.min * 0x01010101u;
-    a->high = (uint8_t)params->activation.max * 0x01010101u;
-#else
-    a->e_scale = sign > 0 ? ((int32_t)1 << 19) : -((int32_t)1 << 19);
-    a->e_offset = e_offset * a->e_scale;
-    a->g_offset = g_offset * ((int32_t)1 << 20);
-    a->negate = sign < 0 && exact1;
-    if (a->negate) {
-        a->o_multiplier = -a->o_multiplier;
-    }
-#endif
-    a->fast = 1;
+    a->fast = mcugen_add_fast_s8_prepare(a, params, sign, e_offset, g_offset);
 }
 
-#if defined(MCUGEN_FAST_DSP)
-
-/* SMMLAR: acc + ((a * b + 2^31) >> 32), the rounded high word (not in ACLE). */
-static inline int32_t smmlar(int32_t a, int32_t b, int32_t acc)
-{
-#if defined(__GNUC__)
-    int32_t r;
-    __asm__("smmlar %0, %1, %2, %3" : "=r"(r) : "r"(a), "r"(b), "r"(acc));
-    return r;
-#else
-    return acc + (int32_t)(((int64_t)a * b + ((int64_t)1 << 31)) >> 32);
-#endif
-}
-
-/* Byte v inserted at bit `at` of `word` (BFI; gcc 12 does not make one of the C). */
-#if defined(__GNUC__)
-#define bfi8(word, v, at)                                                                       \
-    __extension__({                                                                             \
-        uint32_t w_ = (word);                                                                   \
-        __asm__("bfi %0, %1, %2, #8" : "+r"(w_) : "r"(v), "i"(at));                             \
-        w_;                                                                                     \
-    })
-#else
-#define bfi8(word, v, at) (((word) & ~(0xFFu << (at))) | (((uint32_t)(v) & 0xFFu) << (at)))
-#endif
-
-/* An empty asm that makes `p` depend on `v`: gcc would otherwise load all the bytes of a
- * block first and run out of registers. */
-#if defined(__GNUC__)
-#define after(p, v) __asm__("" : "+r"(p) : "r"(v))
-#else
-#define after(p, v) ((void)0)
-#endif
-
-/* The DSP blocks, one per way of combining the terms (COMBINE(ag, e): ag + e for ADD, ag - e or
- * e - ag for SUB as E is input 2 or 1), so that each is a single instruction and the loop's
- * constants fit the registers. G: A = (x + o) << 21 (|A| <= 2^29), SMMULR(A, m) is
- * SRDHM((x + o) << 20, m); the SMMLAR adds 2^(r-1) and E's offset term, (+-o_E << 19) << r,
- * so that E's term is just x << 19. The output: SMMULR(2S, m) is SRDHM(S, m); the SMMLAR adds
- * the rounding constant and the zero point << r; SSAT, four bytes packed, clamped by SEL. */
-#define MCUGEN_ADD_ELEMENT(J, COMBINE)                                                          \
-    do {                                                                                        \
-        const int32_t A = (int32_t)((uint32_t)*xg++ << 21) + g_offset;                          \
-        const int32_t ag =                                                                      \
-            (smmlar(A, g_multiplier, g_round) - (int32_t)((uint32_t)A >> 31)) >> g_shift;       \
-        const int32_t e = (int32_t)((uint32_t)*xe++ << 19);                                     \
-        const int32_t s2 = 2 * (COMBINE);                                                       \
-        const int32_t v =                                                                       \
-            (smmlar(s2, o_multiplier, o_round) - (int32_t)((uint32_t)s2 >> 31)) >> o_shift;     \
-        /* the first byte as is, the others inserted above it */                                \
-        packed = J == 0 ? (uint32_t)__ssat(v, 8) : bfi8(packed, __ssat(v, 8), 8 * J);           \
-        after(xg, packed);                                                                      \
-        after(xe, packed);                                                                      \
-    } while (0)
-
-#define MCUGEN_ADD_BLOCKS(NAME, COMBINE)                                                        \
-    static void NAME(int32_t blocks, const int8_t *xe, const int8_t *xg, int8_t *y,            \
-                     const add_args *a)                                                         \
-    {                                                                                           \
-        const int32_t g_offset = a->g_offset, g_multiplier = a->g_multiplier;                  \
-        const int32_t g_round = a->g_round, g_shift = a->g_shift;                              \
-        const int32_t o_multiplier = a->o_multiplier, o_round = a->o_round;                    \
-        const int32_t o_shift = a->o_shift;                                                     \
-        const int32_t clamp = a->clamp;                                                         \
-        for (const int8_t *end = y + 4 * blocks; y != end;) {                                   \
-            uint32_t packed;                                                                    \
-            MCUGEN_ADD_ELEMENT(0, COMBINE);                                                     \
-            MCUGEN_ADD_ELEMENT(1, COMBINE);                                                     \
-            MCUGEN_ADD_ELEMENT(2, COMBINE);                                                     \
-            MCUGEN_ADD_ELEMENT(3, COMBINE);                                                     \
-            if (clamp) {                                                                        \
-                (void)__ssub8((int32_t)packed, (int32_t)a->low);                                \
-                packed = __sel(packed, a->low);                                                 \
-                (void)__ssub8((int32_t)packed, (int32_t)a->high);                               \
-                packed = __sel(a->high, packed);                                                \
-            }                                                                                   \
-            store32(y, (int32_t)packed);                                                        \
-            y += 4;                                                                             \
-        }                                                                                       \
-    }
-
-MCUGEN_ADD_BLOCKS(add_blocks, ag + e)
-MCUGEN_ADD_BLOCKS(sub_blocks_e2, ag - e)
-MCUGEN_ADD_BLOCKS(sub_blocks_e1, e - ag)
-#undef MCUGEN_ADD_BLOCKS
-#undef MCUGEN_ADD_ELEMENT
-
-#else /* MCUGEN_FAST_MVE */
-
-/* Four lanes a step: E by one VMLAS; G and the output by VQRDMLAH onto -[v < 0] (the output's
- * from VQDMULH(S, +-1): -[S < 0], or -[S > 0] where the loop has -S), then VRSHL; offset,
- * clamp, narrowing store. */
-static void add_blocks(int32_t blocks, const int8_t *xe, const int8_t *xg, int8_t *y,
-                       const add_args *a)
-{
-    const int32x4_t e_scale = vdupq_n_s32(a->e_scale), g_scale = vdupq_n_s32((int32_t)1 << 20);
-    const int32x4_t low = vdupq_n_s32(a->base.min), high = vdupq_n_s32(a->base.max);
-    const int32_t e_offset = a->e_offset, g_offset = a->g_offset;
-    const int32_t g_multiplier = a->g_multiplier, g_shift = -a->g_shift;
-    const int32_t sign = a->negate ? -1 : 1, o_multiplier = a->o_multiplier;
-    const int32_t o_shift = -a->o_shift, o_offset = a->o_offset;
-    for (int32_t i = 0; i < blocks; ++i) {
-        const int32x4_t ae = vmlasq_n_s32(vldrbq_s32(xe), e_scale, e_offset);
-        const int32x4_t g = vmlasq_n_s32(vldrbq_s32(xg), g_scale, g_offset);
-        const int32x4_t ag =
-            vrshlq_n_s32(vqrdmlahq_n_s32(vshrq_n_s32(g, 31), g, g_multiplier), g_shift);
-        const int32x4_t s = vaddq_s32(ae, ag);
-        int32x4_t v = vqrdmlahq_n_s32(vqdmulhq_n_s32(s, sign), s, o_multiplier);
-        v = vaddq_n_s32(vrshlq_n_s32(v, o_shift), o_offset);
-        vstrbq_s32(y, vminq_s32(vmaxq_s32(v, low), high));
-        xe += 4, xg += 4, y += 4;
-    }
-}
-#define sub_blocks_e1 add_blocks
-#define sub_blocks_e2 add_blocks
-#endif
 
 /* Steps 0 or 1: whole blocks of four by `blocks` (a broadcast scalar replicated in chunks of
  * 64), the last count % 4 elements by the portable row. */
 static void add_s8_fast(int32_t count, const int8_t *x1, int32_t step1, const int8_t *x2,
-                        int32_t step2, int8_t *y, const add_args *a, add_blocks_fn blocks,
-                        row_fn portable)
+                        int32_t step2, int8_t *y, const mcugen_add_fast_s8_args *a,
+                        mcugen_add_fast_s8_blocks_fn blocks, row_fn portable)
 {
     const int8_t *xe = a->exact1 ? x1 : x2, *xg = a->exact1 ? x2 : x1;
     const int32_t se = a->exact1 ? step1 : step2, sg = a->exact1 ? step2 : step1;
@@ -430,7 +255,7 @@ static void add_s8_fast(int32_t count, const int8_t *x1, int32_t step1, const in
     }
 }
 
-static int add_fast_steps(const add_args *a, int32_t step1, int32_t step2)
+static int add_fast_steps(const mcugen_add_fast_s8_args *a, int32_t step1, int32_t step2)
 {
     return a->fast && (step1 == 0 || step1 == 1) && (step2 == 0 || step2 == 1);
 }
@@ -438,10 +263,10 @@ static int add_fast_steps(const add_args *a, int32_t step1, int32_t step2)
 static void add_s8_row(int32_t count, const void *input1, int32_t step1, const void *input2,
                        int32_t step2, void *output, const op_args *args)
 {
-    const add_args *a = (const add_args *)args;
+    const mcugen_add_fast_s8_args *a = (const mcugen_add_fast_s8_args *)args;
     if (add_fast_steps(a, step1, step2)) {
         add_s8_fast(count, (const int8_t *)input1, step1, (const int8_t *)input2, step2,
-                    (int8_t *)output, a, add_blocks, add_s8_row_portable);
+                    (int8_t *)output, a, mcugen_add_fast_s8_blocks, add_s8_row_portable);
     } else {
         add_s8_row_portable(count, input1, step1, input2, step2, output, args);
     }
@@ -450,10 +275,11 @@ static void add_s8_row(int32_t count, const void *input1, int32_t step1, const v
 static void sub_s8_row(int32_t count, const void *input1, int32_t step1, const void *input2,
                        int32_t step2, void *output, const op_args *args)
 {
-    const add_args *a = (const add_args *)args;
+    const mcugen_add_fast_s8_args *a = (const mcugen_add_fast_s8_args *)args;
     if (add_fast_steps(a, step1, step2)) {
         add_s8_fast(count, (const int8_t *)input1, step1, (const int8_t *)input2, step2,
-                    (int8_t *)output, a, a->exact1 ? sub_blocks_e1 : sub_blocks_e2,
+                    (int8_t *)output, a,
+                    a->exact1 ? mcugen_sub_fast_s8_blocks_e1 : mcugen_sub_fast_s8_blocks_e2,
                     sub_s8_row_portable);
     } else {
         sub_s8_row_portable(count, input1, step1, input2, step2, output, args);
@@ -551,8 +377,8 @@ static mcugen_status run_add_s8(const mcugen_elementwise_params *params,
 {
 #if defined(MCUGEN_ADD_S8_FAST)
     /* zeroed: the fields are only read when add_prepare sets `fast`, which gcc -O3 cannot see */
-    static const add_args zero;
-    add_args args = zero;
+    static const mcugen_add_fast_s8_args zero;
+    mcugen_add_fast_s8_args args = zero;
     const op_args base = { quant, NULL, NULL, NULL, 0, 0, 0.0f, 0.0f };
     args.base = base;
     add_prepare(&args, params, quant, sign);

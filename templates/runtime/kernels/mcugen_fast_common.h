@@ -1,5 +1,5 @@
 /* mcugen runtime: helpers shared by the fast int8 paths (mcugen_conv_fast_dsp.c,
- * mcugen_conv_fast_mve.c and the ADD/SUB rows of mcugen_elementwise.c). Header only, all
+ * mcugen_conv_fast_mve.c, mcugen_elementwise_fast_dsp.c, _mve.c; see README.md). Header only, all
  * static inline. Which path a file compiles is chosen in mcugen_platform.h; see
  * mcugen_conv_fast.h for the arithmetic. */
 #ifndef MCUGEN_FAST_COMMON_H

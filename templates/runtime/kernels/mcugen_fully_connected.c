@@ -1,4 +1,10 @@
-/* mcugen runtime: int8 FULLY_CONNECTED. See mcugen_fully_connected.h for the contract. */
+/* mcugen runtime: the FULLY_CONNECTED kernels behind mcugen_fully_connected.h: int8 with TFLM's
+ * fixed-point requantization (mcugen_fully_connected_s8) or LiteRT's double rescale
+ * (_s8_real_scale), and int16x8 (_s16). Reference arithmetic: TFLite's reference
+ * FullyConnected (int32 sums of offset products, then the rescale, offset and clamp).
+ * Fast paths: mcugen_fully_connected_s8 offers the work to mcugen_fully_connected_fast_s8
+ * (mcugen_conv_fast.h: DSP on Cortex-M4/M7, Helium on Cortex-M55) when filter_offset is 0, and
+ * runs the portable loop when it declines; -DMCUGEN_PORTABLE leaves the dispatch out. */
 #include "mcugen_fully_connected.h"
 
 #include <stddef.h>
@@ -66,7 +72,8 @@ static int params_ok(const mcugen_fc_params *params)
 
 int32_t mcugen_fully_connected_s8_get_buffer_size(const mcugen_dims *filter_dims)
 {
-    return mcugen_fc_fast_s8_buffer_size(filter_dims); /* the DSP path's int16 input row */
+    /* the DSP path's int16 input row */
+    return mcugen_fully_connected_fast_s8_buffer_size(filter_dims);
 }
 
 /* LiteRT's double-precision rescale, or NULL for TFLM's fixed point: passed in by the two
@@ -98,11 +105,12 @@ static mcugen_status fully_connected_s8(const mcugen_context *ctx, const mcugen_
     }
     (void)ctx; /* scratch: only the fast paths use it */
 #if !defined(MCUGEN_PORTABLE)
-    const mcugen_fast_fc_params fast = {params->input_offset, params->output_offset,
-                                        params->activation, params->per_channel};
+    const mcugen_fully_connected_fast_params fast = {params->input_offset,
+                                                     params->output_offset, params->activation,
+                                                     params->per_channel};
     if (params->filter_offset == 0 && requantize_real == NULL &&
-        mcugen_fc_fast_s8(ctx, &fast, quant, input_dims, input, filter_dims, filter, bias,
-                          output_dims, output)) {
+        mcugen_fully_connected_fast_s8(ctx, &fast, quant, input_dims, input, filter_dims, filter,
+                                       bias, output_dims, output)) {
         return MCUGEN_OK; /* DSP or MVE inner loops (mcugen_conv_fast.h) */
     }
 #endif

@@ -1,3 +1,7 @@
+/* mcugen runtime: data movement on bytes, the kernels behind mcugen_movement.h.
+ * Ops: CONCATENATION, PACK, UNPACK, SPLIT, SPLIT_V, SLICE, STRIDED_SLICE, PAD, PADV2, TRANSPOSE,
+ * GATHER; any dtype (an element is `element_bytes` bytes). No arithmetic: the bytes TFLite's
+ * reference kernels move. Fast paths: none. */
 #include "mcugen_movement.h"
 
 #include <stddef.h>

@@ -1,16 +1,17 @@
+/* mcugen runtime: average and max pooling, the kernels behind mcugen_pool.h.
+ * Ops: AVERAGE_POOL_2D, MAX_POOL_2D; int8, int16. Reference arithmetic: TFLite's reference
+ * pooling (in-bounds taps only, the average rounded half away from zero).
+ * Fast paths: the int8 channels of each output pixel under MCUGEN_FAST_DSP (Cortex-M4/M7) or
+ * MCUGEN_FAST_MVE (Cortex-M55) when the activation is inside int8 (averages: windows of at
+ * most 256 taps); the ISA code is in mcugen_pool_fast_dsp.c / _mve.c (see mcugen_pool_fast.h).
+ * -DMCUGEN_PORTABLE turns the dispatch off. */
 #include "mcugen_pool.h"
 
 #include <stddef.h>
 #include <string.h>
 
 #include "mcugen_fixedpoint.h"
-#include "mcugen_platform.h" /* MCUGEN_FAST_DSP, MCUGEN_FAST_MVE */
-
-#if defined(MCUGEN_FAST_DSP)
-#include <arm_acle.h>
-#elif defined(MCUGEN_FAST_MVE)
-#include <arm_mve.h>
-#endif
+#include "mcugen_pool_fast.h" /* MCUGEN_FAST_DSP, MCUGEN_FAST_MVE and their int8 paths */
 
 /* The in-bounds part [start, end) of a window of `size` taps starting at `origin`. */
 typedef struct {
@@ -42,161 +43,6 @@ static mcugen_status check_args(const mcugen_pool_params *params, const mcugen_d
     return MCUGEN_OK;
 }
 
-/* Round-half-away-from-zero division of a window sum by its tap count, as TFLite does. */
-static int32_t rounded_average(int32_t sum, int32_t count)
-{
-    return sum > 0 ? (sum + count / 2) / count : (sum - count / 2) / count;
-}
-
-/* One output pixel's window: its first in-bounds tap (channel 0), rows x cols taps, `pitch`
- * elements from one row of the image to the next, `channels` from one tap to the next. */
-typedef struct {
-    int32_t rows;
-    int32_t cols;
-    int32_t pitch;
-    int32_t channels;
-} pool_window;
-
-/* --- int8 fast paths: the channels of a pixel in vectors --------------------------------- */
-
-#if defined(MCUGEN_FAST_DSP)
-
-/* SXTAB16 of x rotated right by 8: bytes 1 and 3 sign-extended and added to acc's halfwords. */
-static inline int32_t sxtab16_ror8(int32_t acc, int32_t x)
-{
-#if defined(__GNUC__)
-    int32_t r;
-    __asm__("sxtab16 %0, %1, %2, ror #8" : "=r"(r) : "r"(acc), "r"(x));
-    return r;
-#else
-    const uint32_t u = (uint32_t)x;
-    return __sxtab16(acc, (int32_t)((u >> 8) | (u << 24)));
-#endif
-}
-
-static inline int32_t load32(const int8_t *p)
-{
-    int32_t v;
-    memcpy(&v, p, sizeof(v)); /* an LDR: unaligned access is fine on Armv7E-M */
-    return v;
-}
-
-/* Average, eight channels at a time: SXTAB16 sums the even and the odd channels of a word in
- * halfwords, exact for windows of at most 256 taps (|sum| <= 256 * 128). Returns the
- * channels done (a multiple of 8; 0 for larger windows). */
-static int32_t avg_pixel_fast(const int8_t *tap, const pool_window *win, mcugen_activation act,
-                              int8_t *out)
-{
-    const int32_t count = win->rows * win->cols;
-    int32_t c = 0;
-    for (; count <= 256 && c + 8 <= win->channels; c += 8) {
-        int32_t even0 = 0, odd0 = 0, even1 = 0, odd1 = 0;
-        const int8_t *row = tap + c;
-        for (int32_t fy = win->rows; fy > 0; --fy, row += win->pitch) {
-            const int8_t *p = row;
-            for (int32_t fx = win->cols; fx > 0; --fx, p += win->channels) {
-                const int32_t w0 = load32(p), w1 = load32(p + 4);
-                even0 = __sxtab16(even0, w0);
-                odd0 = sxtab16_ror8(odd0, w0);
-                even1 = __sxtab16(even1, w1);
-                odd1 = sxtab16_ror8(odd1, w1);
-            }
-        }
-        const int32_t sums[8] = {(int16_t)even0, (int16_t)odd0, even0 >> 16, odd0 >> 16,
-                                 (int16_t)even1, (int16_t)odd1, even1 >> 16, odd1 >> 16};
-        for (int32_t k = 0; k < 8; ++k) {
-            out[c + k] = (int8_t)mcugen_clamp(rounded_average(sums[k], count), act.min, act.max);
-        }
-    }
-    return c;
-}
-
-/* Maximum, four channels at a time: SSUB8 sets the GE flags of the bytes where the tap is
- * not below the running maximum, SEL takes them. */
-static int32_t max_pixel_fast(const int8_t *tap, const pool_window *win, mcugen_activation act,
-                              int8_t *out)
-{
-    const uint32_t low = (uint8_t)act.min * 0x01010101u, high = (uint8_t)act.max * 0x01010101u;
-    int32_t c = 0;
-    for (; c + 4 <= win->channels; c += 4) {
-        uint32_t max = low; /* the clamp's minimum: max(max over taps, min) */
-        const int8_t *row = tap + c;
-        for (int32_t fy = 0; fy < win->rows; ++fy, row += win->pitch) {
-            const int8_t *p = row;
-            for (int32_t fx = 0; fx < win->cols; ++fx, p += win->channels) {
-                const uint32_t w = (uint32_t)load32(p);
-                (void)__ssub8((int32_t)w, (int32_t)max);
-                max = __sel(w, max);
-            }
-        }
-        (void)__ssub8((int32_t)max, (int32_t)high);
-        max = __sel(high, max);
-        memcpy(out + c, &max, sizeof(max));
-    }
-    return c;
-}
-
-#elif defined(MCUGEN_FAST_MVE)
-
-/* Average, sixteen channels at a time, then eight with tail predication, summed in int16
- * lanes: exact for windows of at most 256 taps (|sum| <= 256 * 128). Returns the channels
- * done. */
-static int32_t avg_pixel_fast(const int8_t *tap, const pool_window *win, mcugen_activation act,
-                              int8_t *out)
-{
-    const int32_t count = win->rows * win->cols;
-    if (count > 256) {
-        return 0;
-    }
-    for (int32_t c = 0; c < win->channels;) {
-        const int32_t left = win->channels - c, lanes = left >= 16 ? 16 : 8;
-        const mve_pred16_t tail = vctp16q((uint32_t)left);
-        int16x8_t sum0 = vdupq_n_s16(0), sum1 = vdupq_n_s16(0);
-        const int8_t *row = tap + c;
-        for (int32_t fy = win->rows; fy > 0; --fy, row += win->pitch) {
-            const int8_t *p = row;
-            if (lanes == 16) {
-                for (int32_t fx = win->cols; fx > 0; --fx, p += win->channels) {
-                    sum0 = vaddq_s16(sum0, vldrbq_s16(p));
-                    sum1 = vaddq_s16(sum1, vldrbq_s16(p + 8));
-                }
-            } else {
-                for (int32_t fx = win->cols; fx > 0; --fx, p += win->channels) {
-                    sum0 = vaddq_s16(sum0, vldrbq_z_s16(p, tail));
-                }
-            }
-        }
-        int16_t sums[16];
-        vst1q_s16(sums, sum0);
-        vst1q_s16(sums + 8, sum1);
-        for (int32_t k = 0; k < (left < lanes ? left : lanes); ++k) {
-            out[c + k] = (int8_t)mcugen_clamp(rounded_average(sums[k], count), act.min, act.max);
-        }
-        c += lanes;
-    }
-    return win->channels;
-}
-
-/* Maximum, sixteen channels at a time (fewer with tail predication); the running maximum
- * starts at the clamp's minimum. */
-static int32_t max_pixel_fast(const int8_t *tap, const pool_window *win, mcugen_activation act,
-                              int8_t *out)
-{
-    for (int32_t c = 0; c < win->channels; c += 16) {
-        const mve_pred16_t p = vctp8q((uint32_t)(win->channels - c));
-        int8x16_t max = vdupq_n_s8((int8_t)act.min);
-        const int8_t *row = tap + c;
-        for (int32_t fy = 0; fy < win->rows; ++fy, row += win->pitch) {
-            const int8_t *q = row;
-            for (int32_t fx = 0; fx < win->cols; ++fx, q += win->channels) {
-                max = vmaxq_s8(max, vldrbq_z_s8(q, p)); /* (inactive lanes: 0, not stored) */
-            }
-        }
-        vstrbq_p_s8(out + c, vminq_s8(max, vdupq_n_s8((int8_t)act.max)), p);
-    }
-    return win->channels;
-}
-#endif
 
 /* --- the portable pixels, and the loops over output pixels -------------------------------- */
 
@@ -204,8 +50,8 @@ static int32_t max_pixel_fast(const int8_t *tap, const pool_window *win, mcugen_
  * fast path for the leading channels first. TYPE_MIN is the maximum's starting value: TFLite
  * starts at the type's minimum, even for empty windows. */
 #define MCUGEN_DEFINE_PIXELS(SUFFIX, TYPE, TYPE_MIN)                                             \
-    static void avg_pixel_##SUFFIX(const TYPE *tap, const pool_window *win, int32_t first,      \
-                                   mcugen_activation act, TYPE *out)                            \
+    static void avg_pixel_##SUFFIX(const TYPE *tap, const mcugen_pool_window *win,              \
+                                   int32_t first, mcugen_activation act, TYPE *out)             \
     {                                                                                           \
         const int32_t count = win->rows * win->cols;                                            \
         for (int32_t c = first; c < win->channels; ++c) {                                       \
@@ -216,11 +62,12 @@ static int32_t max_pixel_fast(const int8_t *tap, const pool_window *win, mcugen_
                     sum += p[(size_t)fx * (size_t)win->channels];                               \
                 }                                                                               \
             }                                                                                   \
-            out[c] = (TYPE)mcugen_clamp(rounded_average(sum, count), act.min, act.max);         \
+            out[c] = (TYPE)mcugen_clamp(mcugen_pool_rounded_average(sum, count), act.min,       \
+                                        act.max);                                               \
         }                                                                                       \
     }                                                                                           \
-    static void max_pixel_##SUFFIX(const TYPE *tap, const pool_window *win, int32_t first,      \
-                                   mcugen_activation act, TYPE *out)                            \
+    static void max_pixel_##SUFFIX(const TYPE *tap, const mcugen_pool_window *win,              \
+                                   int32_t first, mcugen_activation act, TYPE *out)             \
     {                                                                                           \
         for (int32_t c = first; c < win->channels; ++c) {                                       \
             int32_t max = TYPE_MIN;                                                             \
@@ -247,17 +94,19 @@ static int act_is_s8(mcugen_activation act)
     return act.min >= INT8_MIN && act.max <= INT8_MAX;
 }
 
-static void avg_pixel_s8(const int8_t *tap, const pool_window *win, int32_t first,
+static void avg_pixel_s8(const int8_t *tap, const mcugen_pool_window *win, int32_t first,
                          mcugen_activation act, int8_t *out)
 {
-    const int32_t done = act_is_s8(act) ? avg_pixel_fast(tap, win, act, out) : 0;
+    const int32_t done = act_is_s8(act) ? mcugen_avgpool_fast_s8_channels(tap, win, act, out)
+                                         : 0;
     avg_pixel_s8_portable(tap, win, first + done, act, out);
 }
 
-static void max_pixel_s8(const int8_t *tap, const pool_window *win, int32_t first,
+static void max_pixel_s8(const int8_t *tap, const mcugen_pool_window *win, int32_t first,
                          mcugen_activation act, int8_t *out)
 {
-    const int32_t done = act_is_s8(act) ? max_pixel_fast(tap, win, act, out) : 0;
+    const int32_t done = act_is_s8(act) ? mcugen_maxpool_fast_s8_channels(tap, win, act, out)
+                                         : 0;
     max_pixel_s8_portable(tap, win, first + done, act, out);
 }
 #else
@@ -288,7 +137,7 @@ static void max_pixel_s8(const int8_t *tap, const pool_window *win, int32_t firs
                     const int32_t origin_x = ox * params->stride.w - params->padding.w;        \
                     const tap_range xs =                                                       \
                         clip_window(origin_x, params->filter.w, input_dims->w);                \
-                    pool_window win;                                                           \
+                    mcugen_pool_window win;                                                    \
                     win.rows = ys.end - ys.start;                                              \
                     win.cols = xs.end - xs.start;                                              \
                     win.pitch = input_dims->w * channels;                                      \

@@ -1,3 +1,7 @@
+/* mcugen runtime: QUANTIZE from float32 and DEQUANTIZE to float32, the kernels behind
+ * mcugen_quantize.h. Reference arithmetic: TFLite's reference (round half away from zero of
+ * x / scale, plus the zero point, saturated; (q - zero point) * scale in float).
+ * Fast paths: none. */
 #include "mcugen_quantize.h"
 
 #include <math.h>

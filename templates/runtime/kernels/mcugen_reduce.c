@@ -1,3 +1,7 @@
+/* mcugen runtime: reductions, the kernels behind mcugen_reduce.h.
+ * Ops: MEAN, SUM, REDUCE_MAX, ARG_MAX; int8, int16, float32 as each op allows.
+ * Reference arithmetic: TFLite's reference reduce kernels (int32 sums, the quantized mean's
+ * multiplier and shift, the float sums in the reference's order). Fast paths: none. */
 #include "mcugen_reduce.h"
 
 #include <float.h>

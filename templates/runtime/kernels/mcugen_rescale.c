@@ -1,4 +1,7 @@
-/* mcugen runtime: accumulator rescaling. See mcugen_rescale.h for the contract. */
+/* mcugen runtime: accumulator rescaling for the weighted ops (conv, depthwise, transpose conv,
+ * fully connected, batch matmul), the functions behind mcugen_rescale.h. Reference arithmetic:
+ * TFLite's MultiplyByQuantizedMultiplier for 32- and 64-bit accumulators (Q31, Q15_WIDE) and
+ * LiteRT's double-precision FULLY_CONNECTED rescale. Fast paths: none. */
 #include "mcugen_rescale.h"
 
 #include <stddef.h>

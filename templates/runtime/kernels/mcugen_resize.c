@@ -1,3 +1,7 @@
+/* mcugen runtime: NHWC image resizing, the kernels behind mcugen_resize.h.
+ * Ops: RESIZE_NEAREST_NEIGHBOR (any dtype), RESIZE_BILINEAR (int8, float32).
+ * Reference arithmetic: TFLite's reference kernels (align_corners, half_pixel_centers, the
+ * int8 bilinear in fixed point). Fast paths: none. */
 #include "mcugen_resize.h"
 
 #include <stddef.h>

@@ -1,3 +1,7 @@
+/* mcugen runtime: softmax over the last axis, the kernels behind mcugen_softmax.h.
+ * Ops: SOFTMAX, int8 to int8 or int16, int16, float32; also the gemmlowp exp helpers that
+ * mcugen_activation.c uses. Reference arithmetic: TFLite's reference (gemmlowp fixed-point exp
+ * and reciprocal for int8, the exp and reciprocal tables for int16). Fast paths: none. */
 #include "mcugen_softmax.h"
 
 #include <math.h>

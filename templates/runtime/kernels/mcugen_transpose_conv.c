@@ -1,4 +1,7 @@
-/* mcugen runtime: TRANSPOSE_CONV. See mcugen_transpose_conv.h for the contract. */
+/* mcugen runtime: the TRANSPOSE_CONV kernels behind mcugen_transpose_conv.h, int8
+ * (mcugen_transpose_conv_s8) and int16x8 (_s16). Reference arithmetic: TFLite's
+ * reference_integer_ops::TransposeConv (scatter into zeroed accumulators in the scratch, then
+ * bias, mcugen_rescale.h's rescale, offset and clamp). Fast paths: none. */
 #include "mcugen_transpose_conv.h"
 
 #include <stddef.h>
