@@ -106,18 +106,23 @@ def constant_int8_weights(op: Op) -> str | None:
     return None
 
 
-def symmetric_per_channel_weights(op: Op) -> str | None:
-    """Per-channel weights are symmetric (zero point 0) and quantized along the output-channel axis."""
-    w = weights_of(op)
-    if w is None or w.quant is None or not w.quant.per_channel:
+def symmetric_per_channel_weights(axis: int) -> Constraint:
+    """Rule factory: per-channel weights are symmetric and quantized along `axis`, the kind's
+    output-channel axis (its InputRoles.weights_channel_axis)."""
+
+    def check(op: Op) -> str | None:
+        w = weights_of(op)
+        if w is None or w.quant is None or not w.quant.per_channel:
+            return None
+        if w.quant.axis != axis:
+            return f"weights quantized along axis {w.quant.axis}, expected {axis}"
+        if any(z != 0 for z in w.quant.zero_point):
+            return "weights have non-zero per-channel zero points"
         return None
-    axis = {OpKind.CONV_2D: 0, OpKind.DEPTHWISE_CONV_2D: 3, OpKind.FULLY_CONNECTED: 0,
-            OpKind.TRANSPOSE_CONV: 0}[op.kind]
-    if w.quant.axis != axis:
-        return f"weights quantized along axis {w.quant.axis}, expected {axis}"
-    if any(z != 0 for z in w.quant.zero_point):
-        return "weights have non-zero per-channel zero points"
-    return None
+
+    check.__doc__ = ("Per-channel weights are symmetric (zero point 0) and quantized along the "
+                     "output-channel axis.")
+    return check
 
 
 def positive_strides_and_dilations(op: Op) -> str | None:

@@ -71,7 +71,7 @@ OPS: list[OpDef] = [
         read_options=read_fully_connected,
         rules=(r.input_arity(2), *r._WEIGHTED_DTYPES, r.same_input_output_dtype,
                r.per_tensor_activation_quant, r.constant_int8_weights,
-               r.symmetric_per_channel_weights, r.clamp_activation,
+               r.symmetric_per_channel_weights(0), r.clamp_activation,
                r.weighted_bias(DType.INT64, DType.INT32), matmul_rules.fully_connected_shapes,
                matmul_rules.fully_connected_output_size, int8_zero_points_in_range),
         prepare=prepare_fully_connected, prepare_rules=(SHIFT_RULE, LITERT_INT32_BIAS),
