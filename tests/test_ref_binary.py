@@ -18,7 +18,7 @@ from oracles import assert_exact, oracle_output, run_litert, run_tflm, single_ro
 
 from mcugen.errors import UnsupportedError
 from mcugen.frontend.tflite import parse_model
-from mcugen.opparams.elementwise import checked_log2, mul_params, prelu_params
+from mcugen.ops.elementwise.prepare import checked_log2, mul_params, prelu_params
 from mcugen.quantization import Rounding
 from mcugen.reference import run_outputs
 from mcugen.support import check_op
@@ -294,7 +294,7 @@ def test_reference_matches_oracle(case: Case, rounding: Rounding) -> None:
 def test_ties_need_double_rounding(monkeypatch: pytest.MonkeyPatch) -> None:
     """Single rounding of MultiplyByQuantizedMultiplier misses the tie cases' oracle outputs:
     MUL, SQUARED_DIFFERENCE, PRELU and int16 ADD/SUB round twice in both runtimes."""
-    from mcugen.reference import elementwise
+    from mcugen.ops.elementwise import reference as elementwise
 
     for case in tie_cases():
         model, inputs = model_and_inputs(case)

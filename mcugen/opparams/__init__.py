@@ -8,7 +8,7 @@ here, so the two paths differ only in the per-element arithmetic. That arithmeti
 here: it lives, independently, in the generated C and in mcugen.reference.
 
 This module holds the shared int8 conv, FC, pool and softmax parameters; each later family has
-its own module beside it (conv, elementwise, activation, movement, reduce, resize).
+its own module beside it (conv, activation, movement, reduce, resize).
 """
 
 from __future__ import annotations

@@ -16,7 +16,6 @@ import tflite
 from ..errors import ModelError
 from ..ir import (
     Activation,
-    ArithmeticOptions,
     BatchMatMulOptions,
     ConcatenationOptions,
     Conv2DOptions,
@@ -126,20 +125,6 @@ def read_fully_connected(op: Any, where: str) -> FullyConnectedOptions:
         shuffled_weights=o.WeightsFormat() != tflite.FullyConnectedOptionsWeightsFormat.DEFAULT,
         quantized_bias_type=quantized_bias_type(o),
     )
-
-
-def read_arithmetic(options_class: Any) -> Callable[[Any, str], ArithmeticOptions]:
-    """ADD, SUB, MUL options; MulOptions has no pot_scale_int16 (it reads as False)."""
-
-    def read(op: Any, where: str) -> ArithmeticOptions:
-        o = options_table(op, options_class)
-        # Without a table LiteRT keeps its zero-initialised params (pot_scale_int16 false), not
-        # the schema default (true); TFLM ignores the flag.
-        has_table = op.BuiltinOptions() is not None
-        pot = has_table and hasattr(o, "PotScaleInt16") and bool(o.PotScaleInt16())
-        return ArithmeticOptions(enum_value(ACTIVATIONS, o.FusedActivationFunction(), "activation", where), pot)
-
-    return read
 
 
 def read_transpose_conv(op: Any, where: str) -> TransposeConvOptions:

@@ -4,7 +4,7 @@ Broadcasting is resolved here: both inputs are viewed in the output's shape with
 strides (0 along broadcast dimensions), dimensions of extent 1 are dropped and neighbouring
 dimensions that both inputs step through contiguously are merged, so the common cases (same
 shapes, a per-channel vector, a scalar) become one or two loop levels. Every kernel takes the
-same loop struct; the build-time quantization constants come from mcugen.opparams.elementwise.
+same loop struct; the build-time quantization constants come from prepare.py.
 """
 
 from __future__ import annotations
@@ -14,9 +14,11 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from ..errors import UnsupportedError
-from ..ir import DType, Op, OpKind, Tensor
-from ..opparams.elementwise import (
+from ...codegen.cnames import c_float
+from ...errors import UnsupportedError
+from ...ir import DType, Op, OpKind, Tensor
+from ..emitting import EmitContext, KernelCall
+from .prepare import (
     MulParams,
     PotParams,
     PreluParams,
@@ -27,8 +29,6 @@ from ..opparams.elementwise import (
     prelu_params,
     squared_difference_params,
 )
-from .cnames import c_float
-from .emit import EmitContext, KernelCall, emitter
 
 MAX_LOOPS = 6  # MCUGEN_BROADCAST_MAX_LOOPS in mcugen_elementwise.h
 RUNTIME = {"mcugen_elementwise", "mcugen_fast_common"}  # the ADD/SUB rows share fast helpers
@@ -183,8 +183,6 @@ def _is_float(op: Op) -> bool:
     return op.outputs[0].dtype is DType.FLOAT32
 
 
-@emitter(OpKind.ADD)
-@emitter(OpKind.SUB)
 def emit_add_sub(op: Op, ctx: EmitContext) -> KernelCall:
     call = _Call(op, ctx)
     name = "add" if op.kind is OpKind.ADD else "sub"
@@ -201,7 +199,6 @@ def emit_add_sub(op: Op, ctx: EmitContext) -> KernelCall:
                        [_quantized_params(call, q.activation_min, q.activation_max), quant])
 
 
-@emitter(OpKind.SQUARED_DIFFERENCE)
 def emit_squared_difference(op: Op, ctx: EmitContext) -> KernelCall:
     call = _Call(op, ctx)
     if _is_float(op):
@@ -212,7 +209,6 @@ def emit_squared_difference(op: Op, ctx: EmitContext) -> KernelCall:
                        [_quantized_params(call, q.activation_min, q.activation_max), quant])
 
 
-@emitter(OpKind.MUL)
 def emit_mul(op: Op, ctx: EmitContext) -> KernelCall:
     call = _Call(op, ctx)
     if _is_float(op):
@@ -225,14 +221,11 @@ def emit_mul(op: Op, ctx: EmitContext) -> KernelCall:
                        [_quantized_params(call, q.activation_min, q.activation_max), quant])
 
 
-@emitter(OpKind.MAXIMUM)
-@emitter(OpKind.MINIMUM)
 def emit_maximum_minimum(op: Op, ctx: EmitContext) -> KernelCall:
     call = _Call(op, ctx)
     return call.finish(_kernel(op, op.kind.name.lower()), [_loop_only(call)])
 
 
-@emitter(OpKind.PRELU)
 def emit_prelu(op: Op, ctx: EmitContext) -> KernelCall:
     call = _Call(op, ctx)
     if _is_float(op):

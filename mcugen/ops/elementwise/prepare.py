@@ -26,9 +26,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import UnsupportedError
-from ..ir import Activation, ArithmeticOptions, DType, Op, OpKind, Tensor
-from ..quantization import Rounding, activation_range, dtype_range, quantize_multiplier
+from ...errors import UnsupportedError
+from ...ir import Activation, ArithmeticOptions, DType, Op, OpKind, Tensor
+from ...quantization import Rounding, activation_range, dtype_range, quantize_multiplier
 
 # AddFunc's left shift: |q - zero_point| << 20 (int8) or << 15 (int16) stays inside int32.
 LEFT_SHIFT = {DType.INT8: 20, DType.INT16: 15}
