@@ -18,7 +18,7 @@ from modelbuilder import ModelBuilder
 from oracles import assert_exact, oracle_output, single_rounding_requantize
 
 from mcugen.frontend.tflite import parse_model
-from mcugen.ops.elementwise.emit import broadcast_loop
+from mcugen.ops.elementwise.prepare import broadcast_loop
 from mcugen.quantization import Rounding
 from mcugen.reference import run_outputs
 

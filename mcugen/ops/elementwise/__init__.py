@@ -5,7 +5,8 @@ activation, but whose code is the binary ops': alpha is the second, broadcast op
 kind runs one kernel of runtime/kernels/mcugen_elementwise.c over the same loop nest.
 
 - rules.py: the support rules of the family (binary_dtypes, broadcast_shapes, ...);
-- prepare.py: TFLite's Prepare for each kind (multipliers, shifts, clamps);
+- prepare.py: TFLite's Prepare for each kind (multipliers, shifts, clamps, the loop nest) and
+  the PrepareRules it can break;
 - emit.py: the C call; reference.py: the numpy reference kernels. Both take their parameters
   from prepare.py, and share nothing else.
 """
@@ -17,11 +18,11 @@ from typing import Any
 
 import tflite
 
-from ...ir import ArithmeticOptions, Op, OpKind
+from ...ir import ArithmeticOptions, OpKind
 from .. import rules as shared
-from ..base import InputRoles, OpDef, Setting, Traits, no_fast_path_scratch, no_macs, no_scratch
+from ..base import InputRoles, OpDef, Traits, no_fast_path_scratch, no_macs, no_scratch
 from ..tflite_options import ACTIVATIONS, enum_value, options_table, read_none
-from . import emit, reference
+from . import emit, prepare, reference
 from . import rules as r
 
 
@@ -50,61 +51,62 @@ def read_arithmetic(options_class: Any) -> Callable[[Any, str], ArithmeticOption
 IN_PLACE = Traits(in_place=True)
 
 
-def _prepare(op: Op, setting: Setting) -> None:
-    """For now the emitters and the reference kernels call prepare.py's functions themselves."""
-    return
-
-
-_ADD_SUB_RULES = (*r.BINARY, shared.clamp_activation)
+# Rules and PrepareRules of ADD and SUB, in the order docs/supported_ops.md lists them.
+_ADD_SUB_RULES = (*r.BINARY, shared.clamp_activation, r.finite_float_constants)
+_ADD_SUB_PREPARE_RULES = (prepare.RESCALES_BELOW_ONE, prepare.POT_SCALES)
 
 OPS: list[OpDef] = [
     OpDef(
         kind=OpKind.ADD, builtin=tflite.BuiltinOperator.ADD,
         read_options=read_arithmetic(tflite.AddOptions),
-        rules=_ADD_SUB_RULES, prepare=_prepare,
+        rules=_ADD_SUB_RULES, prepare=prepare.prepare_add_sub,
+        prepare_rules=(*_ADD_SUB_PREPARE_RULES, prepare.POT_ADD_SAME_SHAPES),
         emit=emit.emit_add_sub, scratch=no_scratch, fast_path_scratch=no_fast_path_scratch,
         reference=reference.binary, macs=no_macs, roles=InputRoles(), traits=IN_PLACE,
     ),
     OpDef(
         kind=OpKind.SUB, builtin=tflite.BuiltinOperator.SUB,
         read_options=read_arithmetic(tflite.SubOptions),
-        rules=_ADD_SUB_RULES, prepare=_prepare,
+        rules=_ADD_SUB_RULES, prepare=prepare.prepare_add_sub,
+        prepare_rules=_ADD_SUB_PREPARE_RULES,
         emit=emit.emit_add_sub, scratch=no_scratch, fast_path_scratch=no_fast_path_scratch,
         reference=reference.binary, macs=no_macs, roles=InputRoles(), traits=IN_PLACE,
     ),
     OpDef(
         kind=OpKind.MUL, builtin=tflite.BuiltinOperator.MUL,
         read_options=read_arithmetic(tflite.MulOptions),
-        rules=(*r.BINARY, shared.clamp_activation),
-        prepare=_prepare,
+        rules=(*r.BINARY, shared.clamp_activation, r.finite_float_constants),
+        prepare=prepare.prepare_mul,
         emit=emit.emit_mul, scratch=no_scratch, fast_path_scratch=no_fast_path_scratch,
         reference=reference.binary, macs=no_macs, roles=InputRoles(), traits=IN_PLACE,
     ),
     OpDef(
         kind=OpKind.SQUARED_DIFFERENCE, builtin=tflite.BuiltinOperator.SQUARED_DIFFERENCE,
         read_options=read_none,
-        rules=r.BINARY, prepare=_prepare,
+        rules=(*r.BINARY, r.finite_float_constants), prepare=prepare.prepare_squared_difference,
+        prepare_rules=(prepare.NO_INT16_SQUARED_DIFFERENCE_IN_LITERT,
+                       prepare.SQUARED_DIFFERENCE_RESCALES_BELOW_ONE),
         emit=emit.emit_squared_difference, scratch=no_scratch,
         fast_path_scratch=no_fast_path_scratch,
         reference=reference.binary, macs=no_macs, roles=InputRoles(), traits=IN_PLACE,
     ),
     OpDef(
         kind=OpKind.MAXIMUM, builtin=tflite.BuiltinOperator.MAXIMUM, read_options=read_none,
-        rules=r.BINARY, prepare=_prepare,
+        rules=(*r.BINARY, r.finite_float_constants), prepare=prepare.prepare_maximum_minimum,
         emit=emit.emit_maximum_minimum, scratch=no_scratch, fast_path_scratch=no_fast_path_scratch,
         reference=reference.binary, macs=no_macs, roles=InputRoles(), traits=IN_PLACE,
     ),
     OpDef(
         kind=OpKind.MINIMUM, builtin=tflite.BuiltinOperator.MINIMUM, read_options=read_none,
-        rules=r.BINARY, prepare=_prepare,
+        rules=(*r.BINARY, r.finite_float_constants), prepare=prepare.prepare_maximum_minimum,
         emit=emit.emit_maximum_minimum, scratch=no_scratch, fast_path_scratch=no_fast_path_scratch,
         reference=reference.binary, macs=no_macs, roles=InputRoles(), traits=IN_PLACE,
     ),
     OpDef(
         kind=OpKind.PRELU, builtin=tflite.BuiltinOperator.PRELU, read_options=read_none,
         rules=(shared.input_arity(2), r.prelu_dtypes, r.binary_quantization, r.broadcast_shapes,
-               r.prelu_shapes),
-        prepare=_prepare,
+               r.prelu_shapes, r.finite_float_constants),
+        prepare=prepare.prepare_prelu,
         emit=emit.emit_prelu, scratch=no_scratch, fast_path_scratch=no_fast_path_scratch,
         reference=reference.binary, macs=no_macs, roles=InputRoles(), traits=IN_PLACE,
     ),

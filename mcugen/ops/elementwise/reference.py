@@ -2,7 +2,7 @@
 ADD, SUB, MUL, SQUARED_DIFFERENCE, MAXIMUM, MINIMUM, PRELU in int8, int16 and float32.
 
 Per-element arithmetic (the Prepare-time constants, and where the two runtimes differ, are in
-prepare.py):
+prepare.py; numpy broadcasting stands in for the C's loop nest):
 - ADD/SUB (reference AddFunc / BroadcastQuantSubSlow, identical for int8 and int16): each input
   plus its offset is shifted left (20 bits int8, 15 int16), rescaled by its own multiplier; the
   sum or difference is rescaled by the output multiplier, offset and clamped.

@@ -8,6 +8,8 @@ with other families (input_arity, clamp_activation) stay in mcugen/ops/rules.py.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ...ir import DType, Op, Tensor
 from ..rules import input_arity, required_input
 
@@ -75,6 +77,14 @@ def prelu_shapes(op: Op) -> str | None:
     if x.dtype is DType.FLOAT32 and len(x.shape) > 4:
         return f"float32 input of rank {len(x.shape)}"
     return None
+
+
+def finite_float_constants(op: Op) -> str | None:
+    """float32 constant inputs hold no infinity or NaN (C99 has no float literal for them)."""
+    bad = [f"constant '{t.name}'" for t in op.inputs[:2]
+           if t is not None and t.is_constant and t.dtype is DType.FLOAT32
+           and t.data is not None and not np.all(np.isfinite(t.data))]
+    return ", ".join(bad) or None
 
 
 BINARY = (input_arity(2), binary_dtypes, binary_quantization, broadcast_shapes)
