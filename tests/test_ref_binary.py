@@ -18,7 +18,8 @@ from oracles import assert_exact, oracle_output, run_litert, run_tflm, single_ro
 
 from mcugen.errors import UnsupportedError
 from mcugen.frontend.tflite import parse_model
-from mcugen.opparams.elementwise import checked_log2, mul_params, prelu_params
+from mcugen.ops.base import DEFAULT_SETTING, Setting
+from mcugen.ops.elementwise.prepare import checked_log2, mul_params, prelu_params
 from mcugen.quantization import Rounding
 from mcugen.reference import run_outputs
 from mcugen.support import check_op
@@ -294,7 +295,7 @@ def test_reference_matches_oracle(case: Case, rounding: Rounding) -> None:
 def test_ties_need_double_rounding(monkeypatch: pytest.MonkeyPatch) -> None:
     """Single rounding of MultiplyByQuantizedMultiplier misses the tie cases' oracle outputs:
     MUL, SQUARED_DIFFERENCE, PRELU and int16 ADD/SUB round twice in both runtimes."""
-    from mcugen.reference import elementwise
+    from mcugen.ops.elementwise import reference as elementwise
 
     for case in tie_cases():
         model, inputs = model_and_inputs(case)
@@ -379,6 +380,40 @@ def test_unsupported_combinations_are_refused() -> None:
     wide = Case("ADD", "int8", (1, 1, 1, 1, 1, 1, 4), (4,), (0.1, 0.1, 0.1), (0, 0, 0), 1)
     graph = parse_model(build_model(wide, random_inputs(wide)), "w.tflite")
     assert any("rank 7" in p for p in check_op(graph.ops[0]))
+
+
+
+def test_prepare_refusals_are_reported_as_rules() -> None:
+    """What TFLite's Prepare refuses (a rescale that is not below 1, LiteRT's power-of-two path
+    outside its limits, int16 SQUARED_DIFFERENCE in LiteRT mode) and a float constant the C
+    cannot write are support rules: check_op names them, in the build's rounding mode."""
+    litert = Setting(rounding=Rounding.LITERT)
+
+    def problems(case: Case, setting: Setting = DEFAULT_SETTING, values: list | None = None) -> list[str]:
+        model = build_model(case, values if values is not None else random_inputs(case))
+        return check_op(parse_model(model, "m.tflite").ops[0], setting)
+
+    tiny_output = Case("ADD", "int8", (4,), (4,), (0.1, 0.1, 1e-9), (0, 0, 0), 1)
+    assert any("rescales are below 1" in p and "output rescale" in p and "outside (0, 1)" in p
+               for p in problems(tiny_output))
+    sqd = Case("SQUARED_DIFFERENCE", "int16", (4,), (4,), (0.001, 0.001, 0.01), (0, 0, 0), 1)
+    assert problems(sqd) == []
+    assert any("no int16 SQUARED_DIFFERENCE kernel" in p for p in problems(sqd, litert))
+    pot = pot_cases()[0]  # ADD, one input 4x finer than the output, the other at its scale
+    assert problems(pot, litert) == []
+    both_finer = replace(pot, scales=(2**-12, 2**-12, 2**-10))
+    assert any("power-of-two path" in p and "exponents -2 and -2" in p
+               for p in problems(both_finer, litert))
+    too_fine = replace(pot, scales=(2**-30, 2**-10, 2**-10))
+    assert any("power-of-two shift -20" in p for p in problems(too_fine, litert))
+    broadcast = replace(pot, shape1=(3, 4, 64), shape2=(64,))
+    assert problems(broadcast) == []
+    assert any("same shape" in p for p in problems(broadcast, litert))
+    assert problems(replace(broadcast, op="SUB"), litert) == []
+    infinite = Case("MUL", "float32", (4,), (4,), (1.0, 1.0, 1.0), (0, 0, 0), 1, constant=1)
+    values = random_inputs(infinite)
+    values[1][2] = np.inf
+    assert any("no infinity or NaN" in p and "'b'" in p for p in problems(infinite, values=values))
 
 
 def _c_picks() -> list:

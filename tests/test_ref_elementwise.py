@@ -17,8 +17,8 @@ import pytest
 from modelbuilder import ModelBuilder
 from oracles import assert_exact, oracle_output, single_rounding_requantize
 
-from mcugen.codegen.ops_elementwise import broadcast_loop
 from mcugen.frontend.tflite import parse_model
+from mcugen.ops.elementwise.prepare import broadcast_loop
 from mcugen.quantization import Rounding
 from mcugen.reference import run_outputs
 
@@ -150,7 +150,7 @@ def test_both_runtimes_round_add_twice(monkeypatch: pytest.MonkeyPatch) -> None:
 
     Guards the measured fact behind elementwise's double-rounding rescales in both modes.
     """
-    from mcugen.reference import elementwise
+    from mcugen.ops.elementwise import reference as elementwise
 
     for case in tie_cases():
         model, inputs = model_and_inputs(case)

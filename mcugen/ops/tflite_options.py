@@ -7,7 +7,6 @@ with a ModelError naming the op.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import flatbuffers
@@ -16,7 +15,6 @@ import tflite
 from ..errors import ModelError
 from ..ir import (
     Activation,
-    ArithmeticOptions,
     DType,
     NoOptions,
     Padding,
@@ -74,20 +72,6 @@ def quantized_bias_type(options: Any) -> DType | None:
     """The options' quantized_bias_type; the schema default (FLOAT32) means not set."""
     value = options.QuantizedBiasType()
     return None if value == tflite.TensorType.FLOAT32 else DTYPES.get(value)
-
-
-def read_arithmetic(options_class: Any) -> Callable[[Any, str], ArithmeticOptions]:
-    """ADD, SUB, MUL options; MulOptions has no pot_scale_int16 (it reads as False)."""
-
-    def read(op: Any, where: str) -> ArithmeticOptions:
-        o = options_table(op, options_class)
-        # Without a table LiteRT keeps its zero-initialised params (pot_scale_int16 false), not
-        # the schema default (true); TFLM ignores the flag.
-        has_table = op.BuiltinOptions() is not None
-        pot = has_table and hasattr(o, "PotScaleInt16") and bool(o.PotScaleInt16())
-        return ArithmeticOptions(enum_value(ACTIVATIONS, o.FusedActivationFunction(), "activation", where), pot)
-
-    return read
 
 
 def read_none(op: Any, where: str) -> NoOptions:

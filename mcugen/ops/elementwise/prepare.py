@@ -1,6 +1,11 @@
 """Prepare-time parameters of the elementwise binary ops: ADD, SUB, MUL, SQUARED_DIFFERENCE,
 MAXIMUM, MINIMUM and PRELU, shared by the C emitter and the numpy reference.
 
+Each kind's `prepare(op, setting)` (`prepare_add_sub`, `prepare_mul`, ...) returns a `Prepared`:
+the C loop nest over the broadcast output, and the quantized constants or the float32 clamp.
+The reference kernels take the same constants from the functions those call (`add_sub_params`,
+`mul_params`, ...) and broadcast with numpy instead of the loop nest.
+
 Each function reproduces the Prepare step of the TFLite runtime that `rounding` names. The two
 runtimes compute some parameters differently, and those differences are visible in outputs:
 
@@ -15,20 +20,25 @@ runtimes compute some parameters differently, and those differences are visible 
 - int16 SQUARED_DIFFERENCE exists only in TFLM (LiteRT 2.3.0 fails "only supports FLOAT32 and
   INT32"); TFLM also lets its output multiplier exceed 1, LiteRT's int8 kernel does not.
 
-Arithmetic that is undefined in TFLite (a negative RoundingDivideByPOT exponent) is refused
-with an UnsupportedError naming the op and the value.
+Parameters TFLite's Prepare refuses (a rescale that is not below 1, which
+QuantizeMultiplierSmallerThanOneExp CHECK-fails on) and arithmetic that is undefined in TFLite
+(a negative RoundingDivideByPOT exponent) break one of the PrepareRules below, which support
+reports like any other rule.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 import numpy as np
 
-from ..errors import UnsupportedError
-from ..ir import Activation, ArithmeticOptions, DType, Op, OpKind, Tensor
-from ..quantization import Rounding, activation_range, dtype_range, quantize_multiplier
+from ...ir import Activation, ArithmeticOptions, DType, Op, OpKind, Tensor
+from ...quantization import Rounding, dtype_range, quantize_multiplier
+from ..base import PrepareRule, Setting
+from ..common import activation_limits
 
 # AddFunc's left shift: |q - zero_point| << 20 (int8) or << 15 (int16) stays inside int32.
 LEFT_SHIFT = {DType.INT8: 20, DType.INT16: 15}
@@ -37,6 +47,28 @@ SQUARED_DIFFERENCE_LEFT_SHIFT = {DType.INT8: 7, DType.INT16: 0}
 # gemmlowp's RoundingDivideByPOT on int16 values is defined for exponents up to 15.
 MAX_POT_SHIFT_INT16 = 15
 FLOAT32_MAX = float(np.finfo(np.float32).max)
+# MCUGEN_BROADCAST_MAX_LOOPS in mcugen_elementwise.h; at least rules.MAX_BROADCAST_RANK, so that
+# every op the rules accept fits the loop nest.
+MAX_LOOPS = 6
+
+RESCALES_BELOW_ONE = PrepareRule(
+    "The input and output rescales are below 1 as fixed-point multipliers (TFLite's "
+    "QuantizeMultiplierSmallerThanOneExp): the output scale is more than 2^-19 (int8) or 2^-14 "
+    "(int16) times the larger input scale.")
+SQUARED_DIFFERENCE_RESCALES_BELOW_ONE = PrepareRule(
+    "The input rescales, and with --rounding litert the output rescale, are below 1 as "
+    "fixed-point multipliers (TFLite's QuantizeMultiplierSmallerThanOneExp; TFLM lets the output "
+    "multiplier exceed 1).")
+POT_SCALES = PrepareRule(
+    "With --rounding litert, an int16 ADD or SUB on LiteRT's power-of-two path (pot_scale_int16 "
+    "set, every scale a power of two) has one input at the output's scale and the other at most "
+    f"2^{MAX_POT_SHIFT_INT16} times finer (RoundingDivideByPOT is undefined beyond).")
+POT_ADD_SAME_SHAPES = PrepareRule(
+    "With --rounding litert, an int16 ADD on LiteRT's power-of-two path has two inputs of the "
+    "same shape (LiteRT has no broadcasting kernel for it).")
+NO_INT16_SQUARED_DIFFERENCE_IN_LITERT = PrepareRule(
+    "With --rounding litert, SQUARED_DIFFERENCE is int8 or float32: LiteRT has no int16 "
+    "SQUARED_DIFFERENCE kernel.")
 
 
 def _operands(op: Op) -> tuple[Tensor, Tensor, Tensor]:
@@ -60,24 +92,18 @@ def _activation(op: Op) -> Activation:
 
 
 def _clamp(op: Op) -> tuple[int, int]:
-    """CalculateActivationRangeQuantized for the output (the dtype's range for no activation)."""
+    """CalculateActivationRangeQuantized for the output (the dtype's range for no activation);
+    the rule clamp_activation has refused every other fused activation."""
     y = op.outputs[0]
     assert y.quant is not None
-    try:
-        return activation_range(_activation(op), y.quant, y.dtype)
-    except ValueError:
-        raise UnsupportedError(
-            f"{op.where()}: fused activation {_activation(op).name} is not supported"
-        ) from None
+    return activation_limits(op, _activation(op), y.quant, y.dtype)
 
 
-def _smaller_than_one(real: float, what: str, op: Op) -> tuple[int, int]:
+def _smaller_than_one(real: float, what: str, op: Op, rule: PrepareRule) -> tuple[int, int]:
     """QuantizeMultiplierSmallerThanOneExp: TFLite CHECK-fails outside (0, 1) or on a left shift."""
-    if not 0.0 < real < 1.0:
-        raise UnsupportedError(f"{op.where()}: {what} rescale {real:g} is outside (0, 1)")
+    rule.require(0.0 < real < 1.0, op, lambda: f"{what} rescale {real:g} is outside (0, 1)")
     multiplier, shift = quantize_multiplier(real)
-    if shift > 0:
-        raise UnsupportedError(f"{op.where()}: {what} rescale {real:g} rounds up to 1")
+    rule.require(shift <= 0, op, lambda: f"{what} rescale {real:g} rounds up to 1")
     return multiplier, shift
 
 
@@ -145,18 +171,14 @@ def _pot_params(op: Op) -> PotParams:
     a, b, y = _operands(op)
     log_y = checked_log2(_scale(y))[1]
     shift1, shift2 = checked_log2(_scale(a))[1] - log_y, checked_log2(_scale(b))[1] - log_y
-    if (shift1 != 0 and shift2 != 0) or shift1 > 0 or shift2 > 0:
-        raise UnsupportedError(
-            f"{op.where()}: power-of-two int16 path needs one input at the output scale and the "
-            f"other finer, got input scale exponents {shift1} and {shift2} relative to the output"
-        )
-    if min(shift1, shift2) < -MAX_POT_SHIFT_INT16:
-        raise UnsupportedError(f"{op.where()}: power-of-two shift {min(shift1, shift2)} is below "
-                               f"-{MAX_POT_SHIFT_INT16}")
-    if op.kind is OpKind.ADD and tuple(a.shape) != tuple(b.shape):
-        # LiteRT's POT Add (reference_ops::Add with pot_scale) walks both inputs as flat arrays.
-        raise UnsupportedError(f"{op.where()}: power-of-two int16 ADD cannot broadcast "
-                               f"{list(a.shape)} and {list(b.shape)} (LiteRT has no such kernel)")
+    POT_SCALES.require(
+        not ((shift1 != 0 and shift2 != 0) or shift1 > 0 or shift2 > 0), op,
+        lambda: f"input scale exponents {shift1} and {shift2} relative to the output")
+    POT_SCALES.require(min(shift1, shift2) >= -MAX_POT_SHIFT_INT16, op,
+                       lambda: f"power-of-two shift {min(shift1, shift2)}")
+    # LiteRT's POT Add (reference_ops::Add with pot_scale) walks both inputs as flat arrays.
+    POT_ADD_SAME_SHAPES.require(op.kind is not OpKind.ADD or tuple(a.shape) == tuple(b.shape), op,
+                                lambda: f"{list(a.shape)} and {list(b.shape)}")
     low, high = _clamp(op)
     return PotParams(-shift1, -shift2, low, high)
 
@@ -181,9 +203,9 @@ def add_sub_params(op: Op, rounding: Rounding) -> AddSubParams:
     a, b, y = _operands(op)
     left_shift = LEFT_SHIFT[y.dtype]
     r1, r2, ro = _input_ratios(op, left_shift)
-    m1, s1 = _smaller_than_one(r1, "input 1", op)
-    m2, s2 = _smaller_than_one(r2, "input 2", op)
-    mo, so = _smaller_than_one(ro, "output", op)
+    m1, s1 = _smaller_than_one(r1, "input 1", op, RESCALES_BELOW_ONE)
+    m2, s2 = _smaller_than_one(r2, "input 2", op, RESCALES_BELOW_ONE)
+    mo, so = _smaller_than_one(ro, "output", op, RESCALES_BELOW_ONE)
     low, high = _clamp(op)
     return RescaleParams(-_zero_point(a), m1, s1, -_zero_point(b), m2, s2, _zero_point(y), mo, so,
                          left_shift, low, high)
@@ -192,16 +214,17 @@ def add_sub_params(op: Op, rounding: Rounding) -> AddSubParams:
 def squared_difference_params(op: Op, rounding: Rounding) -> RescaleParams:
     """SquaredDifference's PrepareQuantized; the output multiplier may exceed 1 only in TFLM."""
     a, b, y = _operands(op)
-    if y.dtype is DType.INT16 and rounding is Rounding.LITERT:
-        raise UnsupportedError(f"{op.where()}: LiteRT has no int16 SQUARED_DIFFERENCE kernel")
+    NO_INT16_SQUARED_DIFFERENCE_IN_LITERT.require(
+        y.dtype is not DType.INT16 or rounding is not Rounding.LITERT, op, "int16")
     left_shift = SQUARED_DIFFERENCE_LEFT_SHIFT[y.dtype]
     twice_max = 2.0 * max(_scale(a), _scale(b))
-    m1, s1 = _smaller_than_one(_scale(a) / twice_max, "input 1", op)
-    m2, s2 = _smaller_than_one(_scale(b) / twice_max, "input 2", op)
+    rule = SQUARED_DIFFERENCE_RESCALES_BELOW_ONE
+    m1, s1 = _smaller_than_one(_scale(a) / twice_max, "input 1", op, rule)
+    m2, s2 = _smaller_than_one(_scale(b) / twice_max, "input 2", op, rule)
     # (1 << 2 * left_shift) * output_scale is a float32 product (exact: a power of two).
     real_output = twice_max * twice_max / float(_f32(1 << (2 * left_shift)) * _f32(_scale(y)))
     if rounding is Rounding.LITERT:
-        mo, so = _smaller_than_one(real_output, "output", op)
+        mo, so = _smaller_than_one(real_output, "output", op, rule)
     else:
         mo, so = quantize_multiplier(real_output)
     low, high = dtype_range(y.dtype)
@@ -273,16 +296,128 @@ def prelu_params(op: Op, rounding: Rounding) -> PreluParams:
 # --- float32 ---------------------------------------------------------------------------------
 
 
+_FLOAT_RANGES = {
+    Activation.NONE: (-FLOAT32_MAX, FLOAT32_MAX),
+    Activation.RELU: (0.0, FLOAT32_MAX),
+    Activation.RELU6: (0.0, 6.0),
+    Activation.RELU_N1_TO_1: (-1.0, 1.0),
+}
+
+
 def float_clamp(op: Op) -> tuple[float, float]:
     """CalculateActivationRange<float>: no activation clamps to [lowest, max] float32 (so an
-    infinite result becomes +-FLT_MAX, as TFLite's ActivationFunctionWithMinMax does)."""
+    infinite result becomes +-FLT_MAX, as TFLite's ActivationFunctionWithMinMax does). The rule
+    clamp_activation has refused every other fused activation."""
     activation = _activation(op)
-    ranges = {
-        Activation.NONE: (-FLOAT32_MAX, FLOAT32_MAX),
-        Activation.RELU: (0.0, FLOAT32_MAX),
-        Activation.RELU6: (0.0, 6.0),
-        Activation.RELU_N1_TO_1: (-1.0, 1.0),
-    }
-    if activation not in ranges:
-        raise UnsupportedError(f"{op.where()}: fused activation {activation.name} is not supported")
-    return ranges[activation]
+    assert activation in _FLOAT_RANGES, f"{op.where()}: clamp_activation lets {activation.name} by"
+    return _FLOAT_RANGES[activation]
+
+
+# --- the loop nest over the broadcast output -------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BroadcastLoop:
+    """Loop levels, outermost first: output extents and each input's element stride."""
+
+    extent: tuple[int, ...]
+    input1_stride: tuple[int, ...]
+    input2_stride: tuple[int, ...]
+
+
+def _strides_in_output(shape: Sequence[int], out_shape: Sequence[int]) -> list[int]:
+    """Element strides of `shape` (right-aligned in out_shape); 0 where it is broadcast."""
+    padded = [1] * (len(out_shape) - len(shape)) + list(shape)
+    strides, step = [0] * len(padded), 1
+    for axis in reversed(range(len(padded))):
+        strides[axis] = 0 if padded[axis] == 1 else step
+        step *= padded[axis]
+    return strides
+
+
+def broadcast_loop(shape1: Sequence[int], shape2: Sequence[int], out_shape: Sequence[int]) -> BroadcastLoop:
+    """The smallest loop nest that walks out_shape in order with both inputs' strides.
+
+    Shapes that do not broadcast to out_shape, or of more than MAX_LOOPS unmergeable levels,
+    raise ValueError: the rule broadcast_shapes refuses such ops before prepare runs."""
+    if tuple(np.broadcast_shapes(tuple(shape1), tuple(shape2))) != tuple(out_shape):
+        raise ValueError(
+            f"input shapes {list(shape1)} and {list(shape2)} do not broadcast to {list(out_shape)}"
+        )
+    s1, s2 = _strides_in_output(shape1, out_shape), _strides_in_output(shape2, out_shape)
+    levels = [(n, a, b) for n, a, b in zip(out_shape, s1, s2) if n != 1]
+    merged: list[tuple[int, int, int]] = []
+    for n, a, b in levels:
+        if merged:
+            outer_n, outer_a, outer_b = merged[-1]
+            # The outer level continues the inner one exactly when each stride equals the
+            # inner stride times the inner extent (both 0 for a broadcast input).
+            if outer_a == a * n and outer_b == b * n:
+                merged[-1] = (outer_n * n, a, b)
+                continue
+        merged.append((n, a, b))
+    if not merged:
+        merged = [(1, 0, 0)]
+    if len(merged) > MAX_LOOPS:
+        raise ValueError(f"broadcast of {list(shape1)} and {list(shape2)} needs "
+                         f"{len(merged)} loop levels (at most {MAX_LOOPS})")
+    merged = [(1, 0, 0)] * (MAX_LOOPS - len(merged)) + merged
+    return BroadcastLoop(
+        extent=tuple(n for n, _, _ in merged),
+        input1_stride=tuple(a for _, a, _ in merged),
+        input2_stride=tuple(b for _, _, b in merged),
+    )
+
+
+# --- each kind's prepare ---------------------------------------------------------------------
+
+Q = TypeVar("Q")  # the quantized constants' type
+
+
+@dataclass(frozen=True)
+class Prepared(Generic[Q]):
+    """What prepare computes for one op: the C loop nest over the broadcast output, the
+    quantized constants (int8 and int16; None for float32, MAXIMUM and MINIMUM) and the clamp
+    of float32 ADD, SUB and MUL (None where the float kernel clamps nothing)."""
+
+    loop: BroadcastLoop
+    quant: Q | None = None
+    float_clamp: tuple[float, float] | None = None
+
+
+def _loop(op: Op) -> BroadcastLoop:
+    a, b, y = _operands(op)
+    return broadcast_loop(a.shape, b.shape, y.shape)
+
+
+def _is_float(op: Op) -> bool:
+    return op.outputs[0].dtype is DType.FLOAT32
+
+
+def prepare_add_sub(op: Op, setting: Setting) -> Prepared[AddSubParams]:
+    if _is_float(op):
+        return Prepared(_loop(op), float_clamp=float_clamp(op))
+    return Prepared(_loop(op), add_sub_params(op, setting.rounding))
+
+
+def prepare_mul(op: Op, setting: Setting) -> Prepared[MulParams]:
+    if _is_float(op):
+        return Prepared(_loop(op), float_clamp=float_clamp(op))
+    return Prepared(_loop(op), mul_params(op, setting.rounding))
+
+
+def prepare_squared_difference(op: Op, setting: Setting) -> Prepared[RescaleParams]:
+    if _is_float(op):
+        return Prepared(_loop(op))
+    return Prepared(_loop(op), squared_difference_params(op, setting.rounding))
+
+
+def prepare_maximum_minimum(op: Op, setting: Setting) -> Prepared[None]:
+    """MAXIMUM and MINIMUM compare the stored values: no constants, whatever the dtype."""
+    return Prepared(_loop(op))
+
+
+def prepare_prelu(op: Op, setting: Setting) -> Prepared[PreluParams]:
+    if _is_float(op):
+        return Prepared(_loop(op))
+    return Prepared(_loop(op), prelu_params(op, setting.rounding))

@@ -2,7 +2,7 @@
 ADD, SUB, MUL, SQUARED_DIFFERENCE, MAXIMUM, MINIMUM, PRELU in int8, int16 and float32.
 
 Per-element arithmetic (the Prepare-time constants, and where the two runtimes differ, are in
-mcugen.opparams.elementwise):
+prepare.py; numpy broadcasting stands in for the C's loop nest):
 - ADD/SUB (reference AddFunc / BroadcastQuantSubSlow, identical for int8 and int16): each input
   plus its offset is shifted left (20 bits int8, 15 int16), rescaled by its own multiplier; the
   sum or difference is rescaled by the output multiplier, offset and clamped.
@@ -30,8 +30,15 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..ir import DType, Op, OpKind
-from ..opparams.elementwise import (
+from ...ir import DType, Op, OpKind
+from ...quantization import Rounding
+from ..fixedpoint import (
+    clamp,
+    multiply_by_quantized_multiplier,
+    rounding_divide_by_pot,
+    wrap_int32,
+)
+from .prepare import (
     MulParams,
     PotParams,
     PreluParams,
@@ -42,14 +49,6 @@ from ..opparams.elementwise import (
     prelu_params,
     squared_difference_params,
 )
-from ..ops.fixedpoint import (
-    clamp,
-    multiply_by_quantized_multiplier,
-    rounding_divide_by_pot,
-    wrap_int32,
-)
-from ..quantization import Rounding
-from . import reference
 
 
 def _scaled_inputs(a: np.ndarray, b: np.ndarray, q: RescaleParams) -> tuple[np.ndarray, np.ndarray]:
@@ -155,8 +154,3 @@ def binary(op: Op, inputs: list[np.ndarray | None], rounding: Rounding) -> list[
     else:
         result = _quantized_kernel(op, a, b, rounding)
     return [np.broadcast_to(result, y.shape).astype(y.dtype.numpy)]
-
-
-for _kind in (OpKind.ADD, OpKind.SUB, OpKind.MUL, OpKind.SQUARED_DIFFERENCE, OpKind.MAXIMUM,
-              OpKind.MINIMUM, OpKind.PRELU):
-    reference(_kind)(binary)

@@ -1,1 +1,0 @@
-"""Transitional: the parameters of the families not yet moved into mcugen/ops/<family>/prepare.py."""
