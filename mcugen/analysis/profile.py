@@ -57,7 +57,7 @@ class OpProfile:
     instructions: int | None  # QEMU only
     macs: int
     position: int = 0  # execution order
-    # A tiled chain (tiling.py) runs its ops stripe by stripe in the step of its last op: that
+    # A tiled chain (memory/tiling.py) runs its ops stripe by stripe in the step of its last op: that
     # op's entry holds the time of all of them (their indices here) and the others read 0.
     chain: list[int] = field(default_factory=list)
 

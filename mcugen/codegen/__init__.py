@@ -1,13 +1,3 @@
-"""Code generation: per-op emitters (ops_*.py) register themselves in emit.EMITTERS."""
-
-from __future__ import annotations
-
-import importlib
-import pkgutil
-
-
-def load_emitters() -> None:
-    """Import every ops_* module of this package so that its emitters register."""
-    for module in pkgutil.iter_modules(__path__):
-        if module.name.startswith("ops_"):
-            importlib.import_module(f"{__name__}.{module.name}")
+"""Code generation: the plain data the templates render (generate.py), the tiled chains' stripe
+loops (stripes.py), the memory pools and guards (memory.py) and C names (cnames.py). Each op's
+C comes from its definition's emitter (mcugen/ops)."""

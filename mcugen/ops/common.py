@@ -7,6 +7,8 @@ prepare step, so the two paths differ only in the per-element arithmetic.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ..errors import UnsupportedError
 from ..ir import Activation, DType, Op, Padding, Quant, Tensor
 from ..quantization import activation_range
@@ -38,6 +40,23 @@ def output_clamp(op: Op) -> tuple[int, int]:
     y = op.outputs[0]
     assert y.quant is not None
     return activation_limits(op, op.options.activation, y.quant, y.dtype)  # type: ignore[union-attr]
+
+
+def merge_loop_levels(extents: Sequence[int], strides_a: Sequence[int],
+                      strides_b: Sequence[int]) -> list[tuple[int, int, int]]:
+    """(extent, stride a, stride b) levels of a loop nest over two strided operands, outermost
+    first: levels of extent 1 drop out, and an outer level that continues its inner neighbour
+    on both sides (each stride equals the inner stride times the inner extent; both 0 for a
+    broadcast operand) merges into it."""
+    merged: list[tuple[int, int, int]] = []
+    for n, a, b in zip(extents, strides_a, strides_b):
+        if n == 1:
+            continue
+        if merged and merged[-1][1] == a * n and merged[-1][2] == b * n:
+            merged[-1] = (merged[-1][0] * n, a, b)
+        else:
+            merged.append((n, a, b))
+    return merged
 
 
 def filter_offset(weights: Tensor) -> int:

@@ -18,33 +18,27 @@ from .base import OpDef
 # Every family package exports OPS, its kinds' definitions.
 FAMILIES = (conv, matmul, pool, elementwise, reduce, activation, quantize, shape, movement, resize)
 
-DEFINITIONS: dict[OpKind, OpDef] = {}
-_BY_BUILTIN: dict[int, OpDef] = {}
+
+def _index(families: tuple) -> dict[OpKind, OpDef]:
+    table: dict[OpKind, OpDef] = {}
+    for family in families:
+        for definition in family.OPS:
+            if definition.kind in table:
+                raise AssertionError(f"{definition.kind.name} is defined twice")
+            table[definition.kind] = definition
+    return table
 
 
-def _load() -> None:
-    """Fill the tables on first use (the families import the stages' helpers they share)."""
-    if DEFINITIONS:
-        return
-    from .legacy import legacy_definitions
-
-    family_definitions = [definition for family in FAMILIES for definition in family.OPS]
-    done = {definition.kind for definition in family_definitions}
-    for definition in [*family_definitions, *legacy_definitions(done)]:
-        if definition.kind in DEFINITIONS:
-            raise AssertionError(f"{definition.kind.name} is defined twice")
-        DEFINITIONS[definition.kind] = definition
-        _BY_BUILTIN[definition.builtin] = definition
+DEFINITIONS: dict[OpKind, OpDef] = _index(FAMILIES)
+_BY_BUILTIN: dict[int, OpDef] = {definition.builtin: definition for definition in DEFINITIONS.values()}
 
 
 def definitions() -> list[OpDef]:
     """Every definition, in OpKind order."""
-    _load()
     return [DEFINITIONS[kind] for kind in OpKind if kind in DEFINITIONS]
 
 
 def op_def(kind: OpKind) -> OpDef:
-    _load()
     if kind not in DEFINITIONS:
         registered = ", ".join(sorted(k.name for k in DEFINITIONS))
         raise UnsupportedError(f"{kind.name}: no op definition (registered: {registered})")
@@ -53,7 +47,6 @@ def op_def(kind: OpKind) -> OpDef:
 
 def by_builtin(code: int) -> OpDef | None:
     """The definition of a TFLite builtin code; None for a builtin mcugen does not know."""
-    _load()
     return _BY_BUILTIN.get(code)
 
 

@@ -13,55 +13,24 @@ Order (run_passes):
    build's rounding mode. A folded graph output is still produced: invoke copies it out.
 3. dead code (dead.py): ops none of whose outputs is read or is a graph output are removed.
 
-Every rewrite is recorded in a PassReport (what happened to which op of the file) for
+Every rewrite is recorded in a PassReport (report.py) (what happened to which op of the file) for
 `mcugen inspect` and report.json.
 """
 
 from __future__ import annotations
 
-import enum
-from dataclasses import dataclass, field
-
-from ..ir import Graph, Op
+from ..ir import Graph
 from ..quantization import Rounding
+from .dead import remove_dead_ops
+from .fold import fold_constants
+from .identity import remove_identities
+from .report import PassReport, Rewrite, Rewritten
 
-
-class Rewrite(enum.Enum):
-    """What a pass did to an op of the file; the value is the phrase shown to users."""
-
-    FOLDED = "folded: evaluated at build time, its output is a constant"
-    IDENTITY = "removed: its output equals its input"
-    ALIASED = "became an alias of its input (no code, no copy)"
-    DEAD = "removed: no graph output depends on it"
-
-
-@dataclass(frozen=True)
-class Rewritten:
-    op: Op  # the op as read from the file
-    rewrite: Rewrite
-
-
-@dataclass
-class PassReport:
-    rewrites: list[Rewritten] = field(default_factory=list)
-
-    def record(self, op: Op, rewrite: Rewrite) -> None:
-        self.rewrites.append(Rewritten(op, rewrite))
-
-    def of(self, rewrite: Rewrite) -> list[Op]:
-        return [r.op for r in self.rewrites if r.rewrite is rewrite]
-
-    def by_index(self) -> dict[int, Rewrite]:
-        """The last rewrite of each file op index (an op may be aliased, then folded)."""
-        return {r.op.index: r.rewrite for r in self.rewrites}
+__all__ = ["PassReport", "Rewrite", "Rewritten", "run_passes"]
 
 
 def run_passes(graph: Graph, rounding: Rounding = Rounding.TFLM) -> PassReport:
     """Rewrite `graph` in place; `rounding` selects the reference arithmetic that folds."""
-    from .dead import remove_dead_ops
-    from .fold import fold_constants
-    from .identity import remove_identities
-
     report = PassReport()
     remove_identities(graph, report)
     fold_constants(graph, rounding, report)

@@ -2,17 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..ir import Graph
-
-if TYPE_CHECKING:
-    from . import PassReport
+from .report import PassReport, Rewrite
 
 
 def remove_dead_ops(graph: Graph, report: PassReport) -> None:
-    from . import Rewrite
-
     needed = {id(t) for t in graph.outputs}
     kept = []
     for op in reversed(graph.ops):

@@ -13,17 +13,13 @@ kernel's result does not fit the output tensor (element count, dtype).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from ..errors import McugenError
 from ..ir import DType, Graph, Op, OpKind, Tensor
 from ..quantization import Rounding
 from .alias import is_alias
-
-if TYPE_CHECKING:
-    from . import PassReport
+from .report import PassReport, Rewrite
 
 SHAPE_DTYPES = (DType.INT32, DType.INT64)
 # What a reference kernel raises for an op outside its rules (or with no kernel registered).
@@ -33,8 +29,6 @@ NOT_FOLDABLE = (McugenError, ArithmeticError, AssertionError, IndexError, KeyErr
 def fold_constants(graph: Graph, rounding: Rounding, report: PassReport) -> None:
     """One sweep in execution order folds whole chains: a folded output is constant for the
     ops after it."""
-    from . import Rewrite
-
     kept = []
     for op in graph.ops:
         values = constant_outputs(op, rounding)

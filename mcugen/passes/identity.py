@@ -16,19 +16,13 @@ aliases is collapsed to one (alias.py).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..ir import Graph, Op, Tensor
 from ..ops.registry import op_def
 from .alias import as_reshape, collapse_chain, is_alias
-
-if TYPE_CHECKING:
-    from . import PassReport
+from .report import PassReport, Rewrite
 
 
 def remove_identities(graph: Graph, report: PassReport) -> None:
-    from . import Rewrite
-
     graph.link()
     outputs = {id(t) for t in graph.outputs}
     kept: list[Op] = []

@@ -38,7 +38,7 @@ import numpy as np
 from ...ir import Activation, ArithmeticOptions, DType, Op, OpKind, Tensor
 from ...quantization import Rounding, dtype_range, quantize_multiplier
 from ..base import PrepareRule, Setting
-from ..common import activation_limits
+from ..common import activation_limits, merge_loop_levels
 
 # AddFunc's left shift: |q - zero_point| << 20 (int8) or << 15 (int16) stays inside int32.
 LEFT_SHIFT = {DType.INT8: 20, DType.INT16: 15}
@@ -345,17 +345,7 @@ def broadcast_loop(shape1: Sequence[int], shape2: Sequence[int], out_shape: Sequ
             f"input shapes {list(shape1)} and {list(shape2)} do not broadcast to {list(out_shape)}"
         )
     s1, s2 = _strides_in_output(shape1, out_shape), _strides_in_output(shape2, out_shape)
-    levels = [(n, a, b) for n, a, b in zip(out_shape, s1, s2) if n != 1]
-    merged: list[tuple[int, int, int]] = []
-    for n, a, b in levels:
-        if merged:
-            outer_n, outer_a, outer_b = merged[-1]
-            # The outer level continues the inner one exactly when each stride equals the
-            # inner stride times the inner extent (both 0 for a broadcast input).
-            if outer_a == a * n and outer_b == b * n:
-                merged[-1] = (outer_n * n, a, b)
-                continue
-        merged.append((n, a, b))
+    merged = merge_loop_levels(out_shape, s1, s2)
     if not merged:
         merged = [(1, 0, 0)]
     if len(merged) > MAX_LOOPS:

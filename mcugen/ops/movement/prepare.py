@@ -41,6 +41,7 @@ from ...ir import (
 )
 from ...quantization import Rounding
 from ..base import PrepareRule, Setting
+from ..common import merge_loop_levels
 
 MAX_LOOPS = 6  # MCUGEN_MOVE_MAX_LOOPS in mcugen_movement.h
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
@@ -131,15 +132,7 @@ def move_loop(op: Op, extents: Sequence[int], input_strides: Sequence[int],
     """
     if any(e == 0 for e in extents):
         return MoveLoop((1,) * MAX_LOOPS, (0,) * MAX_LOOPS, (0,) * MAX_LOOPS, 0, 0, 0)
-    levels = [(n, a, b) for n, a, b in zip(extents, input_strides, output_strides) if n != 1]
-    merged: list[tuple[int, int, int]] = []
-    for n, a, b in levels:
-        if merged:
-            outer_n, outer_a, outer_b = merged[-1]
-            if outer_a == a * n and outer_b == b * n:
-                merged[-1] = (outer_n * n, a, b)
-                continue
-        merged.append((n, a, b))
+    merged = merge_loop_levels(extents, input_strides, output_strides)
     run = 1
     if merged and merged[-1][1] == 1 and merged[-1][2] == 1:
         run = merged.pop()[0]

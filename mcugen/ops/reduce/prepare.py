@@ -98,7 +98,7 @@ def seeds_with_first(op: Op, rounding: Rounding) -> bool:
 
 
 def arg_max_skips_nan(op: Op, rounding: Rounding) -> bool:
-    """LiteRT's float ArgMax skips NaNs; TFLM's plain '>' does not (mcugen.reference.reduce)."""
+    """LiteRT's float ArgMax skips NaNs; TFLM's plain '>' does not (reference.py)."""
     x = op.inputs[0]
     assert x is not None
     return rounding is Rounding.LITERT and x.dtype is DType.FLOAT32

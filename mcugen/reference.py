@@ -1,37 +1,20 @@
 """numpy reference kernels, bit-exact with TFLite's reference kernels in both modes.
 
 A second, independent path next to the generated C: `mcugen verify` compares the two, and the
-tests hold this one to LiteRT and TensorFlow Lite Micro directly. Kernels register themselves
-per op kind with @reference; run_graph executes a whole Graph.
+tests hold this one to LiteRT and TensorFlow Lite Micro directly. Each kind's kernel is its
+definition's `reference` (mcugen/ops/<family>/reference.py); run_graph executes a whole Graph.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 
-from ..ir import Graph, Op, OpKind, Tensor
-from ..quantization import Rounding
-
-# A kernel gets the op (tensors carry quantization and options), one array per op input
-# (constants included, None for an omitted optional input) and returns one array per output.
-ReferenceKernel = Callable[[Op, list[np.ndarray | None], Rounding], list[np.ndarray]]
-
-KERNELS: dict[OpKind, ReferenceKernel] = {}
-
-
-def reference(kind: OpKind) -> Callable[[ReferenceKernel], ReferenceKernel]:
-    def register(function: ReferenceKernel) -> ReferenceKernel:
-        KERNELS[kind] = function
-        return function
-
-    return register
+from .ir import Graph, Op, Tensor
+from .ops import registry
+from .quantization import Rounding
 
 
 def run_op(op: Op, inputs: list[np.ndarray | None], rounding: Rounding) -> list[np.ndarray]:
-    from ..ops import registry
-
     return registry.op_def(op.kind).reference(op, inputs, rounding)
 
 
@@ -59,7 +42,3 @@ def run_graph(
 def run_outputs(graph: Graph, inputs: list[np.ndarray], rounding: Rounding) -> list[np.ndarray]:
     values = run_graph(graph, inputs, rounding)
     return [values[t.index] for t in graph.outputs]
-
-
-# Importing the kernel modules registers them.
-from . import kernels  # noqa: F401
