@@ -37,12 +37,6 @@ def activation_tensors(op: Op) -> list[Tensor]:
     return [t for t in op.inputs if t is not None and not t.is_constant] + list(op.outputs)
 
 
-def int8_activations(op: Op) -> str | None:
-    """Activation inputs and outputs are int8."""
-    bad = [f"'{t.name}' is {t.dtype.short}" for t in activation_tensors(op) if t.dtype is not DType.INT8]
-    return ", ".join(bad) or None
-
-
 def activation_dtypes(*allowed: DType) -> Constraint:
     """Rule factory: every activation input and output has one of the allowed dtypes."""
 
@@ -133,16 +127,6 @@ def positive_strides_and_dilations(op: Op) -> str | None:
     return ", ".join(bad) or None
 
 
-def same_element_count(op: Op) -> str | None:
-    """The output has as many elements as the input, with the same dtype and quantization."""
-    src, dst = required_input(op), op.outputs[0]
-    if src.num_elements != dst.num_elements:
-        return f"{src.num_elements} elements -> {dst.num_elements}"
-    if src.dtype is not dst.dtype or src.quant != dst.quant:
-        return "dtype or quantization changes"
-    return None
-
-
 # --- reductions, pooling, resizing, ARG_MAX ------------------------------------------------
 
 INTEGER_DTYPES = (DType.INT8, DType.INT16)
@@ -210,8 +194,8 @@ def weighted_bias(*int16_bias: DType) -> Constraint:
 
     listed = " or ".join(d.short for d in int16_bias)
     note = (
-        " LiteRT reads an int16 op's int32 bias as int32 only when its quantized_bias_type "
-        "option says INT32; mcugen, like TFLM, uses the int32 accumulator either way."
+        " With --rounding tflm an int16 op's int32 bias is read as int32 whatever its "
+        "quantized_bias_type option says, as TFLM does (--rounding litert: see below)."
         if DType.INT32 in int16_bias else ""
     )
     check.__doc__ = (
