@@ -76,3 +76,15 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
 def test_no_module_is_oversized() -> None:
     sizes = {path.relative_to(REPO): len(path.read_text().splitlines()) for path in PACKAGE.rglob("*.py")}
     assert not {path: n for path, n in sizes.items() if n > MAX_MODULE_LINES}
+
+
+def test_every_package_has_an_init() -> None:
+    """setuptools' package finder skips a directory without __init__.py: an installed mcugen
+    would lack it (mcugen/ops once had none and worked only from the source tree). The
+    symlinked data directories (templates, firmware) ship as package data instead."""
+    data = [path for path in PACKAGE.iterdir() if path.is_symlink()]
+    missing = [path.relative_to(REPO) for path in PACKAGE.rglob("*")
+               if path.is_dir() and path.name != "__pycache__" and any(path.glob("*.py"))
+               and not (path / "__init__.py").exists()
+               and not any(path == link or link in path.parents for link in data)]
+    assert not missing
