@@ -76,7 +76,9 @@ static uint32_t rng(void) /* xorshift32 */
 
 static int32_t uniform(int32_t low, int32_t high) /* inclusive */
 {
-    return low + (int32_t)(rng() % (uint32_t)(high - low + 1));
+    /* In 64 bits: high - low + 1 reaches 2^32 for the full int32 range. */
+    const uint64_t span = (uint64_t)((int64_t)high - (int64_t)low + 1);
+    return (int32_t)((int64_t)low + (int64_t)(rng() % span));
 }
 
 /* ---- output -------------------------------------------------------------------------- */

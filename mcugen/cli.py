@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import re
 import sys
 from collections.abc import Callable, Sequence
@@ -30,6 +31,39 @@ def _fail_cleanly(command: Callable[..., Any]) -> Callable[..., Any]:
             sys.exit(error.exit_code)
 
     return wrapper
+
+
+def _writable_file(path: Path) -> Path:
+    """A file path the command may write: its parent is an existing, writable directory and the
+    path itself is not a directory. Checked before any work, so a typo costs nothing."""
+    parent = path.parent
+    if path.is_dir():
+        raise McugenError(f"{path}: is a directory; give a file name")
+    if not parent.exists():
+        raise McugenError(f"{path}: the directory {parent} does not exist")
+    _writable_directory(parent, path)
+    return path
+
+
+def _writable_directory(directory: Path, wanted: Path) -> None:
+    """`directory` exists (or can be created under an existing directory) and is writable."""
+    existing = directory
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        raise McugenError(f"{wanted}: cannot be created: {existing} is not a directory")
+    if existing == directory and not os.access(directory, os.W_OK | os.X_OK):
+        raise McugenError(f"{wanted}: {directory} is not writable")
+    if existing != directory and not os.access(existing, os.W_OK | os.X_OK):
+        raise McugenError(f"{wanted}: cannot be created: {existing} is not writable")
+
+
+def _output_directory(path: Path) -> Path:
+    """A directory build may write into: an existing writable directory, or one it can create."""
+    if path.exists() and not path.is_dir():
+        raise McugenError(f"{path}: exists and is not a directory")
+    _writable_directory(path, path)
+    return path
 
 
 QEMU_BOARDS = ", ".join(f"{t.name}: {t.qemu.machine}" for t in TARGETS.values() if t.qemu is not None)
@@ -95,6 +129,7 @@ def build(model: Path, out_dir: Path, rounding: str, prefix: str | None, target:
     """Generate C sources for MODEL into a directory."""
     from .analysis.measure import build as run_build
 
+    _output_directory(out_dir)
     compiled = run_build(model, out_dir, _options(rounding, prefix, target, pools, tiling), size=size,
                          instructions=instructions)
     plan = compiled.plan
@@ -118,6 +153,9 @@ def build(model: Path, out_dir: Path, rounding: str, prefix: str | None, target:
 def _load_cases(path: Path) -> list[np.ndarray]:
     """input0, input1, ... of an .npz, in that order (other arrays, such as expected outputs,
     are ignored); a gap in the numbering is an error, not a silently shifted input."""
+    if path.is_file() and path.suffix.lower() == ".npy":
+        raise ModelError(f"{path}: a single .npy array; inputs come in an .npz with arrays "
+                         "input0, input1, ... (numpy.savez)")
     try:
         with np.load(path) as data:
             numbered = {int(k[5:]): k for k in data.files if re.fullmatch(r"input(0|[1-9][0-9]*)", k)}
@@ -127,7 +165,7 @@ def _load_cases(path: Path) -> list[np.ndarray]:
                 raise ModelError(f"{path}: inputs must be input0..input{len(numbered) - 1}, "
                                  f"found {', '.join(numbered[i] for i in sorted(numbered))}")
             return [data[numbered[i]] for i in range(len(numbered))]
-    except (OSError, ValueError) as error:
+    except (OSError, ValueError, TypeError, AttributeError) as error:
         raise ModelError(f"{path}: cannot read as .npz ({error})") from None
 
 
@@ -153,8 +191,11 @@ def run(model: Path, input_path: Path, output_path: Path | None, rounding: str,
     """Compile MODEL's C on the host, run it on the inputs, print and save the outputs."""
     from .toolchain.host import run_model
 
+    if output_path is not None:
+        _writable_file(output_path)
     inputs = _load_cases(input_path)
-    outputs = run_model(model, [inputs], _options(rounding, prefix, "host", pools, tiling))[0]
+    outputs = run_model(model, [inputs], _options(rounding, prefix, "host", pools, tiling),
+                        where=str(input_path))[0]
     for index, value in enumerate(outputs):
         click.echo(_describe(index, value))
     if output_path is not None:
@@ -181,7 +222,7 @@ def _random_inputs(graph: Any, rng: np.random.Generator) -> list[np.ndarray]:
 
 @main.command()
 @MODEL
-@click.option("--cases", default=5, show_default=True, help="Random input cases to add.")
+@click.option("--cases", default=5, show_default=True, help="Random input cases to add (0 or more).")
 @click.option("--input", "input_paths", multiple=True, type=click.Path(path_type=Path),
               help="Also check these .npz inputs (repeatable).")
 @click.option("--seed", default=0, show_default=True)
@@ -207,6 +248,10 @@ def verify(model: Path, cases: int, input_paths: Sequence[Path], seed: int, roun
 
     if as_json and not (per_layer or float_model is not None):
         raise click.UsageError("--json goes with --per-layer or --float")
+    if cases < 0:
+        raise McugenError(f"--cases {cases}: the number of random cases is 0 or more")
+    if cases == 0 and not input_paths:
+        raise McugenError("--cases 0 and no --input: nothing to verify")
     options = BuildOptions(rounding=Rounding(rounding), tiling=tiling)
     graph = load_graph(model, rounding=options.rounding)
     rng = np.random.default_rng(seed)
@@ -275,6 +320,8 @@ def plan(model: Path, as_json: bool, picture: Path | None, rounding: str, pools:
     """The memory plan: pools, lower bounds and gap, and every buffer's pool, offset and lifetime."""
     from .analysis.memory_plan import plan_lines, plan_svg, planned
 
+    if picture is not None:
+        _writable_file(picture)
     compiled = planned(model, _options(rounding, None, "host", pools, tiling))
     if picture is not None:
         picture.write_text(plan_svg(compiled))
@@ -332,6 +379,7 @@ def report(model: Path, out: Path, runs: int, input_path: Path | None, reference
 
     if not model.is_file():
         raise ModelError(f"{model}: no such file")
+    _writable_file(out)
     case = _load_cases(input_path) if input_path is not None else None
     data = write_report(model, _options(rounding, None, "host", pools), out, runs, reference, case)
     if as_json:

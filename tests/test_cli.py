@@ -214,6 +214,48 @@ def test_run_rejects_inputs_of_the_wrong_shape(tmp_path: Path) -> None:
     assert_one_line_error(invoke("run", KWS, "--input", path), "input0 has shape [1, 10]")
 
 
+def test_run_rejects_inputs_of_another_shape_with_as_many_elements(tmp_path: Path) -> None:
+    """490 int8 values are kws's input bytes, but not its [1, 49, 10, 1] shape: once accepted."""
+    path = tmp_path / "flat.npz"
+    np.savez(path, input0=np.zeros(490, np.int8))
+    assert_one_line_error(invoke("run", KWS, "--input", path), "flat.npz", "input0 has shape [490]",
+                          "[1, 49, 10, 1]")
+
+
+def test_run_input_must_be_an_npz(tmp_path: Path) -> None:
+    path = tmp_path / "in.npy"
+    np.save(path, np.load(KWS_CASE)["input0"])
+    assert_one_line_error(invoke("run", KWS, "--input", path), "in.npy", ".npz")
+
+
+@pytest.mark.parametrize("where", ["missing/out.npz", "a_file/out.npz"])
+def test_run_output_needs_a_directory(tmp_path: Path, where: str) -> None:
+    (tmp_path / "a_file").write_text("not a directory")
+    out = tmp_path / where
+    assert_one_line_error(invoke("run", KWS, "--input", KWS_CASE, "--output", out), str(out))
+    assert not out.exists()
+
+
+def test_build_output_under_a_regular_file(tmp_path: Path) -> None:
+    (tmp_path / "a_file").write_text("not a directory")
+    for out in (tmp_path / "a_file", tmp_path / "a_file" / "gen"):
+        assert_one_line_error(invoke("build", KWS, "-o", out), str(out))
+    assert (tmp_path / "a_file").read_text() == "not a directory"
+
+
+def test_report_and_plan_outputs_are_files(tmp_path: Path) -> None:
+    assert_one_line_error(invoke("report", KWS, "-o", tmp_path), "is a directory")
+    (tmp_path / "a_file").write_text("")
+    picture = tmp_path / "a_file" / "plan.svg"
+    assert_one_line_error(invoke("plan", KWS, "--picture", picture), str(picture))
+
+
+@pytest.mark.parametrize(("cases", "fragment"), [("-1", "--cases -1"), ("0", "nothing to verify")])
+def test_verify_needs_cases(cases: str, fragment: str) -> None:
+    """--cases -1 once printed success after checking nothing."""
+    assert_one_line_error(invoke("verify", KWS, "--cases", cases), fragment)
+
+
 # --- names are data, not code -----------------------------------------------------------------
 
 EVIL_NAMES = ["x */ evil(); /*", "line1\nline2 */ #define int float", "??/\n\\", "*/", "/* nested"]

@@ -135,6 +135,16 @@ def test_host_build_has_no_fast_path(tmp_path: Path) -> None:
     assert int(passed[0][0]) % CASES == 0 and int(passed[0][0]) >= 4 * CASES, result.stdout
 
 
+def test_host_harness_is_clean_under_sanitizers(tmp_path: Path) -> None:
+    """The harness itself is free of undefined behaviour: its random draws once overflowed
+    int32 (uniform() over a span of 2^31) and UBSan stopped the run."""
+    require_tools("make", "cc")
+    result = run_make(tmp_path, "host", f"CC={'cc' if sys.platform != 'win32' else 'gcc'}",
+                      "OPT=-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all")
+    assert result.returncode == 0 and "runtime error" not in result.stdout, result.stdout[-2000:]
+    assert len(PASS_LINE.findall(result.stdout)) == 1, result.stdout[-2000:]
+
+
 @pytest.mark.parametrize("target", ["host", "cortex-m4", "cortex-m55"])
 def test_kernel_sums_are_built_for_the_helium_conv_only(target: str) -> None:
     """--target cortex-m55 passes every int8 CONV_2D its kernel sums (bias + input_offset *

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from oracles import run_tflm
+from modelbuilder import ModelBuilder
+from oracles import assert_exact, run_litert, run_tflm
 from singleop import Case, Operand, check_compiled, check_reference, random_array
 
 from mcugen.errors import UnsupportedError
@@ -27,6 +28,7 @@ from mcugen.ops.movement.strided_slice import TFLM_ONE_VALUE_PER_DIMENSION, TFLM
 from mcugen.quantization import Rounding
 from mcugen.reference import run_outputs
 from mcugen.support import check_op, graph_problems
+from mcugen.toolchain.host import run_tflite_bytes
 
 BOTH = (Rounding.TFLM, Rounding.LITERT)
 LITERT = (Rounding.LITERT,)
@@ -423,3 +425,21 @@ def test_support_rules_refuse_what_tflm_refuses(case: Case) -> None:
     with pytest.raises(Exception):  # noqa: B017 - TFLM raises RuntimeError on Prepare/Eval
         run_tflm(case.model, case.inputs)
     assert graph_problems(parse_model(case.model, case.id))
+
+
+def test_int64_min_constant_compiles_and_is_exact() -> None:
+    """An int64 constant holding INT64_MIN reaches the C as a valid constant (once written as
+    -9223372036854775808, which C cannot represent: the build failed under -Werror)."""
+    b = ModelBuilder()
+    x = b.add_tensor("x", [1, 3], "int64")
+    extremes = np.array([[np.iinfo(np.int64).min, -1, np.iinfo(np.int64).max]], np.int64)
+    c = b.add_tensor("c", [1, 3], "int64", data=extremes)
+    y = b.add_tensor("y", [1, 6], "int64")
+    b.add_op("CONCATENATION", [x, c], [y], {"axis": 1})
+    b.set_io([x], [y])
+    model = b.build()
+    inputs = [np.array([[np.iinfo(np.int64).min, 0, 7]], np.int64)]
+    (expected,) = run_litert(model, inputs)
+    for rounding in Rounding:
+        (actual,) = run_tflite_bytes(model, inputs, rounding)
+        assert_exact(actual, expected)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pytest
 from modelbuilder import ModelBuilder
-from oracles import assert_exact, oracle_output
+from oracles import assert_exact, oracle_output, run_litert, run_tflm
 
 from mcugen.frontend.tflite import parse_model
 from mcugen.quantization import Rounding
@@ -176,3 +176,42 @@ def test_c_kernels_match_oracle(case: PoolCase, rounding: Rounding, sanitize: bo
     expected = oracle_output(model, [x], rounding)
     (actual,) = run_tflite_bytes(model, [x], rounding, sanitize=sanitize)
     assert_exact(actual, expected)
+
+
+def _wrapping_pool_model() -> bytes:
+    """A global int16 AVERAGE_POOL_2D over 256 x 257 taps: the int32 window sum of 32767s
+    passes 2^31, which TFLM and LiteRT wrap (two's complement) and C must not overflow."""
+    b = ModelBuilder()
+    x = b.add_tensor("x", [1, 256, 257, 1], "int16", scale=0.01, zero_point=0)
+    y = b.add_tensor("y", [1, 1, 1, 1], "int16", scale=0.01, zero_point=0)
+    b.add_op("AVERAGE_POOL_2D", [x], [y], {"padding": "VALID", "filter_height": 256,
+                                           "filter_width": 257, "stride_h": 1, "stride_w": 1})
+    b.set_io([x], [y])
+    return b.build()
+
+
+def test_int16_pool_sum_wraps_like_tflite_without_undefined_behaviour() -> None:
+    from mcugen.toolchain.host import run_tflite_bytes
+
+    model = _wrapping_pool_model()
+    x = np.full((1, 256, 257, 1), 32767, np.int16)
+    oracles = {Rounding.TFLM: run_tflm, Rounding.LITERT: run_litert}
+    for rounding in Rounding:
+        (expected,) = oracles[rounding](model, [x])
+        assert int(expected.reshape(-1)[0]) == -32514  # the wrapped sum, in both runtimes
+        (reference,) = run_outputs(parse_model(model, "pool.tflite"), [x], rounding)
+        assert_exact(reference, expected)
+        (compiled,) = run_tflite_bytes(model, [x], rounding, sanitize=True)  # UBSan: no overflow
+        assert_exact(compiled, expected)
+
+
+def test_inspect_warns_that_the_int16_pool_sum_wraps(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from click.testing import CliRunner
+
+    from mcugen.cli import main
+
+    path = tmp_path / "pool.tflite"
+    path.write_bytes(_wrapping_pool_model())
+    result = CliRunner().invoke(main, ["inspect", str(path)])
+    assert result.exit_code == 0, result.output
+    assert "wraps" in result.output and "65792 taps" in result.output, result.output

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..frontend.tflite import read_model
 from ..ir import Graph, Op, Tensor
-from ..ops.base import DEFAULT_SETTING, Setting
+from ..ops.base import DEFAULT_SETTING, Setting, raised_notices
 from ..ops.registry import op_def, op_macs
 from ..passes import Rewrite
 from ..support import check_op
@@ -93,6 +93,8 @@ def inspect_model(path: Path, setting: Setting = DEFAULT_SETTING) -> Inspection:
         if rewrites.get(op.index) is Rewrite.ALIASED:
             result.lines.append(f"       {Rewrite.ALIASED.value}")
         result.lines.extend(f"       unsupported: {' '.join(problem.split())}" for problem in problems)
+        result.lines.extend(f"       note: {' '.join(text.split())} Got: {value}"
+                            for text, value in raised_notices(op_def(op.kind), op, setting))
     total = sum(op_macs(op) for op in graph.ops)
     status = (f"{len(result.unsupported)} unsupported op(s), {result.problems} broken rule(s)"
               if result.problems else "every op is supported")

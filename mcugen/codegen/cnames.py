@@ -49,6 +49,15 @@ def c_float(value: float) -> str:
     return f"{text}f"
 
 
+INT64_MIN = -(1 << 63)
+
+
+def _c_integer(value: int) -> str:
+    """An integer literal C reads back as `value`. INT64_MIN is no literal: -9223372036854775808
+    negates 9223372036854775808, which fits no signed type, so it is written as a difference."""
+    return "(-9223372036854775807 - 1)" if value == INT64_MIN else str(value)
+
+
 def c_array_body(values: np.ndarray, per_line: int = 24) -> str:
     """Comma-separated literals, `per_line` a line, indented for an array initialiser: integers
     (bools as 0 and 1), float32 values as literals that read back to the same bits."""
@@ -58,6 +67,6 @@ def c_array_body(values: np.ndarray, per_line: int = 24) -> str:
             raise BuildError("a float constant holds inf or NaN, which C99 has no literal for")
         flat = [c_float(v) for v in array.ravel()]
     else:
-        flat = [str(int(v)) for v in array.ravel()]
+        flat = [_c_integer(int(v)) for v in array.ravel()]
     lines = [", ".join(flat[i : i + per_line]) for i in range(0, len(flat), per_line)]
     return ",\n".join("    " + line for line in lines)

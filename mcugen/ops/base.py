@@ -134,6 +134,9 @@ class OpDef:
     # The emitter of one stripe of a window op (tiling): (op, ctx, pad_top) -> KernelCall.
     emit_rows: Callable[..., KernelCall] | None = None
     notes: tuple[str, ...] = field(default=())  # extra lines for docs/supported_ops.md
+    # Conditions that do not refuse the op but that users should know about (the arithmetic
+    # wraps as TFLite's does, say): rules in form, printed by `mcugen inspect` as notes.
+    notices: tuple[Rule, ...] = ()
 
 
 @cache
@@ -177,4 +180,15 @@ def no_macs(op: Op) -> int:
 def rule_texts(definition: OpDef) -> Sequence[str]:
     """Every rule of a kind, as docs/supported_ops.md lists them."""
     texts = [rule.__doc__.strip() for rule in definition.rules if rule.__doc__]
-    return texts + [rule.text for rule in definition.prepare_rules] + list(definition.notes)
+    notices = [f"Note: {rule.__doc__.strip()}" for rule in definition.notices if rule.__doc__]
+    return texts + [rule.text for rule in definition.prepare_rules] + list(definition.notes) + notices
+
+
+def raised_notices(definition: OpDef, op: Op, setting: Setting) -> list[tuple[str, str]]:
+    """(notice text, value) for every notice that applies to the op."""
+    raised = []
+    for notice in definition.notices:
+        value = notice(op, setting) if takes_setting(notice) else notice(op)
+        if value is not None:
+            raised.append(((notice.__doc__ or notice.__name__).strip(), value))
+    return raised

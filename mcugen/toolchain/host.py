@@ -158,7 +158,7 @@ def check_inputs(program: HostProgram, inputs: Sequence[np.ndarray], where: str)
         array = np.asarray(value)
         if array.dtype != np.dtype(spec.dtype):
             raise ModelError(f"{where}: input{i} is {array.dtype}, the model's '{spec.name}' is {spec.dtype}")
-        if array.size * array.itemsize != spec.nbytes:
+        if tuple(array.shape) != tuple(spec.shape):
             raise ModelError(
                 f"{where}: input{i} has shape {list(array.shape)}, the model's '{spec.name}' is {list(spec.shape)}"
             )
@@ -167,14 +167,15 @@ def check_inputs(program: HostProgram, inputs: Sequence[np.ndarray], where: str)
 
 
 def run_program(program: HostProgram, cases: Sequence[Sequence[np.ndarray]],
-                dump_to: Path | None = None) -> list[list[np.ndarray]]:
+                dump_to: Path | None = None, where: str = "run") -> list[list[np.ndarray]]:
     """Run every case (a list of inputs) in one process; returns the outputs of each case.
-    A program built with dump=True needs `dump_to`, the file its hook writes."""
+    A program built with dump=True needs `dump_to`, the file its hook writes; `where` names
+    the inputs' source in messages (the .npz a user gave)."""
     with tempfile.TemporaryDirectory(prefix="mcugen-run-") as tmp:
         in_path, out_path = Path(tmp) / "in.bin", Path(tmp) / "out.bin"
         with open(in_path, "wb") as stream:
             for case in cases:
-                stream.writelines(value.tobytes() for value in check_inputs(program, case, "run"))
+                stream.writelines(value.tobytes() for value in check_inputs(program, case, where))
         extra = [] if dump_to is None else [str(dump_to)]
         result = subprocess.run([str(program.path), str(in_path), str(out_path), *extra], check=False,
                                 capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
@@ -210,11 +211,11 @@ def run_profiled(program: HostProgram, case: Sequence[np.ndarray], runs: int) ->
 
 
 def run_model(model: Path, cases: Sequence[Sequence[np.ndarray]], options: BuildOptions,
-              sanitize: bool = False) -> list[list[np.ndarray]]:
+              sanitize: bool = False, where: str = "run") -> list[list[np.ndarray]]:
     if not model.is_file():
         raise ModelError(f"{model}: no such file")
     program = build_program(model.read_bytes(), options, model.name, sanitize)
-    return run_program(program, cases)
+    return run_program(program, cases, where=where)
 
 
 def run_tflite_bytes(model: bytes, inputs: Sequence[np.ndarray], rounding: Rounding,

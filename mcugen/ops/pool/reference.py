@@ -21,7 +21,7 @@ import numpy as np
 from ...errors import ModelError
 from ...ir import Op
 from ...quantization import Rounding
-from ..fixedpoint import clamp
+from ..fixedpoint import clamp, wrap_int32
 from .prepare import PoolGeometry, pool_geometry
 
 PoolFunction = Callable[[np.ndarray, PoolGeometry, int, int], np.ndarray]
@@ -53,8 +53,12 @@ def average_pool(x: np.ndarray, g: PoolGeometry, out_h: int, out_w: int) -> np.n
     if np.any(count == 0):
         # TFLite's AveragePool returns false here and the interpreter reports an error.
         raise ModelError("AVERAGE_POOL_2D: a window lies entirely in the padding")
-    # (acc > 0 ? acc + count/2 : acc - count/2) / count, truncating: round half away from zero.
-    rounded = np.sign(acc) * ((np.abs(acc) + count // 2) // count)
+    # TFLite sums in int32 and wraps (int16 windows of more than 65,536 taps), then divides
+    # (acc > 0 ? acc + count/2 : acc - count/2) / count, truncating: round half away from zero,
+    # the biased sum wrapping again.
+    acc = wrap_int32(acc)
+    biased = wrap_int32(np.where(acc > 0, acc + count // 2, acc - count // 2))
+    rounded = np.sign(biased) * (np.abs(biased) // count)
     return clamp(rounded, g.activation_min, g.activation_max)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...ir import Op
+from ...ir import DType, Op, OpKind
 from ..rules import describe_quant_pair, integer_quant_pair, required_input
 
 
@@ -16,6 +16,17 @@ def pool_shapes(op: Op) -> str | None:
     if x.shape[-1] != y.shape[-1]:
         return f"channels {x.shape[-1]} -> {y.shape[-1]}"
     return None
+
+
+def int16_sum_may_wrap(op: Op) -> str | None:
+    """An int16 AVERAGE_POOL_2D window of more than 65,536 taps can overflow TFLite's int32
+    window sum; mcugen wraps it as TFLM and LiteRT do (two's complement), so results stay
+    bit-exact but may be far from the true average."""
+    x, options = required_input(op), op.options
+    if op.kind is not OpKind.AVERAGE_POOL_2D or x.dtype is not DType.INT16:
+        return None
+    taps = getattr(options, "filter_h", 1) * getattr(options, "filter_w", 1)
+    return f"{taps} taps" if taps * 32768 > (1 << 31) else None
 
 
 def pool_quant_matches_input(op: Op) -> str | None:

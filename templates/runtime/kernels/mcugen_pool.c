@@ -55,15 +55,15 @@ static mcugen_status check_args(const mcugen_pool_params *params, const mcugen_d
     {                                                                                           \
         const int32_t count = win->rows * win->cols;                                            \
         for (int32_t c = first; c < win->channels; ++c) {                                       \
-            int32_t sum = 0;                                                                    \
+            uint32_t sum = 0; /* TFLite's int32 sum, wrapping: modular here, no overflow */     \
             for (int32_t fy = 0; fy < win->rows; ++fy) {                                        \
                 const TYPE *p = tap + (size_t)fy * (size_t)win->pitch + (size_t)c;              \
                 for (int32_t fx = 0; fx < win->cols; ++fx) {                                    \
-                    sum += p[(size_t)fx * (size_t)win->channels];                               \
+                    sum += (uint32_t)(int32_t)p[(size_t)fx * (size_t)win->channels];            \
                 }                                                                               \
             }                                                                                   \
-            out[c] = (TYPE)mcugen_clamp(mcugen_pool_rounded_average(sum, count), act.min,       \
-                                        act.max);                                               \
+            out[c] = (TYPE)mcugen_clamp(mcugen_pool_rounded_average((int32_t)sum, count),       \
+                                        act.min, act.max);                                      \
         }                                                                                       \
     }                                                                                           \
     static void max_pixel_##SUFFIX(const TYPE *tap, const mcugen_pool_window *win,              \

@@ -32,10 +32,15 @@ typedef struct {
     int32_t channels;
 } mcugen_pool_window;
 
-/* Round-half-away-from-zero division of a window sum by its tap count, as TFLite does. */
+/* Round-half-away-from-zero division of a window sum by its tap count, as TFLite does. TFLite
+ * adds the half in int32 and wraps past 2^31 (int16 windows of more than 65,536 taps); the
+ * add is done in uint32 here so that C has no signed overflow, with the same two's
+ * complement result. */
 static inline int32_t mcugen_pool_rounded_average(int32_t sum, int32_t count)
 {
-    return sum > 0 ? (sum + count / 2) / count : (sum - count / 2) / count;
+    const uint32_t half = (uint32_t)(count / 2);
+    const uint32_t biased = sum > 0 ? (uint32_t)sum + half : (uint32_t)sum - half;
+    return (int32_t)biased / count;
 }
 
 /* The average of the leading channels of the pixel whose first tap is `tap`, clamped to `act`
