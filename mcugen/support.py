@@ -9,7 +9,7 @@ broken rule of every op in one error; `mcugen inspect` shows the same list per o
 from __future__ import annotations
 
 from .errors import UnsupportedError
-from .ir import Graph, Op
+from .ir import DType, Graph, Op
 from .ops import registry
 from .ops.base import DEFAULT_SETTING, Setting, broken_rules, rule_texts
 
@@ -25,10 +25,37 @@ def graph_problems(graph: Graph, setting: Setting = DEFAULT_SETTING) -> list[str
 
 
 def check_graph(graph: Graph, setting: Setting = DEFAULT_SETTING) -> None:
-    """Raise UnsupportedError listing every broken rule of every op at once."""
-    problems = graph_problems(graph, setting)
-    if problems:
-        raise UnsupportedError(f"{graph.name}: {len(problems)} unsupported: " + "; ".join(problems))
+    """Raise UnsupportedError, in one short line, when any op breaks a rule: the count, the first
+    broken rule and where to see them all (`mcugen inspect`), or, for a model that computes in
+    float32, that it is not fully quantized and what to do."""
+    per_op = {op.index: check_op(op, setting) for op in graph.ops}
+    problems = [problem for found in per_op.values() for problem in found]
+    if not problems:
+        return
+    float_ops = float_weighted_ops(graph)
+    if float_ops:
+        kinds = ", ".join(sorted({op.kind.name for op in float_ops}))
+        raise UnsupportedError(
+            f"{graph.name}: not fully quantized: {len(float_ops)} op(s) with float32 weights "
+            f"({kinds}); convert with full-integer quantization (int8 or int16x8, see "
+            "docs/supported_ops.md); `mcugen inspect` on the model lists every broken rule")
+    if len(problems) == 1:
+        raise UnsupportedError(f"{graph.name}: 1 unsupported: {problems[0]}")
+    ops = sum(1 for found in per_op.values() if found)
+    raise UnsupportedError(
+        f"{graph.name}: {len(problems)} broken rules in {ops} op(s), the first: {problems[0]}; "
+        "`mcugen inspect` on the model lists them all")
+
+
+def float_weighted_ops(graph: Graph) -> list[Op]:
+    """Ops whose weights are float32: the mark of a model converted without quantization."""
+    found = []
+    for op in graph.ops:
+        role = registry.op_def(op.kind).roles.weights
+        weights = op.inputs[role] if role is not None and role < len(op.inputs) else None
+        if weights is not None and weights.dtype is DType.FLOAT32:
+            found.append(op)
+    return found
 
 
 def supported_ops_markdown() -> str:

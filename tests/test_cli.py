@@ -183,6 +183,29 @@ def test_unsupported_dtype_names_op_and_rule(tmp_path: Path) -> None:
                           "'input' is float32")
 
 
+def test_a_float_model_is_one_short_line(tmp_path: Path) -> None:
+    """A model converted without quantization once got a 4 KB line listing every rule."""
+    result = invoke("build", REPO / "tests" / "fixtures_float" / "small_cnn_float.tflite", "-o", tmp_path / "o")
+    assert_one_line_error(result, "not fully quantized", "full-integer quantization", "mcugen inspect")
+    assert len(result.stderr) < 400, result.stderr
+
+
+def test_many_broken_rules_are_counted_in_one_short_line(tmp_path: Path) -> None:
+    b = ModelBuilder()
+    x = b.add_tensor("x", [1, 4], "int16", scale=0.1)
+    outputs = []
+    for i in range(6):  # int16 REDUCE_MAX has no TFLM kernel: each op breaks a rule
+        axis = b.add_tensor(f"axis{i}", [1], "int32", data=np.array([1], np.int32))
+        outputs.append(b.add_tensor(f"y{i}", [1], "int16", scale=0.1))
+        b.add_op("REDUCE_MAX", [x, axis], [outputs[-1]])
+    b.set_io([x], outputs)
+    path = tmp_path / "many.tflite"
+    path.write_bytes(b.build())
+    result = invoke("build", path, "-o", tmp_path / "o")
+    assert_one_line_error(result, "6 broken rules in 6 op(s)", "the first:", "mcugen inspect")
+    assert len(result.stderr) < 600, result.stderr
+
+
 def test_inconsistent_quantization(tmp_path: Path) -> None:
     b = ModelBuilder()
     x = b.add_tensor("x", [1, 4], "int8", scale=0.1)
