@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import __version__
 from ..errors import BuildError
-from ..ir import Graph, Op, Tensor
+from ..ir import DType, Graph, Op, Tensor
 from ..memory.liveness import Buffer
 from ..memory.plan import Plan
 from ..memory.pools import pool_symbol
@@ -125,8 +125,21 @@ def _environment() -> jinja2.Environment:
     )
 
 
-def _io_entry(tensor: Tensor, index: int, plan: Plan, ctx: _Context) -> dict[str, Any]:
+# The mcugen_quantize.c kernel that turns float32 values into an input's dtype, and an
+# output's dtype into float32 (TFLite's QUANTIZE and DEQUANTIZE arithmetic); "copy" for float32
+# tensors. Other dtypes have no float form: the helpers return MCUGEN_ARG_ERROR for them.
+_FROM_FLOAT = {DType.INT8: "mcugen_quantize_f32_s8", DType.INT16: "mcugen_quantize_f32_s16",
+               DType.FLOAT32: "copy"}
+_TO_FLOAT = {DType.INT8: "mcugen_dequantize_s8_f32", DType.UINT8: "mcugen_dequantize_u8_f32",
+             DType.INT16: "mcugen_dequantize_s16_f32", DType.FLOAT32: "copy"}
+
+
+def _io_entry(tensor: Tensor, index: int, plan: Plan, ctx: _Context,
+              converters: dict[DType, str]) -> dict[str, Any]:
     quant = tensor.quant
+    converter = converters.get(tensor.dtype)
+    if converter != "copy" and (quant is None or quant.per_channel):
+        converter = None
     return {
         "index": index,
         "name": comment(tensor.name),
@@ -138,6 +151,8 @@ def _io_entry(tensor: Tensor, index: int, plan: Plan, ctx: _Context) -> dict[str
         "shape": list(tensor.shape) or [1],
         "scale": c_float(quant.single_scale) if quant else "0.0f",
         "zero_point": quant.single_zero_point if quant else 0,
+        "count": tensor.num_elements,
+        "converter": converter,
     }
 
 
@@ -192,6 +207,10 @@ def generate(graph: Graph, order: list[Op], plan: Plan, prefix: str, rounding: R
             step.dumps = [(t.index, ctx.address(t), t.nbytes) for t in step.op.outputs
                           if not t.is_constant and _planned(plan, t)]
 
+    inputs = [_io_entry(t, i, plan, ctx, _FROM_FLOAT) for i, t in enumerate(graph.inputs)]
+    outputs = [_io_entry(t, i, plan, ctx, _TO_FLOAT) for i, t in enumerate(graph.outputs)]
+    if any(io["converter"] not in (None, "copy") for io in inputs + outputs):
+        runtime.add("mcugen_quantize")
     kernel_files = sorted(_stem_files(runtime))
     runtime_files = sorted(set(COMMON_RUNTIME) | set(kernel_files))
     weights_bytes = sum(c.nbytes for c in ctx.constants)
@@ -220,8 +239,8 @@ def generate(graph: Graph, order: list[Op], plan: Plan, prefix: str, rounding: R
         # -DMCUGEN_PROFILE's table: one entry per op step, in the order invoke runs them.
         "profile_ops": [{"index": s.op.index, "kind": s.op.kind.name, "name": comment(s.op.name, 48)}
                         for s in steps if s.op is not None],
-        "inputs": [_io_entry(t, i, plan, ctx) for i, t in enumerate(graph.inputs)],
-        "outputs": [_io_entry(t, i, plan, ctx) for i, t in enumerate(graph.outputs)],
+        "inputs": inputs,
+        "outputs": outputs,
         "kernel_headers": sorted(f for f in kernel_files
                                  if f.endswith(".h") and f not in INTERNAL_HEADERS),
         "sources": [f"{prefix}_model.c"] + sorted(f for f in kernel_files if f.endswith(".c")),
