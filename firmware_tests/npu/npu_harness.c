@@ -1,0 +1,169 @@
+/*
+ * npu_harness.c - host harness for the NPU device model and driver (tests/test_npu_device.py).
+ *
+ *   npu_harness MACS PAYLOAD [REGION ...] [-w WD_COMMANDS] [-t TIMEOUT_CYCLES] [-a] [-c CONFIG_MACS]
+ *
+ * REGION is `file:PATH` (contents), `zero:BYTES` (zero-filled), `same:N` (the buffer of region
+ * N), or any of them with `@SIZE` appended: the size the driver is told (default the buffer's).
+ * Runs the payload through ethosu_invoke_v3 (or -a: invoke_async + polling ethosu_wait) on a
+ * device with MACS MACs/cycle and prints one line per decoded command, with the values read
+ * back from the device's decoded state, then the result.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ethosu_driver.h"
+#include "mcugen_npu_device.h"
+
+#define MAX_REGIONS 8
+
+static struct mcugen_npu_device device;
+static struct ethosu_driver driver;
+static unsigned hook_calls;
+
+static void trace(struct mcugen_npu_device *dev, uint32_t offset, uint32_t word, uint32_t data, void *ctx)
+{
+    uint32_t param = MCUGEN_NPU_CMD_PARAM(word), value = data;
+    const char *name = mcugen_npu_cmd_name(word);
+    int cmd1 = MCUGEN_NPU_CMD_PAYLOAD_SIZE(word) == 1u;
+    (void)ctx;
+    if (mcugen_npu_state_readback(&dev->state, word, &param, &value) != 0) {
+        param = MCUGEN_NPU_CMD_PARAM(word);
+        value = data;
+    }
+    if (cmd1) {
+        printf("cmd %06x %s %04x %08x\n", (unsigned)offset, name, (unsigned)param, (unsigned)value);
+    } else {
+        printf("cmd %06x %s %04x\n", (unsigned)offset, name, (unsigned)param);
+    }
+}
+
+static enum mcugen_npu_fault hook(struct mcugen_npu_device *dev, uint32_t opcode, uint32_t param,
+                                  const struct mcugen_npu_state *state, void *ctx)
+{
+    (void)dev;
+    (void)opcode;
+    (void)param;
+    (void)state;
+    (void)ctx;
+    hook_calls++;
+    return MCUGEN_NPU_FAULT_NONE;
+}
+
+static void *raw_blocks[MAX_REGIONS + 1];
+static int raw_count;
+
+/* 16-byte-aligned storage (the driver refuses unaligned base addresses), freed at exit. */
+static unsigned char *alloc16(size_t size)
+{
+    unsigned char *raw = malloc(size + 16u);
+    if (raw == NULL || raw_count > MAX_REGIONS) {
+        fprintf(stderr, "out of memory\n");
+        exit(2);
+    }
+    raw_blocks[raw_count++] = raw;
+    return raw + ((16u - ((uintptr_t)raw & 15u)) & 15u);
+}
+
+static unsigned char *read_file(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    unsigned char *buf;
+    long n;
+    if (f == NULL || fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+        fprintf(stderr, "cannot read %s\n", path);
+        exit(2);
+    }
+    buf = alloc16((size_t)n);
+    if (buf == NULL || fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        fprintf(stderr, "cannot read %s\n", path);
+        exit(2);
+    }
+    fclose(f);
+    *size = (size_t)n;
+    return buf;
+}
+
+int main(int argc, char **argv)
+{
+    struct mcugen_npu_config config = { 128u, 0u, 1u, 0u, 6u };
+    unsigned char *buffers[MAX_REGIONS] = { 0 };
+    uint64_t base_addr[MAX_REGIONS];
+    size_t sizes[MAX_REGIONS];
+    unsigned char *payload;
+    size_t payload_size;
+    int num = 0, i, rc, use_async = 0;
+    unsigned long wd = 0, timeout = 0;
+    const char *kinds[MCUGEN_NPU_KIND_COUNT] = { "STOP", "IRQ", "CONV", "DEPTHWISE", "POOL", "ELEMENTWISE",
+                                                 "DMA_START", "DMA_WAIT", "KERNEL_WAIT", "PMU_MASK" };
+    if (argc < 3) {
+        fprintf(stderr, "usage: npu_harness MACS PAYLOAD [REGION ...] [-w N] [-t N] [-a]\n");
+        return 2;
+    }
+    config.macs_per_cycle = (uint32_t)strtoul(argv[1], NULL, 10);
+    payload = read_file(argv[2], &payload_size);
+    for (i = 3; i < argc; ++i) {
+        char *spec = argv[i], *at;
+        size_t told = 0;
+        int has_told = 0;
+        if (strcmp(spec, "-w") == 0 && i + 1 < argc) { wd = strtoul(argv[++i], NULL, 10); continue; }
+        if (strcmp(spec, "-t") == 0 && i + 1 < argc) { timeout = strtoul(argv[++i], NULL, 10); continue; }
+        if (strcmp(spec, "-a") == 0) { use_async = 1; continue; }
+        if (num >= MAX_REGIONS) { fprintf(stderr, "too many regions\n"); return 2; }
+        at = strchr(spec, '@');
+        if (at != NULL) { *at = '\0'; told = (size_t)strtoull(at + 1, NULL, 10); has_told = 1; }
+        if (strncmp(spec, "file:", 5) == 0) {
+            buffers[num] = read_file(spec + 5, &sizes[num]);
+        } else if (strncmp(spec, "zero:", 5) == 0) {
+            sizes[num] = (size_t)strtoull(spec + 5, NULL, 10);
+            buffers[num] = alloc16(sizes[num]);
+            memset(buffers[num], 0, sizes[num]);
+        } else if (strncmp(spec, "same:", 5) == 0) {
+            int other = atoi(spec + 5);
+            if (other < 0 || other >= num) { fprintf(stderr, "bad alias\n"); return 2; }
+            buffers[num] = buffers[other];
+            sizes[num] = sizes[other];
+        } else {
+            fprintf(stderr, "bad region %s\n", spec);
+            return 2;
+        }
+        if (has_told) { sizes[num] = told; }
+        base_addr[num] = (uint64_t)(uintptr_t)buffers[num];
+        num++;
+    }
+    if (mcugen_npu_device_init(&device, &config) != 0) { fprintf(stderr, "bad config\n"); return 2; }
+    mcugen_npu_set_trace(&device, trace, NULL);
+    mcugen_npu_set_op_hook(&device, hook, NULL);
+    mcugen_npu_write_reg(&device, MCUGEN_NPU_REG_MODEL_WD_COMMANDS, (uint32_t)wd);
+    if (ethosu_init(&driver, &device, NULL, 0, 0, 1) != 0) { fprintf(stderr, "init failed\n"); return 2; }
+    if (timeout != 0) { mcugen_npu_driver_set_timeout(&driver, timeout); }
+    {
+        struct ethosu_driver *drv = ethosu_reserve_driver();
+        if (drv != &driver) { fprintf(stderr, "reserve failed\n"); return 2; }
+        if (use_async) {
+            rc = ethosu_invoke_async(drv, payload, (int)payload_size, base_addr, sizes, num, NULL);
+            if (rc == 0) {
+                int polls = 0;
+                while ((rc = ethosu_wait(drv, false)) == 1) { polls++; }
+                printf("polls %d\n", polls);
+            }
+        } else {
+            rc = ethosu_invoke_v3(drv, payload, (int)payload_size, base_addr, sizes, num, NULL);
+        }
+        ethosu_release_driver(drv);
+    }
+    printf("result %d status 0x%08x fault %u commands %u ops %u hooks %u\n", rc,
+           (unsigned)mcugen_npu_driver_last_status(&driver), (unsigned)device.fault, (unsigned)device.commands,
+           (unsigned)device.ops, hook_calls);
+    for (i = 0; i < MCUGEN_NPU_KIND_COUNT; ++i) {
+        printf("count %s %u\n", kinds[i], (unsigned)device.op_count[i]);
+    }
+    printf("config 0x%08x id 0x%08x\n", (unsigned)mcugen_npu_read_reg(&device, MCUGEN_NPU_REG_CONFIG),
+           (unsigned)mcugen_npu_read_reg(&device, MCUGEN_NPU_REG_ID));
+    ethosu_deinit(&driver);
+    mcugen_npu_device_deinit(&device);
+    for (i = 0; i < raw_count; ++i) { free(raw_blocks[i]); }
+    (void)payload;
+    return 0;
+}
