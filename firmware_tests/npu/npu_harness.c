@@ -144,9 +144,11 @@ int main(int argc, char **argv)
         if (use_async) {
             rc = ethosu_invoke_async(drv, payload, (int)payload_size, base_addr, sizes, num, NULL);
             if (rc == 0) {
-                int polls = 0;
-                while ((rc = ethosu_wait(drv, false)) == 1) { polls++; }
-                printf("polls %d\n", polls);
+                rc = ethosu_wait(drv, false); /* one poll: 1 while the device still runs */
+                printf("poll %d\n", rc);
+                if (rc == 1) {
+                    rc = ethosu_wait(drv, true);
+                }
             }
         } else {
             rc = ethosu_invoke_v3(drv, payload, (int)payload_size, base_addr, sizes, num, NULL);

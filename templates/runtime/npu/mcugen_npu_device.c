@@ -273,13 +273,11 @@ static void soft_reset(struct mcugen_npu_device *dev, uint32_t pending)
     for (i = 0; i < MCUGEN_NPU_PMU_NUM_EVCNT; ++i) {
         dev->pmevcntr[i] = dev->pmevtyper[i] = 0;
     }
-    dev->fault = dev->fault_qread = dev->fault_info = 0;
-    dev->cycles = 0;
-    dev->commands = dev->ops = 0;
-    memset(dev->op_count, 0, sizeof dev->op_count);
     dev->pmu_mask = 1;
     memset(&dev->state, 0, sizeof dev->state);
-    /* the watchdog limits are the model's configuration and survive a reset */
+    /* The watchdog limits (the model's configuration) and the last run's statistics (fault,
+     * cycles, commands, op counts: what a debugger reads after the driver reset) survive a
+     * reset; starting a run clears the statistics. */
 }
 
 static void raise_irq(struct mcugen_npu_device *dev, uint32_t history)

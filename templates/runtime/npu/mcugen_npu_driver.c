@@ -22,7 +22,7 @@
 #define DA_COMMAND_STREAM 2u
 #define DA_NOP 5u
 #define FAST_MEMORY_INDEX 2
-#define POLL_COMMANDS 4096u /* device commands per poll of ethosu_wait() */
+#define POLL_COMMANDS 64u /* device commands per slice of ethosu_wait() (timeout granularity) */
 
 #ifndef MCUGEN_NPU_REGIONCFG
 /* region 0 (weights, flash) on AXI1, the rest on AXI0 */
