@@ -19,6 +19,7 @@ import struct
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -129,23 +130,25 @@ def vela_compile(name: str, macs: int, out: Path) -> Compiled:
     return Compiled(listing, out / "payload.bin", regions)
 
 
+Compile = Callable[[str, int], Compiled]
+
+
 @pytest.fixture(scope="module")
-def compiled(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, int], Compiled]:
+def compiled(tmp_path_factory: pytest.TempPathFactory) -> Compile:
+    """Vela's output for (model, MACs), compiled on first use and kept for the module."""
     cache: dict[tuple[str, int], Compiled] = {}
 
-    class Lazy(dict):  # compile on first use, once per module
-        def __missing__(self, key: tuple[str, int]) -> Compiled:
-            name, macs = key
-            cache[key] = vela_compile(name, macs, tmp_path_factory.mktemp(f"vela-{name}-{macs}"))
-            self[key] = cache[key]
-            return cache[key]
+    def get(name: str, macs: int) -> Compiled:
+        if (name, macs) not in cache:
+            cache[name, macs] = vela_compile(name, macs, tmp_path_factory.mktemp(f"vela-{name}-{macs}"))
+        return cache[name, macs]
 
-    return Lazy()
+    return get
 
 
 def run(harness: Path, macs: int, payload: Path, regions: list[str], *extra: str) -> Run:
-    result = subprocess.run([str(harness), str(macs), str(payload), *regions, *extra], capture_output=True,
-                            text=True, timeout=120)
+    result = subprocess.run([str(harness), str(macs), str(payload), *regions, *extra], check=False,
+                            capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, f"harness failed ({result.returncode}): {result.stderr[-2000:]}"
     commands = []
     for line in result.stdout.splitlines():
@@ -162,8 +165,8 @@ def run(harness: Path, macs: int, payload: Path, regions: list[str], *extra: str
 
 @pytest.mark.parametrize("macs", CONFIGS)
 @pytest.mark.parametrize("name", PUBLIC_NAMES)
-def test_device_decodes_vela_stream_exactly(harness: Path, compiled: dict, name: str, macs: int) -> None:
-    c = compiled[name, macs]
+def test_device_decodes_vela_stream_exactly(harness: Path, compiled: Compile, name: str, macs: int) -> None:
+    c = compiled(name, macs)
     assert c.listing and c.listing[-1][1] == "NPU_OP_STOP"
     r = run(harness, macs, c.payload, c.regions)
     assert r.rc == 0, f"driver returned {r.rc}, status {r.status:#x}, fault {r.fault}"
@@ -199,8 +202,8 @@ def stream_start(values: list[int]) -> int:
 
 
 @pytest.fixture
-def kws(compiled: dict) -> Compiled:
-    return compiled["kws_dscnn", 128]
+def kws(compiled: Compile) -> Compiled:
+    return compiled("kws_dscnn", 128)
 
 
 def patched(kws: Compiled, tmp_path: Path, at_offset: int | None, word: int) -> Path:
@@ -241,8 +244,8 @@ def test_missing_stop(harness: Path, kws: Compiled, tmp_path: Path) -> None:
     assert r.fault == 4 and r.executed == len(kws.listing)
 
 
-def test_payload_for_another_configuration_is_refused(harness: Path, compiled: dict) -> None:
-    other = compiled["kws_dscnn", 256]
+def test_payload_for_another_configuration_is_refused(harness: Path, compiled: Compile) -> None:
+    other = compiled("kws_dscnn", 256)
     r = run(harness, 128, other.payload, other.regions)
     assert r.rc == ERR_CONFIG and r.status == 0 and r.executed == 0
 
@@ -270,8 +273,7 @@ def test_bad_magic_is_refused(harness: Path, kws: Compiled, tmp_path: Path) -> N
 
 
 def test_dma_beyond_its_region(harness: Path, kws: Compiled) -> None:
-    offset, name, _, _ = kws.listing[0]
-    assert name == "NPU_SET_DMA0_SRC_REGION"  # kws starts with a DMA from region 0
+    assert kws.listing[0][1] == "NPU_SET_DMA0_SRC_REGION"  # kws starts with a DMA from region 0
     regions = [f"{kws.regions[0]}@1024", *kws.regions[1:]]  # the first DMA reads 1136 bytes
     r = run(harness, 128, kws.payload, regions)
     assert r.rc == ERR_DMA
