@@ -1,13 +1,15 @@
 /*
  * npu_harness.c - host harness for the NPU device model and driver (tests/test_npu_device.py).
  *
- *   npu_harness MACS PAYLOAD [REGION ...] [-w WD_COMMANDS] [-t TIMEOUT_CYCLES] [-a] [-c CONFIG_MACS]
+ *   npu_harness MACS PAYLOAD [REGION ...] [-w WD_COMMANDS] [-t TIMEOUT_CYCLES] [-a] [-s]
  *
  * REGION is `file:PATH` (contents), `zero:BYTES` (zero-filled), `same:N` (the buffer of region
  * N), or any of them with `@SIZE` appended: the size the driver is told (default the buffer's).
  * Runs the payload through ethosu_invoke_v3 (or -a: invoke_async + polling ethosu_wait) on a
  * device with MACS MACs/cycle and prints one line per decoded command, with the values read
- * back from the device's decoded state, then the result.
+ * back from the device's decoded state, then the result.  -w sets the device's watchdog (commands),
+ * -t the driver's timeout (cycles), -a uses invoke_async, one poll and a blocking wait, -s dumps
+ * every parameter command's value read back from the decoded state after the run.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,7 +95,7 @@ int main(int argc, char **argv)
     size_t sizes[MAX_REGIONS];
     unsigned char *payload;
     size_t payload_size;
-    int num = 0, i, rc, use_async = 0;
+    int num = 0, i, rc, use_async = 0, dump_state = 0;
     unsigned long wd = 0, timeout = 0;
     const char *kinds[MCUGEN_NPU_KIND_COUNT] = { "STOP", "IRQ", "CONV", "DEPTHWISE", "POOL", "ELEMENTWISE",
                                                  "DMA_START", "DMA_WAIT", "KERNEL_WAIT", "PMU_MASK" };
@@ -110,6 +112,7 @@ int main(int argc, char **argv)
         if (strcmp(spec, "-w") == 0 && i + 1 < argc) { wd = strtoul(argv[++i], NULL, 10); continue; }
         if (strcmp(spec, "-t") == 0 && i + 1 < argc) { timeout = strtoul(argv[++i], NULL, 10); continue; }
         if (strcmp(spec, "-a") == 0) { use_async = 1; continue; }
+        if (strcmp(spec, "-s") == 0) { dump_state = 1; continue; }
         if (num >= MAX_REGIONS) { fprintf(stderr, "too many regions\n"); return 2; }
         at = strchr(spec, '@');
         if (at != NULL) { *at = '\0'; told = (size_t)strtoull(at + 1, NULL, 10); has_told = 1; }
@@ -160,6 +163,19 @@ int main(int argc, char **argv)
            (unsigned)device.ops, hook_calls);
     for (i = 0; i < MCUGEN_NPU_KIND_COUNT; ++i) {
         printf("count %s %u\n", kinds[i], (unsigned)device.op_count[i]);
+    }
+    if (dump_state) { /* every parameter command, read back from the decoded state */
+        uint32_t code;
+        for (code = 0; code < 0x400u; ++code) {
+            uint32_t kinds_of[2] = { code, code | MCUGEN_NPU_CMD1_FLAG };
+            int k;
+            for (k = 0; k < 2; ++k) {
+                uint32_t param, data;
+                if (mcugen_npu_state_readback(&device.state, kinds_of[k], &param, &data) == 0) {
+                    printf("state %s %04x %08x\n", mcugen_npu_cmd_name(kinds_of[k]), (unsigned)param, (unsigned)data);
+                }
+            }
+        }
     }
     printf("config 0x%08x id 0x%08x\n", (unsigned)mcugen_npu_read_reg(&device, MCUGEN_NPU_REG_CONFIG),
            (unsigned)mcugen_npu_read_reg(&device, MCUGEN_NPU_REG_ID));
