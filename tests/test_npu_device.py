@@ -14,7 +14,9 @@ code (enum mcugen_npu_result) and STATUS bits, with the sanitizers watching.
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 import struct
 import subprocess
 import sys
@@ -73,6 +75,7 @@ class Run:
     hooks: int
     counts: dict[str, int]
     polled: int | None
+    pmu: tuple[int, int]
 
 
 @pytest.fixture(scope="module")
@@ -158,9 +161,10 @@ def run(harness: Path, macs: int, payload: Path, regions: list[str], *extra: str
     r = RESULT_LINE.search(result.stdout)
     assert r, result.stdout[-2000:]
     counts = {m[1]: int(m[2]) for m in re.finditer(r"^count (\w+) (\d+)$", result.stdout, re.MULTILINE)}
+    pmu = re.search(r"^pmu cycles (\d+) active (\d+)$", result.stdout, re.MULTILINE)
     poll = re.search(r"^poll (-?\d+)$", result.stdout, re.MULTILINE)
     return Run(commands, int(r[1]), int(r[2], 16), int(r[3]), int(r[4]), int(r[5]), int(r[6]), counts,
-               None if poll is None else int(poll[1]))
+               None if poll is None else int(poll[1]), (int(pmu[1]), int(pmu[2])) if pmu else (-1, -1))
 
 
 @pytest.mark.parametrize("macs", CONFIGS)
@@ -179,6 +183,20 @@ def test_device_decodes_vela_stream_exactly(harness: Path, compiled: Compile, na
     assert {k: v for k, v in r.counts.items() if v} == dict(vela_ops)
     assert r.ops == sum(vela_ops.values()) - 1  # every op but STOP
     assert r.hooks == sum(vela_ops.values())
+    # the PMU, enabled by the application's ethosu_inference_begin(): one cycle per command
+    # until the engine's cycle model adds its own
+    assert r.pmu == (r.executed, r.executed)
+
+
+def test_cross_compiles_for_cortex_m55(tmp_path: Path) -> None:
+    if shutil.which("arm-none-eabi-gcc") is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("arm-none-eabi-gcc is required in CI")
+        pytest.skip("arm-none-eabi-gcc not installed")
+    for source in sorted(NPU.glob("*.c")):
+        subprocess.run(["arm-none-eabi-gcc", *WARNING_FLAGS, "-O2", "-mcpu=cortex-m55", "-mthumb",
+                        "-mfloat-abi=hard", f"-I{NPU}", "-c", str(source), "-o", str(tmp_path / "o.o")],
+                       check=True, capture_output=True, text=True)
 
 
 # ---- fault injection, on kws_dscnn for u55-128 ------------------------------------------------------

@@ -53,6 +53,16 @@ static enum mcugen_npu_fault hook(struct mcugen_npu_device *dev, uint32_t opcode
     return MCUGEN_NPU_FAULT_NONE;
 }
 
+/* Overrides the driver's weak hook, as an application would: count cycles and NPU_ACTIVE. */
+void ethosu_inference_begin(struct ethosu_driver *drv, void *user_arg)
+{
+    (void)user_arg;
+    mcugen_npu_write_reg(drv->dev, MCUGEN_NPU_REG_PMEVTYPER(0), MCUGEN_NPU_PMU_EVENT_NPU_ACTIVE);
+    mcugen_npu_write_reg(drv->dev, MCUGEN_NPU_REG_PMCNTENSET, MCUGEN_NPU_PMCNT_CYCLE | 1u);
+    mcugen_npu_write_reg(drv->dev, MCUGEN_NPU_REG_PMCR,
+                         MCUGEN_NPU_PMCR_CNT_EN | MCUGEN_NPU_PMCR_EVENT_CNT_RST | MCUGEN_NPU_PMCR_CYCLE_CNT_RST);
+}
+
 static void *raw_blocks[MAX_REGIONS + 1];
 static int raw_count;
 
@@ -161,6 +171,8 @@ int main(int argc, char **argv)
     printf("result %d status 0x%08x fault %u commands %u ops %u hooks %u\n", rc,
            (unsigned)mcugen_npu_driver_last_status(&driver), (unsigned)device.fault, (unsigned)device.commands,
            (unsigned)device.ops, hook_calls);
+    printf("pmu cycles %u active %u\n", (unsigned)mcugen_npu_read_reg(&device, MCUGEN_NPU_REG_PMCCNTR_LO),
+           (unsigned)mcugen_npu_read_reg(&device, MCUGEN_NPU_REG_PMEVCNTR(0)));
     for (i = 0; i < MCUGEN_NPU_KIND_COUNT; ++i) {
         printf("count %s %u\n", kinds[i], (unsigned)device.op_count[i]);
     }
