@@ -39,6 +39,8 @@ CONFIGS = (64, 128, 256)
 
 # Vela's listing: "0x00000c: [payload] param code - NAME ..." (payload only for cmd1)
 VELA_LINE = re.compile(r"^0x([0-9a-f]{6}):\s+(?:([0-9a-f]{8})\s+)?([0-9a-f]{4}) ([0-9a-f]{4}) - (\w+)")
+VELA_KERNEL = re.compile(r"size=(\d+,\d+) stride=(\d+,\d+), dilation=(\d+,\d+) .*"
+                         r"OFM Block=\[1, (\d+), (\d+), (\d+)\]")
 OUR_LINE = re.compile(r"^cmd ([0-9a-f]{6}) (\w+) ([0-9a-f]{4})(?: ([0-9a-f]{8}))?$")
 RESULT_LINE = re.compile(r"^result (-?\d+) status 0x([0-9a-f]{8}) fault (\d+) commands (\d+) ops (\d+) "
                          r"hooks (\d+)$", re.MULTILINE)
@@ -52,7 +54,7 @@ CHAN_IFM, CHAN_DMA_SRC = 1, 4
 # return codes (ethosu_driver.h, enum mcugen_npu_result)
 ERR_BAD_MAGIC, ERR_CONFIG, ERR_ARCH = -3, -5, -6
 ERR_CMD_INVALID, ERR_CMD_TRUNCATED, ERR_NO_STOP = -8, -9, -10
-ERR_BUS, ERR_DMA, ERR_WATCHDOG, ERR_TIMEOUT = -11, -12, -13, -14
+ERR_BUS, ERR_DMA, ERR_WATCHDOG, ERR_TIMEOUT, ERR_ENGINE = -11, -12, -13, -14, -16
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,7 @@ class Compiled:
     """One Vela compilation: its listing and what the harness needs to run the payload."""
 
     listing: list[tuple[int, str, int, int | None]]
+    kernels: list[str]  # Vela's description of each CONV/DEPTHWISE/POOL: size, stride, dilation, block
     payload: Path
     regions: list[str]  # harness region specs in TFLM's base-address order
 
@@ -74,6 +77,7 @@ class Run:
     ops: int
     hooks: int
     counts: dict[str, int]
+    kernels: list[str]
     polled: int | None
     pmu: tuple[int, int]
 
@@ -101,11 +105,17 @@ def vela_compile(name: str, macs: int, out: Path) -> Compiled:
         [sys.executable, "-m", "ethosu.vela", str(public_model(name)), "--accelerator-config",
          f"ethos-u55-{macs}", "--output-dir", str(out), "--verbose-register-command-stream"],
         check=True, capture_output=True, text=True)
-    listing = []
+    listing, kernels, comment = [], [], ""
     for line in result.stdout.splitlines():
+        if line.startswith("// "):
+            comment = line
         m = VELA_LINE.match(line)
         if m:
             listing.append((int(m[1], 16), m[5], int(m[3], 16), None if m[2] is None else int(m[2], 16)))
+            if m[5] in ("NPU_OP_CONV", "NPU_OP_DEPTHWISE", "NPU_OP_POOL"):
+                k = VELA_KERNEL.search(comment)
+                assert k, comment
+                kernels.append(f"size={k[1]} stride={k[2]} dilation={k[3]} block={k[4]},{k[5]},{k[6]}")
     buf = (out / f"{name}_vela.tflite").read_bytes()
     model = tflite.Model.GetRootAsModel(buf, 0)
     sg = model.Subgraphs(0)
@@ -130,7 +140,7 @@ def vela_compile(name: str, macs: int, out: Path) -> Compiled:
             regions.append(f"file:{path}")
         else:
             regions.append(f"zero:{size}")
-    return Compiled(listing, out / "payload.bin", regions)
+    return Compiled(listing, kernels, out / "payload.bin", regions)
 
 
 Compile = Callable[[str, int], Compiled]
@@ -164,6 +174,7 @@ def run(harness: Path, macs: int, payload: Path, regions: list[str], *extra: str
     pmu = re.search(r"^pmu cycles (\d+) active (\d+)$", result.stdout, re.MULTILINE)
     poll = re.search(r"^poll (-?\d+)$", result.stdout, re.MULTILINE)
     return Run(commands, int(r[1]), int(r[2], 16), int(r[3]), int(r[4]), int(r[5]), int(r[6]), counts,
+               re.findall(r"^op (.*)$", result.stdout, re.MULTILINE),
                None if poll is None else int(poll[1]), (int(pmu[1]), int(pmu[2])) if pmu else (-1, -1))
 
 
@@ -183,6 +194,9 @@ def test_device_decodes_vela_stream_exactly(harness: Path, compiled: Compile, na
     assert {k: v for k, v in r.counts.items() if v} == dict(vela_ops)
     assert r.ops == sum(vela_ops.values()) - 1  # every op but STOP
     assert r.hooks == sum(vela_ops.values())
+    # the kernel fields as the engine will decode them (KERNEL_STRIDE's split stride bits,
+    # dilation, the dilated extent, the block config) against Vela's own description
+    assert r.kernels == c.kernels
     # the PMU, enabled by the application's ethosu_inference_begin(): one cycle per command
     # until the engine's cycle model adds its own
     assert r.pmu == (r.executed, r.executed)
@@ -309,6 +323,22 @@ def test_feature_map_beyond_its_region(harness: Path, kws: Compiled, tmp_path: P
     assert r.status >> CHAN_SHIFT & 0xF == CHAN_IFM
     assert r.status & (BUS_STATUS | IRQ_RAISED | FAULT_IFACE) == BUS_STATUS | IRQ_RAISED
     assert r.counts["CONV"] == 0
+
+
+def test_engine_refusal_stops_the_device(harness: Path, kws: Compiled) -> None:
+    r = run(harness, 128, kws.payload, kws.regions, "-e", "3")
+    assert r.rc == ERR_ENGINE and r.hooks == 3
+    assert r.status & (CMD_PARSE_ERR | IRQ_RAISED | CMD_END) == CMD_PARSE_ERR | IRQ_RAISED
+
+
+def test_tflm_compatible_single_error_code(harness: Path, kws: Compiled, tmp_path: Path) -> None:
+    """TFLM's ethos-u kernel fails only on -1: the compatibility switch collapses every code."""
+    out = tmp_path / "npu_harness_tflm"
+    sources = [str(HARNESS), *(str(p) for p in sorted(NPU.glob("*.c")))]
+    subprocess.run([compiler(), *WARNING_FLAGS, "-O1", "-DMCUGEN_NPU_DRIVER_MINUS_ONE_ON_ERROR", f"-I{NPU}",
+                    *sources, "-o", str(out)], check=True, capture_output=True, text=True)
+    assert run(out, 128, kws.payload, kws.regions, "-w", "100").rc == -1
+    assert run(out, 128, kws.payload, kws.regions).rc == 0
 
 
 def test_hang_is_caught_by_the_watchdog(harness: Path, kws: Compiled) -> None:

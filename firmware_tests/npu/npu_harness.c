@@ -1,7 +1,7 @@
 /*
  * npu_harness.c - host harness for the NPU device model and driver (tests/test_npu_device.py).
  *
- *   npu_harness MACS PAYLOAD [REGION ...] [-w WD_COMMANDS] [-t TIMEOUT_CYCLES] [-a] [-s]
+ *   npu_harness MACS PAYLOAD [REGION ...] [-w WD_COMMANDS] [-t TIMEOUT_CYCLES] [-a] [-s] [-e N]
  *
  * REGION is `file:PATH` (contents), `zero:BYTES` (zero-filled), `same:N` (the buffer of region
  * N), or any of them with `@SIZE` appended: the size the driver is told (default the buffer's).
@@ -9,7 +9,8 @@
  * device with MACS MACs/cycle and prints one line per decoded command, with the values read
  * back from the device's decoded state, then the result.  -w sets the device's watchdog (commands),
  * -t the driver's timeout (cycles), -a uses invoke_async, one poll and a blocking wait, -s dumps
- * every parameter command's value read back from the decoded state after the run.
+ * every parameter command's value read back from the decoded state after the run, -e N makes
+ * the operation hook refuse the N-th operation.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@
 static struct mcugen_npu_device device;
 static struct ethosu_driver driver;
 static unsigned hook_calls;
+static unsigned refuse_op; /* -e N: the hook refuses the N-th operation */
 
 static void trace(struct mcugen_npu_device *dev, uint32_t offset, uint32_t word, uint32_t data, void *ctx)
 {
@@ -44,12 +46,22 @@ static void trace(struct mcugen_npu_device *dev, uint32_t offset, uint32_t word,
 static enum mcugen_npu_fault hook(struct mcugen_npu_device *dev, uint32_t opcode, uint32_t param,
                                   const struct mcugen_npu_state *state, void *ctx)
 {
+    const struct mcugen_npu_state *s = state;
     (void)dev;
-    (void)opcode;
     (void)param;
-    (void)state;
     (void)ctx;
     hook_calls++;
+    if (opcode == MCUGEN_NPU_OP_CONV || opcode == MCUGEN_NPU_OP_DEPTHWISE || opcode == MCUGEN_NPU_OP_POOL) {
+        /* the kernel as the engine will read it: size (from the dilated extent), stride, dilation */
+        unsigned dx = MCUGEN_NPU_KSTRIDE_DILATION_X(s->kernel_stride), dy = MCUGEN_NPU_KSTRIDE_DILATION_Y(s->kernel_stride);
+        printf("op size=%u,%u stride=%u,%u dilation=%u,%u block=%u,%u,%u\n", s->kernel_width_m1 / dx + 1u,
+               s->kernel_height_m1 / dy + 1u, (unsigned)MCUGEN_NPU_KSTRIDE_X(s->kernel_stride),
+               (unsigned)MCUGEN_NPU_KSTRIDE_Y(s->kernel_stride), dx, dy, s->ofm_blk_height_m1 + 1u,
+               s->ofm_blk_width_m1 + 1u, s->ofm_blk_depth_m1 + 1u);
+    }
+    if (refuse_op != 0 && hook_calls == refuse_op) {
+        return MCUGEN_NPU_FAULT_ENGINE;
+    }
     return MCUGEN_NPU_FAULT_NONE;
 }
 
@@ -123,6 +135,7 @@ int main(int argc, char **argv)
         if (strcmp(spec, "-t") == 0 && i + 1 < argc) { timeout = strtoul(argv[++i], NULL, 10); continue; }
         if (strcmp(spec, "-a") == 0) { use_async = 1; continue; }
         if (strcmp(spec, "-s") == 0) { dump_state = 1; continue; }
+        if (strcmp(spec, "-e") == 0 && i + 1 < argc) { refuse_op = (unsigned)strtoul(argv[++i], NULL, 10); continue; }
         if (num >= MAX_REGIONS) { fprintf(stderr, "too many regions\n"); return 2; }
         at = strchr(spec, '@');
         if (at != NULL) { *at = '\0'; told = (size_t)strtoull(at + 1, NULL, 10); has_told = 1; }
