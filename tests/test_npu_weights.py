@@ -392,6 +392,10 @@ def test_order_matches_vela_reorder(harness: Harness, params: tuple[int, ...]) -
     assert np.array_equal(found == 1, coords[:, 0] >= 0)
     assert (coords[found == 0] == -1).all()
     assert np.array_equal(positions[:length][found == 1, 1:], coords[found == 1])
+    # one OFM block of c channels is as long as the same order with ofm depth c (README)
+    blocks = [min(block, ofm - b) for b in range(0, ofm, block)]
+    lengths = {c: harness.order((c, *params[1:]))[0] for c in set(blocks)}
+    assert sum(lengths[c] for c in blocks) == length
 
 
 def test_order_rejects_bad_parameters(harness: Harness) -> None:
