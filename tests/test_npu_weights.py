@@ -167,8 +167,8 @@ def test_capacity(harness: Harness) -> None:
 
 # ---- the public models through Vela ------------------------------------------------------
 
-ACCELERATOR = "ethos-u55-128"
-OFM_UBLOCK, IFM_UBLOCK = 8, 8  # u55-128 (Vela's architecture_features)
+# accelerator -> (OFM, IFM) micro-block depths (Vela's architecture_features)
+UBLOCKS = {"ethos-u55-32": (4, 8), "ethos-u55-64": (8, 8), "ethos-u55-128": (8, 8), "ethos-u55-256": (8, 8)}
 
 
 @dataclass(frozen=True)
@@ -267,13 +267,11 @@ def _tflite_kernels(path: Path) -> list[tuple[np.ndarray, np.ndarray | None]]:
     return kernels
 
 
-@pytest.fixture(scope="module")
-def vela_models(tmp_path_factory: pytest.TempPathFactory) -> list[VelaModel]:
-    out = tmp_path_factory.mktemp("vela")
+def compile_public_models(out: Path, accelerator: str) -> list[VelaModel]:
     models = []
     for name in PUBLIC_NAMES:
         path = public_model(name)
-        command = [sys.executable, "-m", "ethosu.vela", str(path), "--accelerator-config", ACCELERATOR,
+        command = [sys.executable, "-m", "ethosu.vela", str(path), "--accelerator-config", accelerator,
                    "--output-format", "raw", "--output-dir", str(out / name)]
         result = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
         assert result.returncode == 0, result.stdout + result.stderr
@@ -284,10 +282,16 @@ def vela_models(tmp_path_factory: pytest.TempPathFactory) -> list[VelaModel]:
     return models
 
 
-def _order_params(op: KernelOp) -> tuple[int, ...]:
+@pytest.fixture(scope="module")
+def vela_models(tmp_path_factory: pytest.TempPathFactory) -> list[VelaModel]:
+    """The public models compiled for u55-128."""
+    return compile_public_models(tmp_path_factory.mktemp("vela"), "ethos-u55-128")
+
+
+def _order_params(op: KernelOp, accelerator: str) -> tuple[int, ...]:
     traversal = DEPTHWISE if op.depthwise else PART_KERNEL if op.part_kernel else DEPTH_FIRST
     return (op.ofm_depth, op.kernel_h, op.kernel_w, 1 if op.depthwise else op.ifm_depth, op.block_depth,
-            traversal, op.ifm_bits, op.dilation[0], op.dilation[1], OFM_UBLOCK, IFM_UBLOCK)
+            traversal, op.ifm_bits, op.dilation[0], op.dilation[1], *UBLOCKS[accelerator])
 
 
 def _scatter(decoded: np.ndarray, positions: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
@@ -318,19 +322,22 @@ def _find_slice(kernels: list[tuple[np.ndarray, np.ndarray | None]], ohwi: np.nd
     return None
 
 
-def test_public_models_weight_streams(harness: Harness, vela_models: list[VelaModel]) -> None:
-    """Every weight stream of the four public models' read-only areas (Vela 5.2, u55-128)
-    decodes to what Vela's decoder gives, and through the documented order, with the op's block
-    depth, traversal and kernel from the command stream, to a slice of the op's TFLite weights;
-    the bias/scale entries hold that slice's int32 bias."""
+@pytest.mark.parametrize("accelerator", list(UBLOCKS))
+def test_public_models_weight_streams(harness: Harness, vela_models: list[VelaModel], accelerator: str,
+                                      tmp_path: Path) -> None:
+    """Every weight stream of the four public models' read-only areas (Vela 5.2, each U55
+    configuration) decodes to what Vela's decoder gives, and through the documented order, with
+    the op's block depth, traversal and kernel from the command stream, to a slice of the op's
+    TFLite weights; the bias/scale entries hold that slice's int32 bias."""
+    models = vela_models if accelerator == "ethos-u55-128" else compile_public_models(tmp_path, accelerator)
     matched = generated = 0
-    for model in vela_models:
+    for model in models:
         assert model.ops, model.name
         results = harness.decode([(op.weights, 1 << 20, 0) for op in model.ops])
         for op, (status, decoded) in zip(model.ops, results, strict=True):
             assert status == OK, (model.name, op)
             assert np.array_equal(decoded, np.asarray(mlw_codec.decode(bytearray(op.weights)))), model.name
-            length, positions = harness.order(_order_params(op))
+            length, positions = harness.order(_order_params(op, accelerator))
             assert length == len(decoded) and positions[length, 0] == ARGUMENT
             shape = (op.ofm_depth, op.kernel_h, op.kernel_w, 1 if op.depthwise else op.ifm_depth)
             found = _find_slice(model.kernels, _scatter(decoded, positions[:length], shape))
