@@ -56,7 +56,7 @@ def average_pool(x: np.ndarray, g: PoolGeometry, out_h: int, out_w: int) -> np.n
     # TFLite sums in int32 and wraps (int16 windows of more than 65,536 taps), then divides
     # (acc > 0 ? acc + count/2 : acc - count/2) / count, truncating: round half away from zero,
     # the biased sum wrapping again.
-    acc = wrap_int32(acc)
+    acc = wrap_int32(np.asarray(acc))
     biased = wrap_int32(np.where(acc > 0, acc + count // 2, acc - count // 2))
     rounded = np.sign(biased) * (np.abs(biased) // count)
     return clamp(rounded, g.activation_min, g.activation_max)
