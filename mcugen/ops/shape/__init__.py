@@ -16,7 +16,17 @@ import tflite
 
 from ...ir import DType, OpKind, ShapeOptions, SqueezeOptions
 from .. import rules as r
-from ..base import OpDef, Traits, no_fast_path_scratch, no_macs, no_scratch
+from ..base import (
+    OpDef,
+    OptionsReader,
+    Prepare,
+    ReferenceKernel,
+    Rule,
+    Traits,
+    no_fast_path_scratch,
+    no_macs,
+    no_scratch,
+)
 from ..movement import rules as m
 from ..tflite_options import DTYPES, enum_value, options_table, read_none
 from . import emit, prepare, reference
@@ -38,60 +48,25 @@ def read_shape(op: Any, where: str) -> ShapeOptions:
 # views collapsed); the copy emitter runs only where the planner cannot alias.
 VIEW = Traits(alias=True)
 
+def _view(kind: OpKind, rules: tuple[Rule, ...], prepare_fn: Prepare, reference_fn: ReferenceKernel,
+          read_options: OptionsReader = read_none) -> OpDef:
+    """A view: an alias of its input, copied by emit_reshape where the planner cannot alias."""
+    return OpDef(kind=kind, builtin=getattr(tflite.BuiltinOperator, kind.name), read_options=read_options,
+                 rules=rules, prepare=prepare_fn, emit=emit.emit_reshape, scratch=no_scratch,
+                 fast_path_scratch=no_fast_path_scratch, reference=reference_fn, macs=no_macs,
+                 traits=VIEW, identity=prepare.same_shape_view)
+
+
 OPS: list[OpDef] = [
-    OpDef(
-        kind=OpKind.RESHAPE,
-        builtin=tflite.BuiltinOperator.RESHAPE,
-        read_options=read_none,
-        rules=(r.input_arity(1), same_bytes),
-        prepare=prepare.prepare_reshape,
-        emit=emit.emit_reshape,
-        scratch=no_scratch,
-        fast_path_scratch=no_fast_path_scratch,
-        reference=reference.reshape,
-        macs=no_macs,
-        traits=VIEW,
-        identity=prepare.same_shape_view,
-    ),
-    OpDef(
-        kind=OpKind.SQUEEZE,
-        builtin=tflite.BuiltinOperator.SQUEEZE,
-        read_options=read_squeeze,
-        rules=(r.input_arity(1), same_bytes, at_most_8_dims),
-        prepare=prepare.prepare_squeeze,
-        emit=emit.emit_reshape,
-        scratch=no_scratch,
-        fast_path_scratch=no_fast_path_scratch,
-        reference=reference.squeeze,
-        macs=no_macs,
-        traits=VIEW,
-        identity=prepare.same_shape_view,
-    ),
-    OpDef(
-        kind=OpKind.EXPAND_DIMS,
-        builtin=tflite.BuiltinOperator.EXPAND_DIMS,
-        read_options=read_none,
-        rules=(r.input_arity(2), same_quantized_elements,
-               m.data_dtypes(DType.FLOAT32, DType.INT8, DType.INT16), m.constant_indices(1, what="axis")),
-        prepare=prepare.prepare_expand_dims,
-        emit=emit.emit_reshape,
-        scratch=no_scratch,
-        fast_path_scratch=no_fast_path_scratch,
-        reference=reference.expand_dims,
-        macs=no_macs,
-        traits=VIEW,
-        identity=prepare.same_shape_view,
-    ),
-    OpDef(
-        kind=OpKind.SHAPE,
-        builtin=tflite.BuiltinOperator.SHAPE,
-        read_options=read_shape,
-        rules=(r.input_arity(1), int32_shape_output),
-        prepare=prepare.prepare_shape,
-        emit=emit.emit_shape,
-        scratch=no_scratch,
-        fast_path_scratch=no_fast_path_scratch,
-        reference=reference.shape,
-        macs=no_macs,
-    ),
+    _view(OpKind.RESHAPE, (r.input_arity(1), same_bytes), prepare.prepare_reshape, reference.reshape),
+    _view(OpKind.SQUEEZE, (r.input_arity(1), same_bytes, at_most_8_dims), prepare.prepare_squeeze,
+          reference.squeeze, read_options=read_squeeze),
+    _view(OpKind.EXPAND_DIMS,
+          (r.input_arity(2), same_quantized_elements, m.data_dtypes(DType.FLOAT32, DType.INT8, DType.INT16),
+           m.constant_indices(1, what="axis")),
+          prepare.prepare_expand_dims, reference.expand_dims),
+    OpDef(kind=OpKind.SHAPE, builtin=tflite.BuiltinOperator.SHAPE, read_options=read_shape,
+          rules=(r.input_arity(1), int32_shape_output), prepare=prepare.prepare_shape,
+          emit=emit.emit_shape, scratch=no_scratch, fast_path_scratch=no_fast_path_scratch,
+          reference=reference.shape, macs=no_macs),
 ]
