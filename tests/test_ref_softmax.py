@@ -254,3 +254,27 @@ def test_wide_c_kernel_matches_oracle(case: WideCase, rounding: Rounding, saniti
     assert actual.dtype == expected.dtype
     assert np.array_equal(actual.view(np.int32) if actual.dtype == np.float32 else actual,
                           expected.view(np.int32) if expected.dtype == np.float32 else expected)
+
+
+def test_int8_rows_whose_exponentials_sum_past_512_give_the_rounded_answer() -> None:
+    """A 1000-class int8 classifier with close logits (input scale 0.005): the row's sum of
+    exponentials reaches 512, where TFLM and LiteRT fail their `exponent <= 31` check and abort
+    (so no runtime is run here) and mcugen's kernel once returned MCUGEN_ARG_ERROR at invoke.
+    Every probability is then at most 1/512, which the output scale of 1/256 rounds to 0: the
+    C and the reference both give that, and agree with a float softmax to the step."""
+    from mcugen.toolchain.host import run_tflite_bytes
+
+    b = ModelBuilder()
+    x = b.add_tensor("logits", [2, 1000], "int8", scale=0.005, zero_point=0)
+    y = b.add_tensor("probs", [2, 1000], "int8", scale=1 / 256, zero_point=-128)
+    b.add_op("SOFTMAX", [x], [y], {"beta": 1.0})
+    b.set_io([x], [y])
+    model = b.build()
+    logits = np.random.default_rng(1000).integers(-128, 128, size=(2, 1000)).astype(np.int8)
+    exact = np.exp(logits * 0.005) / np.exp(logits * 0.005).sum(axis=-1, keepdims=True)
+    assert exact.max() < 1 / 512  # past TFLite's limit
+    for rounding in Rounding:
+        (reference,) = run_outputs(parse_model(model, "softmax.tflite"), [logits], rounding)
+        (compiled,) = run_tflite_bytes(model, [logits], rounding, sanitize=True)
+        assert_exact(compiled, reference)
+        assert np.array_equal(reference, (np.round(exact * 256) - 128).astype(np.int8))

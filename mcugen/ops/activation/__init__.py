@@ -50,6 +50,12 @@ def read_leaky_relu(op: Any, where: str) -> LeakyReluOptions:
 # in place.
 IN_PLACE = Traits(in_place=True)
 
+SOFTMAX_PAST_TFLITE = (
+    "An int8-output row whose exponentials sum to 512 or more (close logits over many classes), "
+    "where TFLM and LiteRT abort, gives each probability rounded to the output's 1/256 step: 0, "
+    "since none exceeds 1/512."
+)
+
 _INT_AND_FLOAT = r.dtype_pairs((I8, I8), (I16, I16), (F32, F32))
 
 
@@ -72,7 +78,8 @@ OPS: list[OpDef] = [
                r.integer_tensors_per_tensor_quant, r.same_element_count, r.softmax_int16_input,
                r.softmax_output, r.softmax_beta, r.softmax_row_size),
         prepare=prepare.prepare_softmax, emit=emit.emit_softmax, scratch=no_scratch,
-        fast_path_scratch=no_fast_path_scratch, reference=reference.softmax, macs=no_macs),
+        fast_path_scratch=no_fast_path_scratch, reference=reference.softmax, macs=no_macs,
+        notes=(SOFTMAX_PAST_TFLITE,)),
     _activation(OpKind.LOGISTIC, tflite.BuiltinOperator.LOGISTIC,
                 (_INT_AND_FLOAT, *r.ELEMENTWISE, r.logistic_output, r.sigmoid_input_scale),
                 prepare.prepare_sigmoid, emit.emit_sigmoid, reference.sigmoid,

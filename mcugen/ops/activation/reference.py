@@ -440,19 +440,19 @@ def softmax_rows(x: np.ndarray, p: SoftmaxParams) -> np.ndarray:
     total = np.where(used, rounding_divide_by_pot(exps, ACCUMULATION_INTEGER_BITS), 0).sum(
         axis=-1, keepdims=True
     )
-    # Run-time checks on the input values, not the model (they stay UnsupportedErrors): the
-    # rule softmax_row_size keeps the sum within int32 for any values, so the first is a guard.
+    # A guard, not a rule: the rule softmax_row_size keeps the sum within int32 for any values.
     if np.any(total > INT32_MAX):
         raise UnsupportedError("SOFTMAX: the sum of exponentials overflows int32")
     scale, num_bits_over_unit = reciprocal(total, ACCUMULATION_INTEGER_BITS)
     exponent = num_bits_over_unit + 31 - p.output_bits
-    if np.any((exponent < 0) | (exponent > 31)):
-        # TFLite's TFLITE_CHECK(0 <= exponent && exponent <= 31) aborts here: it depends on how
-        # many of a row's values lie near its maximum.
-        raise UnsupportedError("SOFTMAX: too many elements near the row maximum for the output")
+    # TFLite's TFLITE_CHECK(0 <= exponent && exponent <= 31) aborts past 31: an int8 output
+    # whose row's exponentials sum to 512 or more (it depends on how many values lie near the
+    # row's maximum). Every probability is then at most 1/512, and the non-negative product,
+    # below 2^31, divided by 2^exponent rounds to 0: the answer the wider shift gives.
+    unsaturated = np.where(exponent > 31, 0,
+                           rounding_divide_by_pot(srdhm(scale, exps), np.minimum(exponent, 31)))
     out_min = -(1 << (p.output_bits - 1))
     out_max = (1 << (p.output_bits - 1)) - 1
-    unsaturated = rounding_divide_by_pot(srdhm(scale, exps), exponent)
     result = np.clip(unsaturated + out_min, out_min, out_max)
     return np.where(used, result, out_min)
 

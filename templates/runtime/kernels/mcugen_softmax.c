@@ -133,7 +133,7 @@ static int32_t count_leading_zeros(uint32_t x)
 typedef struct {
     int32_t max;
     int32_t reciprocal; /* Q0.31 */
-    int32_t exponent;   /* right shift of reciprocal * exp, in [0, 31] */
+    int32_t exponent;   /* right shift of reciprocal * exp, >= 0 */
 } row_scale;
 
 static int32_t scaled_exp(int32_t diff, const mcugen_softmax_params *params)
@@ -166,7 +166,7 @@ static mcugen_status prepare_row(const mcugen_softmax_params *params, const int8
     scale->max = max;
     scale->reciprocal = mcugen_one_over_one_plus_x_for_x_in_0_1(shifted_sum_minus_one);
     scale->exponent = num_bits_over_unit + 31 - output_bits;
-    return scale->exponent >= 0 && scale->exponent <= 31 ? MCUGEN_OK : MCUGEN_ARG_ERROR;
+    return scale->exponent >= 0 ? MCUGEN_OK : MCUGEN_ARG_ERROR;
 }
 
 /* One output in [out_min, out_max]; the zero point is out_min, as TFLite requires. */
@@ -177,7 +177,10 @@ static int32_t output_value(int32_t x, const row_scale *scale,
     if (diff < params->diff_min) {
         return out_min;
     }
-    const int32_t unsaturated = mcugen_rounding_divide_by_pot(
+    /* TFLite checks exponent <= 31 and aborts past it (an int8 output whose row's exponentials
+     * sum to 512 or more). There the product, non-negative and below 2^31, divided by
+     * 2^exponent rounds to 0: each probability is at most 1/512, below half an output step. */
+    const int32_t unsaturated = scale->exponent > 31 ? 0 : mcugen_rounding_divide_by_pot(
         mcugen_srdhm(scale->reciprocal, scaled_exp(diff, params)), scale->exponent);
     return mcugen_clamp(unsaturated + out_min, out_min, out_max);
 }
