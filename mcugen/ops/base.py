@@ -47,6 +47,11 @@ class Setting:
 DEFAULT_SETTING = Setting()  # TFLM rounding on the host
 
 
+def setting_of(ctx: EmitContext) -> Setting:
+    """The build's Setting as an emitter sees it, for the family's prepare functions."""
+    return Setting(rounding=ctx.rounding, target=ctx.target)
+
+
 @dataclass(frozen=True)
 class InputRoles:
     """Positions of the inputs with a role of their own (None: the kind has no such input).

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 
 from ...codegen.cnames import c_float
 from ...ir import DType, LeakyReluOptions, Op, OpKind, SoftmaxOptions
-from ..base import Setting
+from ..base import setting_of
 from ..emitting import EmitContext, KernelCall
 from .prepare import (
     SIGMOID_TABLE_UINT16,
@@ -40,9 +40,6 @@ from .prepare import (
 RUNTIME = {"mcugen_activation", "mcugen_softmax"}  # the gemmlowp exp is in mcugen_softmax.c
 
 
-def setting(ctx: EmitContext) -> Setting:
-    """The build's Setting, as the kinds' prepare functions take it."""
-    return Setting(rounding=ctx.rounding, target=ctx.target)
 
 
 def initialiser(fields: Mapping[str, object]) -> str:
@@ -115,7 +112,7 @@ def rescale_call(op: Op, ctx: EmitContext, p: RescaleParams) -> KernelCall:
 
 def emit_sigmoid(op: Op, ctx: EmitContext) -> KernelCall:
     stem = "logistic" if op.kind is OpKind.LOGISTIC else "tanh"
-    p = prepare_sigmoid(op, setting(ctx))
+    p = prepare_sigmoid(op, setting_of(ctx))
     if p is None:
         return float_call(op, ctx, f"mcugen_{stem}_f32")
     if isinstance(p, Int16SigmoidParams):
@@ -132,7 +129,7 @@ def emit_sigmoid(op: Op, ctx: EmitContext) -> KernelCall:
 
 
 def emit_hard_swish(op: Op, ctx: EmitContext) -> KernelCall:
-    p = prepare_hard_swish(op, setting(ctx))
+    p = prepare_hard_swish(op, setting_of(ctx))
     if p is None:
         return float_call(op, ctx, "mcugen_hard_swish_f32")
     fields = {"input_zero_point": p.input_zero_point, "output_zero_point": p.output_zero_point,
@@ -143,7 +140,7 @@ def emit_hard_swish(op: Op, ctx: EmitContext) -> KernelCall:
 
 def emit_relu(op: Op, ctx: EmitContext) -> KernelCall:
     """RELU, RELU6 and LEAKY_RELU."""
-    p = prepare_relu(op, setting(ctx))
+    p = prepare_relu(op, setting_of(ctx))
     if p is not None:
         return rescale_call(op, ctx, p)
     if op.kind is OpKind.LEAKY_RELU:
@@ -153,7 +150,7 @@ def emit_relu(op: Op, ctx: EmitContext) -> KernelCall:
 
 
 def emit_abs(op: Op, ctx: EmitContext) -> KernelCall:
-    p = prepare_abs(op, setting(ctx))
+    p = prepare_abs(op, setting_of(ctx))
     return float_call(op, ctx, "mcugen_abs_f32") if p is None else rescale_call(op, ctx, p)
 
 
@@ -164,7 +161,7 @@ def emit_neg(op: Op, ctx: EmitContext) -> KernelCall:
 
 def emit_rsqrt(op: Op, ctx: EmitContext) -> KernelCall:
     y = op.outputs[0]
-    p = prepare_rsqrt(op, setting(ctx))
+    p = prepare_rsqrt(op, setting_of(ctx))
     if p is None:
         return float_call(op, ctx, "mcugen_rsqrt_f32")
     if isinstance(p, LookupTable):
@@ -217,7 +214,7 @@ def _emit_softmax_float(op: Op, ctx: EmitContext) -> KernelCall:
 def emit_softmax(op: Op, ctx: EmitContext) -> KernelCall:
     x, y = op.inputs[0], op.outputs[0]
     assert x is not None
-    p = prepare_softmax(op, setting(ctx))
+    p = prepare_softmax(op, setting_of(ctx))
     if p is None:
         return _emit_softmax_float(op, ctx)
     if isinstance(p, SoftmaxInt16Params):

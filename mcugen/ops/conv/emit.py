@@ -27,7 +27,7 @@ from ...ir import (
     TransposeConvOptions,
 )
 from ...targets import Target
-from ..base import Setting
+from ..base import setting_of
 from ..emitting import EmitContext, KernelCall, c_dims
 from .prepare import Rescale, data_input, is_int16, prepare_conv, prepare_transpose_conv
 
@@ -42,9 +42,6 @@ def helium(target: Target) -> bool:
     return target.fast_path == "mve"
 
 
-def setting_of(ctx: EmitContext) -> Setting:
-    """The build's Setting, for the family's prepare functions."""
-    return Setting(rounding=ctx.rounding, target=ctx.target)
 
 
 def round_up4(n: int) -> int:

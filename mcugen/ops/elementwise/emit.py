@@ -17,7 +17,7 @@ import numpy as np
 
 from ...codegen.cnames import c_float
 from ...ir import DType, Op, OpKind, Tensor
-from ..base import Setting
+from ..base import setting_of
 from ..emitting import EmitContext, KernelCall
 from .prepare import (
     BroadcastLoop,
@@ -125,14 +125,12 @@ def _loop_only(call: _Call, loop: BroadcastLoop) -> str:
     return call.declare("mcugen_broadcast", "broadcast", _loop_fields(loop))
 
 
-def _setting(ctx: EmitContext) -> Setting:
-    return Setting(rounding=ctx.rounding, target=ctx.target)
 
 
 def emit_add_sub(op: Op, ctx: EmitContext) -> KernelCall:
     call = _Call(op, ctx)
     name = "add" if op.kind is OpKind.ADD else "sub"
-    p = prepare_add_sub(op, _setting(ctx))
+    p = prepare_add_sub(op, setting_of(ctx))
     q = p.quant
     if q is None:
         return call.finish(_kernel(op, name), [_float_params(call, p.loop, p.float_clamp)])
@@ -148,7 +146,7 @@ def emit_add_sub(op: Op, ctx: EmitContext) -> KernelCall:
 
 def emit_squared_difference(op: Op, ctx: EmitContext) -> KernelCall:
     call = _Call(op, ctx)
-    p = prepare_squared_difference(op, _setting(ctx))
+    p = prepare_squared_difference(op, setting_of(ctx))
     q = p.quant
     if q is None:
         return call.finish(_kernel(op, "squared_difference"), [_loop_only(call, p.loop)])
@@ -159,7 +157,7 @@ def emit_squared_difference(op: Op, ctx: EmitContext) -> KernelCall:
 
 def emit_mul(op: Op, ctx: EmitContext) -> KernelCall:
     call = _Call(op, ctx)
-    p = prepare_mul(op, _setting(ctx))
+    p = prepare_mul(op, setting_of(ctx))
     q = p.quant
     if q is None:
         return call.finish(_kernel(op, "mul"), [_float_params(call, p.loop, p.float_clamp)])
@@ -172,13 +170,13 @@ def emit_mul(op: Op, ctx: EmitContext) -> KernelCall:
 
 def emit_maximum_minimum(op: Op, ctx: EmitContext) -> KernelCall:
     call = _Call(op, ctx)
-    p = prepare_maximum_minimum(op, _setting(ctx))
+    p = prepare_maximum_minimum(op, setting_of(ctx))
     return call.finish(_kernel(op, op.kind.name.lower()), [_loop_only(call, p.loop)])
 
 
 def emit_prelu(op: Op, ctx: EmitContext) -> KernelCall:
     call = _Call(op, ctx)
-    p = prepare_prelu(op, _setting(ctx))
+    p = prepare_prelu(op, setting_of(ctx))
     q = p.quant
     if q is None:
         return call.finish(_kernel(op, "prelu"), [_loop_only(call, p.loop)])

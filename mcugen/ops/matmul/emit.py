@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 from ...ir import DType, Op
 from ...targets import Target
+from ..base import setting_of
 from ..conv.emit import (
     RUNTIME_FAST,
     bias32_args,
@@ -29,7 +30,6 @@ from ..conv.emit import (
     quant_decl,
     rescale_decls,
     round_up4,
-    setting_of,
 )
 from ..conv.prepare import RescaleKind, is_int16
 from ..emitting import EmitContext, KernelCall

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir import DType, Op, Tensor
-from ..base import Setting
+from ..base import setting_of
 from ..emitting import EmitContext, KernelCall
 from .prepare import (
     Move,
@@ -67,44 +67,42 @@ def emit_moves(op: Op, ctx: EmitContext, moves: list[Move], first: tuple[str, ..
     return call
 
 
-def _setting(ctx: EmitContext) -> Setting:
-    return Setting(ctx.rounding, ctx.target)
 
 
 def emit_concatenation(op: Op, ctx: EmitContext) -> KernelCall:
-    return emit_moves(op, ctx, prepare_concatenation(op, _setting(ctx)))
+    return emit_moves(op, ctx, prepare_concatenation(op, setting_of(ctx)))
 
 
 def emit_pack(op: Op, ctx: EmitContext) -> KernelCall:
-    return emit_moves(op, ctx, prepare_pack(op, _setting(ctx)))
+    return emit_moves(op, ctx, prepare_pack(op, setting_of(ctx)))
 
 
 def emit_unpack(op: Op, ctx: EmitContext) -> KernelCall:
-    return emit_moves(op, ctx, prepare_unpack(op, _setting(ctx)))
+    return emit_moves(op, ctx, prepare_unpack(op, setting_of(ctx)))
 
 
 def emit_split(op: Op, ctx: EmitContext) -> KernelCall:
     """SPLIT and SPLIT_V."""
-    return emit_moves(op, ctx, prepare_split(op, _setting(ctx)))
+    return emit_moves(op, ctx, prepare_split(op, setting_of(ctx)))
 
 
 def emit_slice(op: Op, ctx: EmitContext) -> KernelCall:
-    return emit_moves(op, ctx, prepare_slice(op, _setting(ctx)))
+    return emit_moves(op, ctx, prepare_slice(op, setting_of(ctx)))
 
 
 def emit_strided_slice(op: Op, ctx: EmitContext) -> KernelCall:
-    return emit_moves(op, ctx, prepare_strided_slice(op, _setting(ctx)))
+    return emit_moves(op, ctx, prepare_strided_slice(op, setting_of(ctx)))
 
 
 def emit_transpose(op: Op, ctx: EmitContext) -> KernelCall:
-    return emit_moves(op, ctx, prepare_transpose(op, _setting(ctx)))
+    return emit_moves(op, ctx, prepare_transpose(op, setting_of(ctx)))
 
 
 def emit_pad(op: Op, ctx: EmitContext) -> KernelCall:
     """PAD and PADV2: fill the whole output with the pad value, then copy the input into its
     interior."""
     out = op.outputs[0]
-    params = prepare_pad(op, _setting(ctx))
+    params = prepare_pad(op, setting_of(ctx))
     value = params.value
     if value is None:
         fill_from = byte_source(required(op, 2), ctx)
@@ -118,7 +116,7 @@ def emit_pad(op: Op, ctx: EmitContext) -> KernelCall:
 
 
 def emit_gather(op: Op, ctx: EmitContext) -> KernelCall:
-    g = prepare_gather(op, _setting(ctx))
+    g = prepare_gather(op, setting_of(ctx))
     params, indices, out = required(op, 0), required(op, 1), op.outputs[0]
     fields = {"batch": g.batch, "outer": g.outer, "coords": g.coords, "axis_size": g.axis_size,
               "row_bytes": g.inner * params.dtype.itemsize, "index_bytes": indices.dtype.itemsize}

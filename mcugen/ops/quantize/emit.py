@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from ...codegen.cnames import c_float
 from ...ir import DType, Op
-from ..activation.emit import initialiser, rescale_call, setting
+from ..activation.emit import initialiser, rescale_call
+from ..base import setting_of
 from ..emitting import EmitContext, KernelCall
 from .prepare import AffineParams, prepare_dequantize, prepare_quantize
 
@@ -29,7 +30,7 @@ def _affine_call(op: Op, ctx: EmitContext, p: AffineParams, function: str) -> Ke
 
 def emit_quantize(op: Op, ctx: EmitContext) -> KernelCall:
     y = op.outputs[0]
-    p = prepare_quantize(op, setting(ctx))
+    p = prepare_quantize(op, setting_of(ctx))
     if isinstance(p, AffineParams):  # float32 -> int8 / int16 (the rule dtype_pairs)
         return _affine_call(op, ctx, p, f"mcugen_quantize_f32_{_SHORT[y.dtype]}")
     return rescale_call(op, ctx, p)
@@ -38,5 +39,5 @@ def emit_quantize(op: Op, ctx: EmitContext) -> KernelCall:
 def emit_dequantize(op: Op, ctx: EmitContext) -> KernelCall:
     x = op.inputs[0]
     assert x is not None
-    p = prepare_dequantize(op, setting(ctx))
+    p = prepare_dequantize(op, setting_of(ctx))
     return _affine_call(op, ctx, p, f"mcugen_dequantize_{_SHORT[x.dtype]}_f32")

@@ -11,7 +11,7 @@ import numpy as np
 
 from ...codegen.cnames import c_float
 from ...ir import DType, Op
-from ..base import Setting
+from ..base import setting_of
 from ..emitting import EmitContext, KernelCall, c_dims
 from .prepare import BilinearAxis, BilinearTables, prepare_bilinear, prepare_nearest
 
@@ -40,7 +40,7 @@ def _dims(op: Op) -> tuple[list[str], str, str]:
 def emit_resize_nearest(op: Op, ctx: EmitContext) -> KernelCall:
     x, y = op.inputs[0], op.outputs[0]
     assert x is not None
-    t = prepare_nearest(op, Setting(ctx.rounding, ctx.target))
+    t = prepare_nearest(op, setting_of(ctx))
     rows, cols = _table(ctx, op, "rows", t.rows), _table(ctx, op, "cols", t.cols)
     dims, in_dims, out_dims = _dims(op)
     name = f"resize_params_{op.index}"
@@ -72,7 +72,7 @@ def emit_resize_bilinear(op: Op, ctx: EmitContext) -> KernelCall:
     assert x is not None
     dims, in_dims, out_dims = _dims(op)
     name = f"resize_params_{op.index}"
-    t: BilinearTables = prepare_bilinear(op, Setting(ctx.rounding, ctx.target))
+    t: BilinearTables = prepare_bilinear(op, setting_of(ctx))
     if x.dtype is DType.FLOAT32:
         row_arrays, rows = _float_axis(ctx, op, "row", t.rows)
         col_arrays, cols = _float_axis(ctx, op, "col", t.cols)

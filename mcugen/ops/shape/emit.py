@@ -9,7 +9,7 @@ constant in flash (the constant folder usually removes the op before it gets her
 from __future__ import annotations
 
 from ...ir import Op
-from ..base import Setting
+from ..base import setting_of
 from ..emitting import EmitContext, KernelCall
 from ..movement.emit import byte_source
 from .prepare import prepare_shape
@@ -27,7 +27,7 @@ def emit_reshape(op: Op, ctx: EmitContext) -> KernelCall:
 
 def emit_shape(op: Op, ctx: EmitContext) -> KernelCall:
     target = op.outputs[0]
-    values = prepare_shape(op, Setting(ctx.rounding, ctx.target))
+    values = prepare_shape(op, setting_of(ctx))
     constant = ctx.constant(f"shape_{op.index}", values, target.dtype.ctype)
     return KernelCall(
         calls=[f"mcugen_copy({ctx.ptr(target)}, {constant}, {target.nbytes})"],
