@@ -59,6 +59,18 @@ def merge_loop_levels(extents: Sequence[int], strides_a: Sequence[int],
     return merged
 
 
+def scale_of(tensor: Tensor) -> float:
+    """The per-tensor scale of a quantized tensor (the rules have checked it has one)."""
+    assert tensor.quant is not None
+    return tensor.quant.single_scale
+
+
+def zero_point_of(tensor: Tensor) -> int:
+    """The per-tensor zero point of a quantized tensor (the rules have checked it has one)."""
+    assert tensor.quant is not None
+    return tensor.quant.single_zero_point
+
+
 def filter_offset(weights: Tensor) -> int:
     """-zero point of per-tensor weights; per-channel weights are symmetric by spec (offset 0)."""
     assert weights.quant is not None

@@ -27,6 +27,7 @@ import numpy as np
 from ...ir import DType, LeakyReluOptions, Op, OpKind, SoftmaxOptions, Tensor
 from ...quantization import Rounding, dtype_range, quantize_multiplier
 from ..base import PrepareRule, Setting
+from ..common import scale_of, zero_point_of
 
 f32 = np.float32
 
@@ -62,14 +63,6 @@ def round_half_away(x: float | np.floating) -> float:
     return math.copysign(math.floor(abs(value) + 0.5), value)
 
 
-def _scale(t: Tensor) -> float:
-    assert t.quant is not None
-    return t.quant.single_scale
-
-
-def _zero_point(t: Tensor) -> int:
-    assert t.quant is not None
-    return t.quant.single_zero_point
 
 
 def _io(op: Op) -> tuple[Tensor, Tensor]:
@@ -93,7 +86,7 @@ def _scale_ratio(a: float, b: float, rounding: Rounding) -> float:
 def assert_symmetric(*tensors: Tensor) -> None:
     """int16 tensors have zero point 0: the rules int16_zero_points and softmax_int16_input /
     softmax_output refuse any other before prepare runs."""
-    assert all(_zero_point(t) == 0 for t in tensors), [t.name for t in tensors]
+    assert all(zero_point_of(t) == 0 for t in tensors), [t.name for t in tensors]
 
 
 # --- lookup tables -----------------------------------------------------------------------
@@ -187,21 +180,21 @@ class FixedPointSigmoidParams:
 
 def fixed_point_sigmoid_params(op: Op) -> FixedPointSigmoidParams:
     x, _ = _io(op)
-    real = float(_scale(x)) * float(1 << (31 - INPUT_INTEGER_BITS_S8))
+    real = float(scale_of(x)) * float(1 << (31 - INPUT_INTEGER_BITS_S8))
     fraction, shift = math.frexp(real)
     multiplier = int(round_half_away(fraction * (1 << 31)))
-    SIGMOID_MULTIPLIER.require(multiplier < 1 << 31, op, lambda: f"input scale {_scale(x):g}")
+    SIGMOID_MULTIPLIER.require(multiplier < 1 << 31, op, lambda: f"input scale {scale_of(x):g}")
     assert shift >= 0, "the rule sigmoid_input_scale refuses input scales below 2^-28"
     radius = math.floor(((1 << INPUT_INTEGER_BITS_S8) - 1) * float(1 << (31 - INPUT_INTEGER_BITS_S8))
                         / float(1 << shift))
-    return FixedPointSigmoidParams(_zero_point(x), multiplier, shift, radius)
+    return FixedPointSigmoidParams(zero_point_of(x), multiplier, shift, radius)
 
 
 def litert_sigmoid_lut(op: Op) -> np.ndarray:
     """LiteRT's int8 LOGISTIC/TANH table (activations.cc Prepare, LUTPopulate<int8_t>)."""
     x, y = _io(op)
     transform = logistic_f32 if op.kind is OpKind.LOGISTIC else tanh_f32
-    return lut_int8(transform, _scale(x), _zero_point(x), _scale(y), _zero_point(y))
+    return lut_int8(transform, scale_of(x), zero_point_of(x), scale_of(y), zero_point_of(y))
 
 
 # --- int16 LOGISTIC and TANH (both runtimes: sigmoid table with interpolation) -----------
@@ -255,20 +248,20 @@ def int16_sigmoid_params(op: Op) -> Int16SigmoidParams:
     """LogisticPrepare / TanhPrepare for int16 (the same in TFLM and LiteRT)."""
     x, y = _io(op)
     assert_symmetric(x, y)
-    is_pot, log2_in = checked_log2(_scale(x))
+    is_pot, log2_in = checked_log2(scale_of(x))
     left_shift = (15 - 3) + log2_in
     allowed = (0,) if op.kind is OpKind.LOGISTIC else (0, 1)
     if is_pot and left_shift in allowed:
         multiplier, shift = 3 << left_shift, 0
     else:
-        real = float(_scale(x)) * 4096.0 * 3.0
+        real = float(scale_of(x)) * 4096.0 * 3.0
         shift = 0
         while real <= 32767.0 / 2.0 and shift <= 30:
             shift += 1
             real *= 2.0
         multiplier = int(real)
         assert multiplier <= 32767, "the rule sigmoid_input_scale refuses int16 input scales this large"
-    out_pot, log2_out = checked_log2(_scale(y))
+    out_pot, log2_out = checked_log2(scale_of(y))
     assert out_pot and log2_out == -15, "the rules logistic_output and tanh_output require 2^-15"
     return Int16SigmoidParams(multiplier, shift)
 
@@ -317,14 +310,14 @@ HARD_SWISH_OUTPUT_EXPONENT = PrepareRule(
 def hard_swish_params(op: Op) -> HardSwishParams:
     """HardSwishPrepare (TFLM and LiteRT agree: float32 scale ratios, widened to double)."""
     x, y = _io(op)
-    hires_input_scale = f32(1.0 / 128.0) * f32(_scale(x))
-    output_multiplier, output_exponent = quantize_multiplier(float(hires_input_scale / f32(_scale(y))))
+    hires_input_scale = f32(1.0 / 128.0) * f32(scale_of(x))
+    output_multiplier, output_exponent = quantize_multiplier(float(hires_input_scale / f32(scale_of(y))))
     HARD_SWISH_OUTPUT_EXPONENT.require(
         output_exponent <= 0, op,
-        lambda: f"input scale {_scale(x):g}, output scale {_scale(y):g} (exponent {output_exponent})")
+        lambda: f"input scale {scale_of(x):g}, output scale {scale_of(y):g} (exponent {output_exponent})")
     reluish_multiplier, reluish_exponent = quantize_multiplier(
         float(hires_input_scale / f32(3.0 / 32768.0)))
-    return HardSwishParams(_zero_point(x), _zero_point(y),
+    return HardSwishParams(zero_point_of(x), zero_point_of(y),
                            _downscale_to_int16(reluish_multiplier), reluish_exponent,
                            _downscale_to_int16(output_multiplier), output_exponent)
 
@@ -359,7 +352,7 @@ def plain_rescale(op: Op, multiplier: int, shift: int, low: int, high: int, *,
                   absolute: bool = False, identity: bool = False) -> RescaleParams:
     """One multiplier for both signs (everything but LEAKY_RELU and TFLM's RELU6)."""
     x, y = _io(op)
-    return RescaleParams(_zero_point(x), _zero_point(y), multiplier, shift, multiplier, shift,
+    return RescaleParams(zero_point_of(x), zero_point_of(y), multiplier, shift, multiplier, shift,
                          False, absolute, identity, low, high)
 
 
@@ -373,15 +366,15 @@ def relu_params(op: Op, rounding: Rounding) -> RescaleParams:
         assert_symmetric(x, y)
     low, high = dtype_range(y.dtype)
     if op.kind is OpKind.RELU6 and rounding is Rounding.TFLM:
-        zero = _zero_point(x)
-        six = min(max(int(round_half_away(f32(6.0) / f32(_scale(x)))) + zero, low), high)
+        zero = zero_point_of(x)
+        six = min(max(int(round_half_away(f32(6.0) / f32(scale_of(x)))) + zero, low), high)
         return RescaleParams(0, 0, 0, 0, 0, 0, False, False, True, zero, six)
-    multiplier, shift = quantize_multiplier(_scale_ratio(_scale(x), _scale(y), rounding))
-    out_zp = _zero_point(y)
-    act_low = max(low, out_zp + int(round_half_away(f32(0.0) / f32(_scale(y)))))
+    multiplier, shift = quantize_multiplier(_scale_ratio(scale_of(x), scale_of(y), rounding))
+    out_zp = zero_point_of(y)
+    act_low = max(low, out_zp + int(round_half_away(f32(0.0) / f32(scale_of(y)))))
     act_high = high
     if op.kind is OpKind.RELU6:
-        act_high = min(high, out_zp + int(round_half_away(f32(6.0) / f32(_scale(y)))))
+        act_high = min(high, out_zp + int(round_half_away(f32(6.0) / f32(scale_of(y)))))
     return plain_rescale(op, multiplier, shift, act_low, act_high)
 
 
@@ -395,13 +388,13 @@ def leaky_relu_params(op: Op, rounding: Rounding) -> RescaleParams:
     if x.dtype is DType.INT16:
         assert_symmetric(x, y)
     if rounding is Rounding.TFLM:
-        alpha = float(_scale(x)) * float(f32(options.alpha)) / float(_scale(y))
+        alpha = float(scale_of(x)) * float(f32(options.alpha)) / float(scale_of(y))
     else:
-        alpha = float(f32(_scale(x)) * f32(options.alpha) / f32(_scale(y)))
+        alpha = float(f32(scale_of(x)) * f32(options.alpha) / f32(scale_of(y)))
     alpha_multiplier, alpha_shift = quantize_multiplier(alpha)
-    identity_multiplier, identity_shift = quantize_multiplier(_scale_ratio(_scale(x), _scale(y), rounding))
+    identity_multiplier, identity_shift = quantize_multiplier(_scale_ratio(scale_of(x), scale_of(y), rounding))
     low, high = dtype_range(y.dtype)
-    return RescaleParams(_zero_point(x), _zero_point(y), identity_multiplier, identity_shift,
+    return RescaleParams(zero_point_of(x), zero_point_of(y), identity_multiplier, identity_shift,
                          abs(alpha_multiplier), alpha_shift, alpha_multiplier < 0, False, False,
                          low, high)
 
@@ -412,9 +405,9 @@ def abs_params(op: Op, rounding: Rounding) -> RescaleParams:
     if x.dtype is DType.INT16:
         assert_symmetric(x, y)
     low, high = dtype_range(y.dtype)
-    if f32(_scale(x)) == f32(_scale(y)):
+    if f32(scale_of(x)) == f32(scale_of(y)):
         return plain_rescale(op, 0, 0, low, high, absolute=True, identity=True)
-    multiplier, shift = quantize_multiplier(_scale_ratio(_scale(x), _scale(y), rounding))
+    multiplier, shift = quantize_multiplier(_scale_ratio(scale_of(x), scale_of(y), rounding))
     return plain_rescale(op, multiplier, shift, low, high, absolute=True)
 
 
@@ -456,25 +449,25 @@ def rsqrt_params(op: Op, rounding: Rounding) -> RsqrtParams:
     if x.dtype is DType.INT16:
         assert_symmetric(x, y)
     if rounding is Rounding.TFLM:
-        product = math.sqrt(float(_scale(x))) * float(_scale(y))
+        product = math.sqrt(float(scale_of(x))) * float(scale_of(y))
     else:
-        product = float(f32(np.sqrt(f32(_scale(x)))) * f32(_scale(y)))
+        product = float(f32(np.sqrt(f32(scale_of(x)))) * f32(scale_of(y)))
     multiplier, shift = quantize_multiplier(1.0 / product)
-    return RsqrtParams(_zero_point(x), _zero_point(y), multiplier, shift)
+    return RsqrtParams(zero_point_of(x), zero_point_of(y), multiplier, shift)
 
 
 def litert_rsqrt_lut16(op: Op) -> np.ndarray:
     """LiteRT's int16 RSQRT table (elementwise.cc Prepare): LUTPopulate<int16_t> in float of
     1 / sqrtf(x), with 32767 * output_scale for x <= 0."""
     x, y = _io(op)
-    out_scale = f32(_scale(y))
+    out_scale = f32(scale_of(y))
 
     def transform(value: float) -> float:
         if f32(value) <= f32(0.0):
             return float(f32(32767) * out_scale)
         return float(f32(1.0) / f32(np.sqrt(f32(value))))
 
-    return lut_int16(transform, f32, _scale(x), _zero_point(x), _scale(y), _zero_point(y))
+    return lut_int16(transform, f32, scale_of(x), zero_point_of(x), scale_of(y), zero_point_of(y))
 
 
 def prepare_rsqrt(op: Op, setting: Setting) -> RsqrtParams | LookupTable | None:
@@ -545,12 +538,12 @@ def softmax_int16_params(op: Op, rounding: Rounding) -> SoftmaxInt16Params:
     options = op.options
     assert isinstance(options, SoftmaxOptions)
     assert_symmetric(x, y)
-    assert abs(_scale(y) - 1.0 / 32768) <= 0.001 / 32768, "the rule softmax_output requires 1/32768"
+    assert abs(scale_of(y) - 1.0 / 32768) <= 0.001 / 32768, "the rule softmax_output requires 1/32768"
     beta = f32(options.beta)
     if rounding is Rounding.TFLM:  # static_cast<double>(scale) * static_cast<double>(beta)
-        scaled_beta = float(_scale(x)) * float(beta)
+        scaled_beta = float(scale_of(x)) * float(beta)
     else:  # LiteRT: input->params.scale * params->beta, a float32 product
-        scaled_beta = float(f32(_scale(x)) * beta)
+        scaled_beta = float(f32(scale_of(x)) * beta)
     multiplier, shift = quantize_multiplier(scaled_beta / (10.0 / 65535.0))
     span = 65535
     if rounding is Rounding.TFLM:

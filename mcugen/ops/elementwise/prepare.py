@@ -38,7 +38,7 @@ import numpy as np
 from ...ir import Activation, ArithmeticOptions, DType, Op, OpKind, Tensor
 from ...quantization import Rounding, dtype_range, quantize_multiplier
 from ..base import PrepareRule, Setting
-from ..common import activation_limits, merge_loop_levels
+from ..common import activation_limits, merge_loop_levels, scale_of, zero_point_of
 
 # AddFunc's left shift: |q - zero_point| << 20 (int8) or << 15 (int16) stays inside int32.
 LEFT_SHIFT = {DType.INT8: 20, DType.INT16: 15}
@@ -77,14 +77,6 @@ def _operands(op: Op) -> tuple[Tensor, Tensor, Tensor]:
     return a, b, op.outputs[0]
 
 
-def _scale(tensor: Tensor) -> float:
-    assert tensor.quant is not None
-    return tensor.quant.single_scale
-
-
-def _zero_point(tensor: Tensor) -> int:
-    assert tensor.quant is not None
-    return tensor.quant.single_zero_point
 
 
 def _activation(op: Op) -> Activation:
@@ -163,14 +155,14 @@ def _pot_path(op: Op, rounding: Rounding) -> bool:
         return False
     if not isinstance(op.options, ArithmeticOptions) or not op.options.pot_scale_int16:
         return False
-    return all(checked_log2(_scale(t))[0] for t in (a, b, y))
+    return all(checked_log2(scale_of(t))[0] for t in (a, b, y))
 
 
 def _pot_params(op: Op) -> PotParams:
     """PrepareInt16SubOpPOT / add.cc's POT branch."""
     a, b, y = _operands(op)
-    log_y = checked_log2(_scale(y))[1]
-    shift1, shift2 = checked_log2(_scale(a))[1] - log_y, checked_log2(_scale(b))[1] - log_y
+    log_y = checked_log2(scale_of(y))[1]
+    shift1, shift2 = checked_log2(scale_of(a))[1] - log_y, checked_log2(scale_of(b))[1] - log_y
     POT_SCALES.require(
         not ((shift1 != 0 and shift2 != 0) or shift1 > 0 or shift2 > 0), op,
         lambda: f"input scale exponents {shift1} and {shift2} relative to the output")
@@ -191,9 +183,9 @@ def _input_ratios(op: Op, left_shift: int) -> tuple[float, float, float]:
     formula misses elements that the double one matches (tests/test_ref_binary.py).
     """
     a, b, y = _operands(op)
-    twice_max = 2.0 * max(_scale(a), _scale(b))
-    return (_scale(a) / twice_max, _scale(b) / twice_max,
-            twice_max / ((1 << left_shift) * _scale(y)))
+    twice_max = 2.0 * max(scale_of(a), scale_of(b))
+    return (scale_of(a) / twice_max, scale_of(b) / twice_max,
+            twice_max / ((1 << left_shift) * scale_of(y)))
 
 
 def add_sub_params(op: Op, rounding: Rounding) -> AddSubParams:
@@ -207,7 +199,7 @@ def add_sub_params(op: Op, rounding: Rounding) -> AddSubParams:
     m2, s2 = _smaller_than_one(r2, "input 2", op, RESCALES_BELOW_ONE)
     mo, so = _smaller_than_one(ro, "output", op, RESCALES_BELOW_ONE)
     low, high = _clamp(op)
-    return RescaleParams(-_zero_point(a), m1, s1, -_zero_point(b), m2, s2, _zero_point(y), mo, so,
+    return RescaleParams(-zero_point_of(a), m1, s1, -zero_point_of(b), m2, s2, zero_point_of(y), mo, so,
                          left_shift, low, high)
 
 
@@ -217,18 +209,18 @@ def squared_difference_params(op: Op, rounding: Rounding) -> RescaleParams:
     NO_INT16_SQUARED_DIFFERENCE_IN_LITERT.require(
         y.dtype is not DType.INT16 or rounding is not Rounding.LITERT, op, "int16")
     left_shift = SQUARED_DIFFERENCE_LEFT_SHIFT[y.dtype]
-    twice_max = 2.0 * max(_scale(a), _scale(b))
+    twice_max = 2.0 * max(scale_of(a), scale_of(b))
     rule = SQUARED_DIFFERENCE_RESCALES_BELOW_ONE
-    m1, s1 = _smaller_than_one(_scale(a) / twice_max, "input 1", op, rule)
-    m2, s2 = _smaller_than_one(_scale(b) / twice_max, "input 2", op, rule)
+    m1, s1 = _smaller_than_one(scale_of(a) / twice_max, "input 1", op, rule)
+    m2, s2 = _smaller_than_one(scale_of(b) / twice_max, "input 2", op, rule)
     # (1 << 2 * left_shift) * output_scale is a float32 product (exact: a power of two).
-    real_output = twice_max * twice_max / float(_f32(1 << (2 * left_shift)) * _f32(_scale(y)))
+    real_output = twice_max * twice_max / float(_f32(1 << (2 * left_shift)) * _f32(scale_of(y)))
     if rounding is Rounding.LITERT:
         mo, so = _smaller_than_one(real_output, "output", op, rule)
     else:
         mo, so = quantize_multiplier(real_output)
     low, high = dtype_range(y.dtype)
-    return RescaleParams(-_zero_point(a), m1, s1, -_zero_point(b), m2, s2, _zero_point(y), mo, so,
+    return RescaleParams(-zero_point_of(a), m1, s1, -zero_point_of(b), m2, s2, zero_point_of(y), mo, so,
                          left_shift, low, high)
 
 
@@ -251,12 +243,12 @@ class MulParams:
 def mul_params(op: Op, rounding: Rounding) -> MulParams:
     a, b, y = _operands(op)
     if rounding is Rounding.LITERT:
-        real = float(_f32(_scale(a)) * _f32(_scale(b)) / _f32(_scale(y)))
+        real = float(_f32(scale_of(a)) * _f32(scale_of(b)) / _f32(scale_of(y)))
     else:
-        real = _scale(a) * _scale(b) / _scale(y)
+        real = scale_of(a) * scale_of(b) / scale_of(y)
     multiplier, shift = quantize_multiplier(real)
     low, high = _clamp(op)
-    return MulParams(-_zero_point(a), -_zero_point(b), _zero_point(y), multiplier, shift, low, high)
+    return MulParams(-zero_point_of(a), -zero_point_of(b), zero_point_of(y), multiplier, shift, low, high)
 
 
 # --- PRELU -----------------------------------------------------------------------------------
@@ -281,15 +273,15 @@ class PreluParams:
 def prelu_params(op: Op, rounding: Rounding) -> PreluParams:
     x, alpha, y = _operands(op)
     if rounding is Rounding.LITERT:
-        identity = float(_f32(_scale(x)) / _f32(_scale(y)))
-        scaled = float(_f32(_scale(x)) * _f32(_scale(alpha)) / _f32(_scale(y)))
+        identity = float(_f32(scale_of(x)) / _f32(scale_of(y)))
+        scaled = float(_f32(scale_of(x)) * _f32(scale_of(alpha)) / _f32(scale_of(y)))
     else:
-        identity = _scale(x) / _scale(y)
-        scaled = _scale(x) * _scale(alpha) / _scale(y)
+        identity = scale_of(x) / scale_of(y)
+        scaled = scale_of(x) * scale_of(alpha) / scale_of(y)
     m1, s1 = quantize_multiplier(identity)
     m2, s2 = quantize_multiplier(scaled)
     low, high = dtype_range(y.dtype)
-    return PreluParams(-_zero_point(x), -_zero_point(alpha), _zero_point(y), m1, s1, m2, s2,
+    return PreluParams(-zero_point_of(x), -zero_point_of(alpha), zero_point_of(y), m1, s1, m2, s2,
                        low, high)
 
 

@@ -17,6 +17,7 @@ from ...ir import DType, Op, Tensor
 from ...quantization import dtype_range, quantize_multiplier
 from ..activation.prepare import RescaleParams, plain_rescale
 from ..base import Setting
+from ..common import scale_of, zero_point_of
 
 
 def _io(op: Op) -> tuple[Tensor, Tensor]:
@@ -25,14 +26,6 @@ def _io(op: Op) -> tuple[Tensor, Tensor]:
     return x, op.outputs[0]
 
 
-def _scale(t: Tensor) -> float:
-    assert t.quant is not None
-    return t.quant.single_scale
-
-
-def _zero_point(t: Tensor) -> int:
-    assert t.quant is not None
-    return t.quant.single_zero_point
 
 
 @dataclass(frozen=True)
@@ -46,13 +39,13 @@ class AffineParams:
 def quantize_float_params(op: Op) -> AffineParams:
     _, y = _io(op)
     low, high = dtype_range(y.dtype)
-    return AffineParams(float(np.float32(_scale(y))), _zero_point(y), low, high)
+    return AffineParams(float(np.float32(scale_of(y))), zero_point_of(y), low, high)
 
 
 def dequantize_params(op: Op) -> AffineParams:
     x, _ = _io(op)
     low, high = dtype_range(x.dtype)
-    return AffineParams(float(np.float32(_scale(x))), _zero_point(x), low, high)
+    return AffineParams(float(np.float32(scale_of(x))), zero_point_of(x), low, high)
 
 
 def requantize_params(op: Op) -> RescaleParams:
@@ -60,7 +53,7 @@ def requantize_params(op: Op) -> RescaleParams:
     scales, clamped to the output type, the same in both modes. int8 -> int8 with equal scales
     still rescales (multiplier 2^30, shift 1), which is exact."""
     x, y = _io(op)
-    multiplier, shift = quantize_multiplier(float(_scale(x)) / float(_scale(y)))
+    multiplier, shift = quantize_multiplier(float(scale_of(x)) / float(scale_of(y)))
     low, high = dtype_range(y.dtype)
     return plain_rescale(op, multiplier, shift, low, high)
 
