@@ -10,7 +10,8 @@
  * back from the device's decoded state, then the result.  -w sets the device's watchdog (commands),
  * -t the driver's timeout (cycles), -a uses invoke_async, one poll and a blocking wait, -s dumps
  * every parameter command's value read back from the decoded state after the run, -e N makes
- * the operation hook refuse the N-th operation.
+ * the operation hook refuse the N-th operation.  The cycle model's figures: `opcycles OPCODE N` per
+ * operation command, and after the run the PMU counters and MODEL_CYCLES read through registers.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,10 +48,10 @@ static enum mcugen_npu_fault hook(struct mcugen_npu_device *dev, uint32_t opcode
                                   const struct mcugen_npu_state *state, void *ctx)
 {
     const struct mcugen_npu_state *s = state;
-    (void)dev;
     (void)param;
     (void)ctx;
     hook_calls++;
+    printf("opcycles %s %llu\n", mcugen_npu_cmd_name(opcode), (unsigned long long)dev->last_op_cycles);
     if (opcode == MCUGEN_NPU_OP_CONV || opcode == MCUGEN_NPU_OP_DEPTHWISE || opcode == MCUGEN_NPU_OP_POOL) {
         /* the kernel as the engine will read it: size (from the dilated extent), stride, dilation */
         unsigned dx = MCUGEN_NPU_KSTRIDE_DILATION_X(s->kernel_stride), dy = MCUGEN_NPU_KSTRIDE_DILATION_Y(s->kernel_stride);
@@ -65,12 +66,13 @@ static enum mcugen_npu_fault hook(struct mcugen_npu_device *dev, uint32_t opcode
     return MCUGEN_NPU_FAULT_NONE;
 }
 
-/* Overrides the driver's weak hook, as an application would: count cycles and NPU_ACTIVE. */
+/* Overrides the driver's weak hook, as an application would: count cycles, NPU_ACTIVE, MAC_ACTIVE. */
 void ethosu_inference_begin(struct ethosu_driver *drv, void *user_arg)
 {
     (void)user_arg;
     mcugen_npu_write_reg(drv->dev, MCUGEN_NPU_REG_PMEVTYPER(0), MCUGEN_NPU_PMU_EVENT_NPU_ACTIVE);
-    mcugen_npu_write_reg(drv->dev, MCUGEN_NPU_REG_PMCNTENSET, MCUGEN_NPU_PMCNT_CYCLE | 1u);
+    mcugen_npu_write_reg(drv->dev, MCUGEN_NPU_REG_PMEVTYPER(1), MCUGEN_NPU_PMU_EVENT_MAC_ACTIVE);
+    mcugen_npu_write_reg(drv->dev, MCUGEN_NPU_REG_PMCNTENSET, MCUGEN_NPU_PMCNT_CYCLE | 3u);
     mcugen_npu_write_reg(drv->dev, MCUGEN_NPU_REG_PMCR,
                          MCUGEN_NPU_PMCR_CNT_EN | MCUGEN_NPU_PMCR_EVENT_CNT_RST | MCUGEN_NPU_PMCR_CYCLE_CNT_RST);
 }
@@ -111,7 +113,7 @@ static unsigned char *read_file(const char *path, size_t *size)
 
 int main(int argc, char **argv)
 {
-    struct mcugen_npu_config config = { 128u, 0u, 1u, 0u, 6u };
+    struct mcugen_npu_config config = { 128u, 0u, 1u, 0u, 6u, NULL };
     unsigned char *buffers[MAX_REGIONS] = { 0 };
     uint64_t base_addr[MAX_REGIONS];
     size_t sizes[MAX_REGIONS];
@@ -186,6 +188,11 @@ int main(int argc, char **argv)
            (unsigned)device.ops, hook_calls);
     printf("pmu cycles %u active %u\n", (unsigned)mcugen_npu_read_reg(&device, MCUGEN_NPU_REG_PMCCNTR_LO),
            (unsigned)mcugen_npu_read_reg(&device, MCUGEN_NPU_REG_PMEVCNTR(0)));
+    printf("pmu cycles_hi %u mac %u\n", (unsigned)mcugen_npu_read_reg(&device, MCUGEN_NPU_REG_PMCCNTR_HI),
+           (unsigned)mcugen_npu_read_reg(&device, MCUGEN_NPU_REG_PMEVCNTR(1)));
+    printf("model cycles %llu\n",
+           (unsigned long long)mcugen_npu_read_reg(&device, MCUGEN_NPU_REG_MODEL_CYCLES_LO) |
+               ((unsigned long long)mcugen_npu_read_reg(&device, MCUGEN_NPU_REG_MODEL_CYCLES_HI) << 32));
     for (i = 0; i < MCUGEN_NPU_KIND_COUNT; ++i) {
         printf("count %s %u\n", kinds[i], (unsigned)device.op_count[i]);
     }

@@ -578,6 +578,35 @@ static enum mcugen_npu_op_kind op_kind(uint32_t opcode)
     }
 }
 
+static void count_event(struct mcugen_npu_device *dev, uint32_t event, uint64_t count)
+{
+    while (count > 0u) {
+        uint32_t chunk = count > 0xFFFFFFFFu ? 0xFFFFFFFFu : (uint32_t)count;
+        mcugen_npu_pmu_event(dev, event, chunk);
+        count -= chunk;
+    }
+}
+
+/* The cycle model: an operation's cost on the run's timeline; the run's cycles (and the PMU's
+ * CYCLE and NPU_ACTIVE) advance to the timeline's horizon, MAC_ACTIVE by the MAC array's cycles. */
+static void account_cycles(struct mcugen_npu_device *dev, uint32_t opcode, uint32_t param)
+{
+    struct mcugen_npu_op_cost cost;
+    uint64_t horizon;
+    memset(&cost, 0, sizeof cost);
+    if (opcode == MCUGEN_NPU_OP_DMA_START) {
+        cost.cycles = mcugen_npu_dma_cycles(&dev->cycle_config, &dev->state);
+    } else {
+        (void)mcugen_npu_op_cycles(&dev->cycle_config, opcode, param, &dev->state, &cost);
+    }
+    dev->last_op_cycles = cost.cycles;
+    horizon = mcugen_npu_timeline_issue(&dev->timeline, opcode, param, cost.cycles);
+    if (horizon > dev->cycles) {
+        mcugen_npu_add_cycles(dev, horizon - dev->cycles);
+    }
+    count_event(dev, MCUGEN_NPU_PMU_EVENT_MAC_ACTIVE, cost.mac_cycles);
+}
+
 /* Execute one operation command; 0 to continue, -1 when the device stopped. */
 static int do_op(struct mcugen_npu_device *dev, uint32_t opcode, uint32_t param)
 {
@@ -603,6 +632,7 @@ static int do_op(struct mcugen_npu_device *dev, uint32_t opcode, uint32_t param)
         break;
     }
     dev->op_count[op_kind(opcode)]++;
+    account_cycles(dev, opcode, param);
     if (opcode != MCUGEN_NPU_OP_STOP) {
         dev->ops++;
     }
@@ -668,8 +698,7 @@ int mcugen_npu_step(struct mcugen_npu_device *dev, uint32_t max_commands)
             }
             data = read_word(queue + dev->qread + 4u);
         }
-        dev->commands++;
-        mcugen_npu_add_cycles(dev, 1u);
+        dev->commands++; /* a parameter command costs no cycle: decoded while the kernel runs */
         if (row->kind == K_OP) {
             uint32_t at = dev->qread;
             if (dev->trace != NULL) {
@@ -704,6 +733,7 @@ static void start(struct mcugen_npu_device *dev)
     dev->status &= ~MCUGEN_NPU_STATUS_CMD_END;
     dev->status |= MCUGEN_NPU_STATUS_STATE_RUNNING;
     dev->cycles = 0;
+    mcugen_npu_timeline_reset(&dev->timeline);
     dev->commands = dev->ops = 0;
     dev->fault = dev->fault_qread = dev->fault_info = 0;
     memset(dev->op_count, 0, sizeof dev->op_count);
@@ -850,7 +880,7 @@ uint32_t mcugen_npu_read_reg(struct mcugen_npu_device *dev, uint32_t offset)
 
 int mcugen_npu_device_init(struct mcugen_npu_device *dev, const struct mcugen_npu_config *config)
 {
-    struct mcugen_npu_config cfg = { 128u, 0u, 1u, 0u, 6u };
+    struct mcugen_npu_config cfg = { 128u, 0u, 1u, 0u, 6u, NULL };
     uint32_t log2 = 0;
     if (config != NULL) {
         cfg = *config;
@@ -873,6 +903,11 @@ int mcugen_npu_device_init(struct mcugen_npu_device *dev, const struct mcugen_np
     dev->id = MCUGEN_NPU_ID_MAKE(cfg.arch_major, cfg.arch_minor, cfg.arch_patch);
     dev->config = MCUGEN_NPU_CONFIG_MAKE(log2, cfg.shram_kb, MCUGEN_NPU_PRODUCT_U55);
     dev->shram_bytes = cfg.shram_kb * 1024u;
+    if (cfg.cycles != NULL) {
+        dev->cycle_config = *cfg.cycles;
+    } else {
+        (void)mcugen_npu_cycle_config_default(&dev->cycle_config, cfg.macs_per_cycle);
+    }
     soft_reset(dev, 0);
     dev->next = registry;
     registry = dev;

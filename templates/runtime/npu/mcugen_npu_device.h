@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mcugen_npu_cycles.h"
 #include "mcugen_npu_regs.h"
 
 #ifdef __cplusplus
@@ -98,6 +99,7 @@ struct mcugen_npu_config {
     uint32_t macs_per_cycle;   /* 32, 64, 128 or 256 */
     uint32_t shram_kb;         /* 16, 16, 24, 48 for the four U55 sizes (0: that default) */
     uint32_t arch_major, arch_minor, arch_patch; /* ID: 1.0.6 as Vela 5.2 writes */
+    const struct mcugen_npu_cycle_config *cycles; /* memory system etc.; NULL: Vela's default */
 };
 
 struct mcugen_npu_device {
@@ -116,6 +118,11 @@ struct mcugen_npu_device {
     uint32_t ops;              /* NPU_OP_* in the current run */
     uint32_t op_count[MCUGEN_NPU_KIND_COUNT];
     uint32_t pmu_mask;         /* last NPU_OP_PMU_MASK parameter (counting gate with MASK_EN) */
+    /* the cycle model (mcugen_npu_cycles.h): its configuration, the run's timeline, and the
+     * cycles of the last operation command (an operation's cost or a DMA's transfer) */
+    struct mcugen_npu_cycle_config cycle_config;
+    struct mcugen_npu_timeline timeline;
+    uint64_t last_op_cycles;
     /* decoded command-stream state */
     struct mcugen_npu_state state;
     /* SHRAM: LUTs are DMAed here (internal region) */
