@@ -197,9 +197,9 @@ def test_device_decodes_vela_stream_exactly(harness: Path, compiled: Compile, na
     # the kernel fields as the engine will decode them (KERNEL_STRIDE's split stride bits,
     # dilation, the dilated extent, the block config) against Vela's own description
     assert r.kernels == c.kernels
-    # the PMU, enabled by the application's ethosu_inference_begin(): one cycle per command
-    # until the engine's cycle model adds its own
-    assert r.pmu == (r.executed, r.executed)
+    # the PMU, enabled by the application's ethosu_inference_begin(): CYCLE and NPU_ACTIVE count
+    # the cycle model's cycles (tests/test_npu_cycles.py checks their value against Vela)
+    assert r.pmu[0] == r.pmu[1] > 0
 
 
 def test_cross_compiles_for_cortex_m55(tmp_path: Path) -> None:

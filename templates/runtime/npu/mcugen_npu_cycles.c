@@ -234,22 +234,31 @@ static uint64_t volume(struct dims a)
 
 /* ---- Memory ----------------------------------------------------------------------------------- */
 
-/* The burst one access of a block makes in a layout: NHCWB16 moves 16-channel bricks a block row
- * wide; NHWC moves one pixel's channels (a whole block row when the block is one channel deep,
- * writes at most 16 elements). */
-static uint32_t burst_bytes(int read, int nhcwb16, uint32_t elem, struct dims block)
+/* The burst one access of a block makes in a feature map: when the block spans the whole depth
+ * (`depth_stride`, the bytes from one pixel to the next in NHWC or from one 16-channel brick to
+ * the next in NHCWB16, equals the block's depth) a block row is contiguous; otherwise NHCWB16
+ * moves 16-channel bricks a block row wide, and NHWC one pixel's block depth (writes at most 16
+ * elements, 64 bytes). */
+static uint32_t burst_bytes(int read, int nhcwb16, uint32_t elem, struct dims block, uint64_t depth_stride)
 {
+    int whole_depth = depth_stride == (uint64_t)block.d * elem;
     uint32_t b;
-    if (nhcwb16) {
-        b = 16u * elem * block.w;
-    } else if (block.d == 1u && (read || block.d <= 16u)) {
+    if (whole_depth && (nhcwb16 || read || block.d <= 16u)) {
         b = elem * block.d * block.w;
+    } else if (nhcwb16) {
+        b = 16u * elem * block.w;
     } else if (read) {
         b = elem * block.d;
     } else {
         b = min_u32(64u, min_u32(16u * elem, block.d * elem));
     }
     return b == 0u ? 1u : b;
+}
+
+/* The stride between depth slices of a feature map's layout (see burst_bytes) */
+static uint64_t depth_stride(const struct mcugen_npu_fm *fm, int nhcwb16)
+{
+    return nhcwb16 ? fm->stride_c : fm->stride_x;
 }
 
 /* Q8 bytes of bandwidth that `bytes` in bursts of `burst` use: a burst shorter than the memory's
@@ -291,9 +300,9 @@ static q8_t block_memory_q8(const struct mcugen_npu_cycle_config *config, const 
     uint64_t in_bytes = volume(clip(op->ifm, op->ifm_block)) * op->ifm_elem;
     uint64_t out_bytes = volume(clip(op->ofm, op->block)) * op->ofm_elem;
     q8_t cycles = (q8_t)in->read_latency * Q8 +
-                  transfer_q8(in, bandwidth_used_q8(in, in_bytes, burst_bytes(1, op->ifm_b16, op->ifm_elem, op->ifm_block)));
+                  transfer_q8(in, bandwidth_used_q8(in, in_bytes, burst_bytes(1, op->ifm_b16, op->ifm_elem, op->ifm_block, depth_stride(&s->ifm, op->ifm_b16))));
     cycles += (q8_t)out->write_latency * Q8 +
-              transfer_q8(out, bandwidth_used_q8(out, out_bytes, burst_bytes(0, op->ofm_b16, op->ofm_elem, op->block)));
+              transfer_q8(out, bandwidth_used_q8(out, out_bytes, burst_bytes(0, op->ofm_b16, op->ofm_elem, op->block, depth_stride(&s->ofm, op->ofm_b16))));
     return cycles;
 }
 
@@ -360,9 +369,11 @@ static uint64_t sub_kernel_cycles(const struct op_view *op, uint32_t elements, u
     uint64_t writeback = 4u * op->ublock.d; /* the accumulators' write-back per micro-block */
     uint64_t per_step = 4u * (uint64_t)ublk_xy;
     if (op->opcode == MCUGEN_NPU_OP_POOL && !op->reduce_sum) {
+        /* at least 4 cycles per micro-block; above u55-32 the pooling datapath takes bits/2 per
+         * element (Vela 5.2's Regor model) */
         uint64_t c = (uint64_t)(elements > 4u ? elements : 4u) * ublk_xy * ublk_z;
         *steps = 1u;
-        return op->ifm_bits == 16u && op->cfg != 0 ? 2u * c : c;
+        return op->cfg != 0 ? c * (op->ifm_bits / 2u) : c;
     }
     if (op->opcode == MCUGEN_NPU_OP_DEPTHWISE) {
         *steps = ceil_div(elements, 4u);
@@ -523,10 +534,10 @@ static void traffic(const struct mcugen_npu_cycle_config *config, const struct m
     if (op->opcode == MCUGEN_NPU_OP_ELEMENTWISE) {
         uint64_t in_elements = (uint64_t)op->ofm.h * op->ofm.w * (op->ifm_b16 ? round_up(op->ofm.d, 16u) : op->ofm.d);
         add_traffic(config, s->ifm.region, in_elements * op->ifm_elem,
-                    burst_bytes(1, op->ifm_b16, op->ifm_elem, op->ifm_block), used, cost);
+                    burst_bytes(1, op->ifm_b16, op->ifm_elem, op->ifm_block, depth_stride(&s->ifm, op->ifm_b16)), used, cost);
         if (op->has_ifm2) {
             add_traffic(config, s->ifm2.region, in_elements * op->ifm2_elem,
-                        burst_bytes(1, op->ifm2_b16, op->ifm2_elem, op->ifm_block), used, cost);
+                        burst_bytes(1, op->ifm2_b16, op->ifm2_elem, op->ifm_block, depth_stride(&s->ifm2, op->ifm2_b16)), used, cost);
         }
     } else {
         /* every OFM block refetches its IFM block for every sub-kernel; weights stream again for
@@ -537,7 +548,7 @@ static void traffic(const struct mcugen_npu_cycle_config *config, const struct m
         uint32_t fetches = sums_ifm_depth(op) ? block_count(op) : xy_blocks;
         uint64_t in_bytes = (uint64_t)in_blk.h * in_blk.w * (op->ifm_b16 ? round_up(op->ifm.d, 16u) : op->ifm.d) *
                             op->ifm_elem * sub_kernels * fetches;
-        add_traffic(config, s->ifm.region, in_bytes, burst_bytes(1, op->ifm_b16, op->ifm_elem, op->ifm_block), used,
+        add_traffic(config, s->ifm.region, in_bytes, burst_bytes(1, op->ifm_b16, op->ifm_elem, op->ifm_block, depth_stride(&s->ifm, op->ifm_b16)), used,
                     cost);
         if (op->opcode == MCUGEN_NPU_OP_CONV || op->opcode == MCUGEN_NPU_OP_DEPTHWISE) {
             uint32_t wm = memory_index(config, s->weight_region);
@@ -548,7 +559,7 @@ static void traffic(const struct mcugen_npu_cycle_config *config, const struct m
                         config->memory[sm].burst_bytes, used, cost);
         }
     }
-    add_traffic(config, s->ofm.region, ofm_elements * op->ofm_elem, burst_bytes(0, op->ofm_b16, op->ofm_elem, op->block),
+    add_traffic(config, s->ofm.region, ofm_elements * op->ofm_elem, burst_bytes(0, op->ofm_b16, op->ofm_elem, op->block, depth_stride(&s->ofm, op->ofm_b16)),
                 used, cost);
 }
 
