@@ -9,6 +9,7 @@ import csv
 import re
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +34,7 @@ class VelaBuild:
     payload: Path
     regions: list[str]
     vela_cycles: int  # summary CSV cycles_total
+    vela_flash_cycles: int  # summary CSV cycles_off_chip_flash_access
     vela_npu_ops: int  # NPU_OP_CONV/DEPTHWISE/POOL/ELEMENTWISE/DMA_START in the payload's stream
     stream_bytes: int  # the command stream's bytes (the payload's COMMAND_STREAM part)
 
@@ -72,11 +74,12 @@ def _stream_bytes(payload: bytes) -> int:
     raise ValueError("payload without COMMAND_STREAM")
 
 
-def vela_compile(model: Path, macs: int, out: Path) -> VelaBuild:
-    """`vela --accelerator-config ethos-u55-MACS` (default system config) into `out`."""
+def vela_compile(model: Path, macs: int, out: Path, options: Sequence[str] = ()) -> VelaBuild:
+    """`vela --accelerator-config ethos-u55-MACS` (default system config unless `options` say
+    otherwise) into `out`."""
     result = subprocess.run(
         [sys.executable, "-m", "ethosu.vela", str(model), "--accelerator-config", f"ethos-u55-{macs}",
-         "--output-dir", str(out), "--verbose-register-command-stream"],
+         "--output-dir", str(out), "--verbose-register-command-stream", *options],
         check=True, capture_output=True, text=True)
     ops = sum(1 for line in result.stdout.splitlines()
               if re.search(r" - NPU_OP_(CONV|DEPTHWISE|POOL|ELEMENTWISE|DMA_START)\b", line))
@@ -107,12 +110,14 @@ def vela_compile(model: Path, macs: int, out: Path) -> VelaBuild:
             regions.append(f"file:{path}")
         else:
             regions.append(f"zero:{size}")
-    return VelaBuild(stem, macs, out / "payload.bin", regions, int(float(summary["cycles_total"])), ops,
-                     _stream_bytes(payload))
+    return VelaBuild(stem, macs, out / "payload.bin", regions, int(float(summary["cycles_total"])),
+                     int(float(summary["cycles_off_chip_flash_access"])), ops, _stream_bytes(payload))
 
 
-def run_device(harness: Path, build: VelaBuild) -> DeviceRun:
-    result = subprocess.run([str(harness), str(build.macs), str(build.payload), *build.regions], check=False,
+def run_device(harness: Path, build: VelaBuild, options: Sequence[str] = ()) -> DeviceRun:
+    """Run the payload; `options` go to the harness (e.g. -m to change a memory of the model)."""
+    result = subprocess.run([str(harness), str(build.macs), str(build.payload), *build.regions, *options],
+                            check=False,
                             capture_output=True, text=True, timeout=300)
     if result.returncode != 0 or not re.search(r"^result 0 ", result.stdout, re.MULTILINE):
         raise RuntimeError(f"{build.name} u55-{build.macs}: harness failed: {result.stderr[-2000:]}"

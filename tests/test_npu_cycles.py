@@ -185,3 +185,20 @@ def test_bigger_ofm_takes_more_cycles(harness: Path, compiled: Compile, single_o
     cycles = [run_device(harness, compiled(single_op(f"add_16x16x{c}", lambda c=c: _binary_model("ADD", 16, 16, c)),
                                            macs)).cycles for c in (8, 32, 64)]
     assert all(a < b for a, b in itertools.pairwise(cycles)), cycles
+
+
+# ---- the memory system is the device's configuration ----------------------------------------------
+
+def test_memory_configuration_sets_the_flash_bound(harness: Path, compiled: Compile) -> None:
+    """ad_autoencoder's fully connected layers read every weight once, straight from flash: with
+    Vela's default system the run takes exactly Vela's off-chip flash access cycles (Vela's
+    estimate, the oracle); the device's cycle configuration (-m: memory 1, the flash, at 128/256
+    = 0.5 bytes per cycle instead of 1) doubles them, and a flash as fast as the SRAM (8 bytes
+    per cycle) leaves the compute as the bound, under the flash-bound time."""
+    build = compiled(public_model("ad_autoencoder"), 128)
+    default = run_device(harness, build)
+    assert default.cycles == build.vela_flash_cycles == build.vela_cycles
+    assert run_device(harness, build, ["-m", "1,128,128,64,0"]).cycles == 2 * build.vela_flash_cycles
+    fast = run_device(harness, build, ["-m", "1,2048,128,64,0"])
+    kernels = sum(c for op, c in fast.op_cycles if op != "NPU_OP_DMA_START")
+    assert fast.cycles == kernels < build.vela_flash_cycles // 4

@@ -12,10 +12,14 @@
  * every parameter command's value read back from the decoded state after the run, -e N makes
  * the operation hook refuse the N-th operation.  The cycle model's figures: `opcycles OPCODE N` per
  * operation command, and after the run the PMU counters and MODEL_CYCLES read through registers.
+ * -q (quiet) prints no command or operation lines, and the CPU time of the invoke (`invoke_seconds`,
+ * for benchmarks/npu).  -m N,BW_Q8,BURST,READ_LATENCY,WRITE_LATENCY replaces memory N of the cycle
+ * model's default configuration (mcugen_npu_cycles.h: 0 SRAM, 1 flash; bandwidth in 1/256 bytes).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ethosu_driver.h"
 #include "mcugen_npu_device.h"
@@ -26,6 +30,7 @@ static struct mcugen_npu_device device;
 static struct ethosu_driver driver;
 static unsigned hook_calls;
 static unsigned refuse_op; /* -e N: the hook refuses the N-th operation */
+static int quiet;          /* -q: no per-command or per-operation lines */
 
 static void trace(struct mcugen_npu_device *dev, uint32_t offset, uint32_t word, uint32_t data, void *ctx)
 {
@@ -51,6 +56,9 @@ static enum mcugen_npu_fault hook(struct mcugen_npu_device *dev, uint32_t opcode
     (void)param;
     (void)ctx;
     hook_calls++;
+    if (quiet) {
+        return refuse_op != 0 && hook_calls == refuse_op ? MCUGEN_NPU_FAULT_ENGINE : MCUGEN_NPU_FAULT_NONE;
+    }
     printf("opcycles %s %llu\n", mcugen_npu_cmd_name(opcode), (unsigned long long)dev->last_op_cycles);
     if (opcode == MCUGEN_NPU_OP_CONV || opcode == MCUGEN_NPU_OP_DEPTHWISE || opcode == MCUGEN_NPU_OP_POOL) {
         /* the kernel as the engine will read it: size (from the dilated extent), stride, dilation */
@@ -120,6 +128,8 @@ int main(int argc, char **argv)
     unsigned char *payload;
     size_t payload_size;
     int num = 0, i, rc, use_async = 0, dump_state = 0;
+    clock_t started;
+    struct mcugen_npu_cycle_config cycles;
     unsigned long wd = 0, timeout = 0;
     const char *kinds[MCUGEN_NPU_KIND_COUNT] = { "STOP", "IRQ", "CONV", "DEPTHWISE", "POOL", "ELEMENTWISE",
                                                  "DMA_START", "DMA_WAIT", "KERNEL_WAIT", "PMU_MASK" };
@@ -128,6 +138,9 @@ int main(int argc, char **argv)
         return 2;
     }
     config.macs_per_cycle = (uint32_t)strtoul(argv[1], NULL, 10);
+    if (mcugen_npu_cycle_config_default(&cycles, config.macs_per_cycle) == 0) {
+        config.cycles = &cycles;
+    }
     payload = read_file(argv[2], &payload_size);
     for (i = 3; i < argc; ++i) {
         char *spec = argv[i], *at;
@@ -136,6 +149,20 @@ int main(int argc, char **argv)
         if (strcmp(spec, "-w") == 0 && i + 1 < argc) { wd = strtoul(argv[++i], NULL, 10); continue; }
         if (strcmp(spec, "-t") == 0 && i + 1 < argc) { timeout = strtoul(argv[++i], NULL, 10); continue; }
         if (strcmp(spec, "-a") == 0) { use_async = 1; continue; }
+        if (strcmp(spec, "-q") == 0) { quiet = 1; continue; }
+        if (strcmp(spec, "-m") == 0 && i + 1 < argc) {
+            unsigned m, bw, burst, rlat, wlat;
+            if (sscanf(argv[++i], "%u,%u,%u,%u,%u", &m, &bw, &burst, &rlat, &wlat) != 5 ||
+                m >= MCUGEN_NPU_MAX_MEMORIES || config.cycles == NULL) {
+                fprintf(stderr, "bad -m %s (give MACS first)\n", argv[i]);
+                return 2;
+            }
+            cycles.memory[m].bytes_per_cycle_q8 = bw;
+            cycles.memory[m].burst_bytes = burst;
+            cycles.memory[m].read_latency = rlat;
+            cycles.memory[m].write_latency = wlat;
+            continue;
+        }
         if (strcmp(spec, "-s") == 0) { dump_state = 1; continue; }
         if (strcmp(spec, "-e") == 0 && i + 1 < argc) { refuse_op = (unsigned)strtoul(argv[++i], NULL, 10); continue; }
         if (num >= MAX_REGIONS) { fprintf(stderr, "too many regions\n"); return 2; }
@@ -161,7 +188,9 @@ int main(int argc, char **argv)
         num++;
     }
     if (mcugen_npu_device_init(&device, &config) != 0) { fprintf(stderr, "bad config\n"); return 2; }
-    mcugen_npu_set_trace(&device, trace, NULL);
+    if (!quiet) {
+        mcugen_npu_set_trace(&device, trace, NULL);
+    }
     mcugen_npu_set_op_hook(&device, hook, NULL);
     mcugen_npu_write_reg(&device, MCUGEN_NPU_REG_MODEL_WD_COMMANDS, (uint32_t)wd);
     if (ethosu_init(&driver, &device, NULL, 0, 0, 1) != 0) { fprintf(stderr, "init failed\n"); return 2; }
@@ -169,6 +198,7 @@ int main(int argc, char **argv)
     {
         struct ethosu_driver *drv = ethosu_reserve_driver();
         if (drv != &driver) { fprintf(stderr, "reserve failed\n"); return 2; }
+        started = clock();
         if (use_async) {
             rc = ethosu_invoke_async(drv, payload, (int)payload_size, base_addr, sizes, num, NULL);
             if (rc == 0) {
@@ -180,6 +210,9 @@ int main(int argc, char **argv)
             }
         } else {
             rc = ethosu_invoke_v3(drv, payload, (int)payload_size, base_addr, sizes, num, NULL);
+        }
+        if (quiet) {
+            printf("invoke_seconds %.6f\n", (double)(clock() - started) / CLOCKS_PER_SEC);
         }
         ethosu_release_driver(drv);
     }
