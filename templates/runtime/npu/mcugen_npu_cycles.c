@@ -278,16 +278,16 @@ static q8_t transfer_q8(const struct mcugen_npu_memory *mem, q8_t used_q8)
     return used_q8 * Q8 / mem->bytes_per_cycle_q8;
 }
 
-static const struct mcugen_npu_memory *region_memory(const struct mcugen_npu_cycle_config *config, uint32_t region)
-{
-    uint32_t m = region < MCUGEN_NPU_NUM_REGIONS ? config->region_memory[region] : 0u;
-    return &config->memory[m < MCUGEN_NPU_MAX_MEMORIES ? m : 0u];
-}
-
+/* The memory that holds `region` (memory 0 for anything out of range) */
 static uint32_t memory_index(const struct mcugen_npu_cycle_config *config, uint32_t region)
 {
     uint32_t m = region < MCUGEN_NPU_NUM_REGIONS ? config->region_memory[region] : 0u;
     return m < MCUGEN_NPU_MAX_MEMORIES ? m : 0u;
+}
+
+static const struct mcugen_npu_memory *region_memory(const struct mcugen_npu_cycle_config *config, uint32_t region)
+{
+    return &config->memory[memory_index(config, region)];
 }
 
 /* The latency plus transfer of one IFM block and one OFM block: the pipeline's per-block memory
