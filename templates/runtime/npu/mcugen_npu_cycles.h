@@ -10,7 +10,8 @@
  * them.  A DMA costs its transfer time on the DMA engine, which runs beside the compute (the
  * device's timeline, mcugen_npu_device.c, overlaps them up to the stream's DMA/KERNEL_WAITs).
  * The facts (block traversal, ublock sizes, output rates, memory defaults) are Vela 5.2's
- * performance model (ethosu/vela/npu_performance.py, architecture_features.py, vela.ini).
+ * performance model: its C++ core Regor's ethos_u55_performance.cpp, which Vela 5.2 uses for the
+ * U55, and the legacy ethosu/vela/npu_performance.py, architecture_features.py and vela.ini.
  * Fractions of a cycle are kept in Q8 fixed point (1/256 cycle) and rounded up at the end.
  * Portable C99, no malloc, no state.
  */
