@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import test_ref_conv as conv
@@ -36,6 +37,14 @@ class Row:
     build: Callable[[], bytes]
     inputs: Callable[[], list[np.ndarray]]
     configs: tuple[int, ...] = MAIN
+
+
+def _bind(build: Callable[[Any], bytes], case: object) -> Callable[[], bytes]:
+    return lambda: build(case)
+
+
+def _bind_input(make: Callable[[Any], np.ndarray], case: object) -> Callable[[], list[np.ndarray]]:
+    return lambda: [make(case)]
 
 
 def _conv_row(case: conv.ConvCase, npu_ops: tuple[str, ...], configs: tuple[int, ...] = MAIN) -> Row:
@@ -89,7 +98,7 @@ def depthwise_rows() -> list[Row]:
 
 def fully_connected_rows() -> list[Row]:
     cases = [fc.CASES[0], fc.CASES[1], fc.CASES[2], fc.CASES[6]]
-    return [Row(c.id, "FULLY_CONNECTED", ("CONV",), lambda c=c: fc.build_model(c), lambda c=c: [fc.random_input(c)],
+    return [Row(c.id, "FULLY_CONNECTED", ("CONV",), _bind(fc.build_model, c), _bind_input(fc.random_input, c),
                 ALL_SIZES if i == 0 else MAIN) for i, c in enumerate(cases)]
 
 
@@ -102,8 +111,8 @@ def transpose_conv_rows() -> list[Row]:
         replace(base, kernel=(2, 2), in_channels=20, out_channels=17, per_channel=False, seed=5202),
         tconv.CASES[0],
     ]
-    return [Row(c.id, "TRANSPOSE_CONV", ("CONV",), lambda c=c: tconv.build_model(c),
-                lambda c=c: [tconv.random_input(c)], ALL_SIZES if i == 0 else MAIN) for i, c in enumerate(cases)]
+    return [Row(c.id, "TRANSPOSE_CONV", ("CONV",), _bind(tconv.build_model, c),
+                _bind_input(tconv.random_input, c), ALL_SIZES if i == 0 else MAIN) for i, c in enumerate(cases)]
 
 
 def pool_rows() -> list[Row]:
@@ -120,7 +129,7 @@ def pool_rows() -> list[Row]:
         (pool.PoolCase(avg, 1, 16, 16, 3, (4, 4), (4, 4), "VALID", "NONE", -3, 5314), MAIN),
         (pool.PoolCase(avg, 1, 9, 9, 3, (5, 5), (2, 2), "SAME", "RELU", 0, 5315, "int16"), MAIN),
     ]
-    rows = [Row(c.id, c.kind, ("POOL",), lambda c=c: pool.build_model(c), lambda c=c: [pool.random_input(c)], sizes)
+    rows = [Row(c.id, c.kind, ("POOL",), _bind(pool.build_model, c), _bind_input(pool.random_input, c), sizes)
             for c, sizes in cases]
     # A 9x9 maximum of random values is nearly always the top of the range: a ramp with noise
     # makes every window's maximum a different element.
@@ -131,7 +140,7 @@ def pool_rows() -> list[Row]:
 
 def _ramp(shape: tuple[int, ...], seed: int) -> np.ndarray:
     """int8 values rising along the rows and columns, with noise of a few steps."""
-    _, h, w, c = shape
+    _, h, w, _ = shape
     y, x = np.meshgrid(np.arange(h), np.arange(w), indexing="ij")
     base = -120 + 240 * (y * w + x) / (h * w - 1)
     noise = np.random.default_rng(seed).integers(-4, 5, size=shape)
@@ -141,7 +150,7 @@ def _ramp(shape: tuple[int, ...], seed: int) -> np.ndarray:
 def mean_rows() -> list[Row]:
     cases = [reduce.MeanCase((1, 2, 2, 64), (1, 2), True, 2.0**-4, 2.0**-4, 3, -5, 5400),
              reduce.MeanCase((1, 6, 7, 8), (1, 2), True, 0.05, 0.05, -10, -10, 5401)]
-    return [Row(c.id, "MEAN", ("POOL",), lambda c=c: reduce.build_model(c), lambda c=c: [reduce.random_input(c)])
+    return [Row(c.id, "MEAN", ("POOL",), _bind(reduce.build_model, c), _bind_input(reduce.random_input, c))
             for c in cases]
 
 
@@ -150,8 +159,8 @@ def int16_rows() -> list[Row]:
     cases += [c for c in conv16.CASES if c.kind == "fc"][:1]
     ops = {"conv": ("CONV",), "dw": ("DEPTHWISE",), "fc": ("CONV",)}
     names = {"conv": "CONV_2D", "dw": "DEPTHWISE_CONV_2D", "fc": "FULLY_CONNECTED"}
-    return [Row(f"int16-{c.id}", names[c.kind], ops[c.kind], lambda c=c: conv16.build_model(c),
-                lambda c=c: [conv16.random_input(c)]) for c in cases]
+    return [Row(f"int16-{c.id}", names[c.kind], ops[c.kind], _bind(conv16.build_model, c),
+                _bind_input(conv16.random_input, c)) for c in cases]
 
 
 # ---- models the reference tests do not have ------------------------------------------------------
@@ -175,8 +184,9 @@ def _scaled_conv(name: str, multiplier: float, seed: int) -> tuple[Callable[[], 
     def build() -> bytes:
         b = ModelBuilder(name)
         x = b.add_tensor("input", x_shape, "int8", scale=input_scale, zero_point=0)
-        w = b.add_tensor("weights", weights.shape, "int8", scale=weight_scales, zero_point=0, data=weights)
-        bs = b.add_tensor("bias", (channels_out,), "int32", scale=np.float32(input_scale) * weight_scales,
+        w = b.add_tensor("weights", weights.shape, "int8", scale=weight_scales.tolist(), zero_point=0,
+                          data=weights)
+        bs = b.add_tensor("bias", (channels_out,), "int32", scale=(np.float32(input_scale) * weight_scales).tolist(),
                           zero_point=0, data=bias)
         y = b.add_tensor("output", (1, 7, 8, channels_out), "int8", scale=output_scale, zero_point=2)
         b.add_op("CONV_2D", [x, w, bs], [y], {"padding": "SAME", "stride_h": 1, "stride_w": 1,
