@@ -20,6 +20,7 @@ import test_ref_conv_int16 as conv16
 import test_ref_fully_connected as fc
 import test_ref_pool as pool
 import test_ref_reduce as reduce
+import test_ref_resize as resize
 import test_ref_transpose_conv as tconv
 from modelbuilder import ModelBuilder
 
@@ -163,6 +164,15 @@ def int16_rows() -> list[Row]:
                 _bind_input(conv16.random_input, c)) for c in cases]
 
 
+def resize_rows() -> list[Row]:
+    """2x resizes, which Vela makes an AVERAGE pool of the IFM upscaled (IFM_UPSCALE NEAREST)."""
+    nearest = resize.ResizeCase("RESIZE_NEAREST_NEIGHBOR", "int8", 1, (4, 5), (8, 10), 3, False, False, 5600)
+    cases = [nearest, replace(nearest, dtype="int16", seed=5601),
+             replace(nearest, kind="RESIZE_BILINEAR", in_hw=(5, 6), out_hw=(10, 12), seed=5602)]
+    return [Row(c.id, c.kind, ("POOL",), _bind(resize.build_model, c), _bind_input(resize.random_input, c),
+                ALL_SIZES if i == 2 else MAIN) for i, c in enumerate(cases)]
+
+
 # ---- models the reference tests do not have ------------------------------------------------------
 
 def _scaled_conv(name: str, multiplier: float, seed: int) -> tuple[Callable[[], bytes], Callable[[], list[np.ndarray]]]:
@@ -264,4 +274,4 @@ def extra_rows() -> list[Row]:
 
 def all_rows() -> list[Row]:
     return (conv_rows() + depthwise_rows() + fully_connected_rows() + transpose_conv_rows() + pool_rows()
-            + mean_rows() + int16_rows() + extra_rows())
+            + resize_rows() + mean_rows() + int16_rows() + extra_rows())
