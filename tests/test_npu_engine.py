@@ -128,6 +128,21 @@ def test_public_fully_connected_model_is_bit_exact(macs: int, harness: Path, tmp
         assert np.array_equal(run.outputs[0].reshape(expected.shape), expected)
 
 
+@pytest.mark.parametrize("macs", (64, 128, 256))
+@pytest.mark.parametrize("name", ("kws_dscnn", "ic_resnet8", "vww_mobilenet_v1_025"))
+def test_public_model_streams_run_up_to_elementwise(name: str, macs: int, harness: Path, tmp_path: Path) -> None:
+    """The other public models' CONV/DEPTHWISE/POOL operations run without a fault: the device
+    stops only at an ELEMENTWISE (refused until it is modelled), or completes once it is."""
+    path = public_model(name)
+    vm = compile_model(path.read_bytes(), macs, tmp_path / "vela")
+    run = run_npu(harness, vm, macs, [np.load(path.with_name(f"{name}.case0.npz"))["input0"]], tmp_path / "run")
+    ops = [line.split()[2] for line in run.stdout.splitlines()
+           if line.startswith("cmd ") and " NPU_OP_" in line and "NPU_OP_STOP" not in line]
+    assert sum(op in ("NPU_OP_CONV", "NPU_OP_DEPTHWISE", "NPU_OP_POOL") for op in ops) >= 3
+    if run.rc != 0:
+        assert run.fault == FAULT_UNSUPPORTED and ops[-1] == "NPU_OP_ELEMENTWISE", run.stdout[-800:]
+
+
 # ---- refusals ------------------------------------------------------------------------------------
 
 def _patched_payload(vm: VelaModel, tmp_path: Path, name: str, patch) -> VelaModel:  # type: ignore[no-untyped-def]
