@@ -487,5 +487,26 @@ def test_fault_free_job_runs_to_the_end(long_job: Vela, tmp_path: Path) -> None:
     assert outcome.status == 0 and outcome.stderr == "", outcome.stderr
 
 
+# ---- cycles and profile (a job with no operations: it completes whatever the engine computes) ----
+
+
+def test_cycles_in_report_and_profile_come_from_the_device(long_job: Vela, tmp_path: Path) -> None:
+    model = hanging(long_job, tmp_path / "free_vela.tflite")
+    result = CliRunner().invoke(main, ["build", str(model), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    npu = json.loads((tmp_path / "out" / "report.json").read_text())["npu"]
+    assert npu["cycles_source"].startswith("simulated"), npu["cycles_source"]
+    assert npu["cycles"] >= len(commands(_payload(long_job)))  # every command costs at least a cycle
+    result = CliRunner().invoke(main, ["profile", str(model), "--per-op", "--json"])
+    assert result.exit_code == 0, result.output
+    profile = json.loads(result.output[result.output.index("{"):])
+    assert profile["npu_clock_mhz"] == 500.0
+    assert profile["npu_cycles"] == npu["cycles"]  # the same simulation, data-independent
+    (op,) = [o for o in profile["ops"] if o["kind"] == "ETHOS_U"]
+    assert op["npu_ns"] == pytest.approx(npu["cycles"] * 1000.0 / 500.0) and op["cpu_ns"] == 0.0
+    table = CliRunner().invoke(main, ["profile", str(model)]).output
+    assert "NPU clock of 500 MHz" in table and "NPU 100.00%" in table
+
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
