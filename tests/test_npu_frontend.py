@@ -508,5 +508,21 @@ def test_cycles_in_report_and_profile_come_from_the_device(long_job: Vela, tmp_p
     assert "NPU clock of 500 MHz" in table and "NPU 100.00%" in table
 
 
+# ---- the firmware example: the simulated NPU inside Cortex-M55 firmware on QEMU ----------------
+
+
+@pytest.mark.parametrize("target", ["host", "qemu-m55"])
+def test_example_runs_on_the_simulated_npu(target: str, tmp_path: Path) -> None:
+    from test_firmware import make, require_tools
+
+    require_tools("make", "cc", *(("arm-none-eabi-gcc", "qemu-system-arm") if target != "host" else ()))
+    result = make("npu", tmp_path / "build", target)
+    if f"npu error {UNMODELLED}" in result.stdout:
+        pytest.skip(f"examples/npu {target}: the NPU engine does not compute CONV_2D yet: "
+                    f"{result.stdout.strip().splitlines()[-2:]}")
+    assert result.returncode == 0, result.stdout[-2000:]
+    assert re.search(r"^PASS model_vela 384 bytes$", result.stdout, re.MULTILINE), result.stdout[-2000:]
+
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
