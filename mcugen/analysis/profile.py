@@ -388,8 +388,8 @@ def profile_lines(profile: Profile, per_op: bool = False) -> list[str]:
     lines += [invoke + f" per inference; {macs:,} MACs"]
     if profile.npu_clock_mhz is not None and total_ns > 0:
         sim_ns = sum(op.sim_ns for op in profile.ops)
-        lines += [f"CPU {100.0 * cpu_ns / total_ns:.2f}% / NPU {100.0 * npu_ns / total_ns:.2f}% of the op time; "
-                  f"invoke includes {_ns(sim_ns)} ns spent simulating the NPU"]
+        lines += [(f"CPU {100.0 * cpu_ns / total_ns:.2f}% / NPU {100.0 * npu_ns / total_ns:.2f}% of the op time; "
+                   f"invoke includes {_ns(sim_ns)} ns spent simulating the NPU")]
     lines += [""]
     memory = profile.memory
 

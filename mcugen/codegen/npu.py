@@ -16,10 +16,10 @@ from typing import Any
 
 import jinja2
 
+from ..errors import BuildError
 from ..ir import Op
 from ..ops.base import DEFAULT_SETTING
 from ..ops.npu import prepare_ethos_u
-from ..errors import BuildError
 
 NPU_RUNTIME = Path(__file__).resolve().parents[1] / "templates" / "runtime" / "npu"
 ENGINE_HEADER = "mcugen_npu_engine.h"

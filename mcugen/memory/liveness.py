@@ -351,9 +351,9 @@ def check_pinned(graph: Graph, order: list[Op]) -> str | None:
     for step, op in enumerate(order):
         for tensor in op.outputs:
             first.setdefault(id(tensor), step)
-        for tensor in op.inputs:
-            if tensor is not None:
-                last[id(tensor)] = max(last.get(id(tensor), step), step)
+        for read in op.inputs:
+            if read is not None:
+                last[id(read)] = max(last.get(id(read), step), step)
     pinned = [t for t in graph.tensors if t.pin is not None and id(t) in first]
     for i, a in enumerate(pinned):
         for b in pinned[i + 1:]:

@@ -13,8 +13,8 @@ from typing import Any
 
 from ..ir import Graph, Op, OpKind, Tensor
 from ..memory.plan import Plan
-from ..ops.npu import prepare_ethos_u, regions
 from ..ops.base import DEFAULT_SETTING
+from ..ops.npu import prepare_ethos_u, regions
 
 NOT_MEASURED = "not measured: mcugen build runs the model once on the simulated NPU (host) to count them"
 

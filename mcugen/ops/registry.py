@@ -12,7 +12,19 @@ from collections.abc import Callable
 from ..errors import UnsupportedError
 from ..ir import Op, OpKind
 from ..targets import Target
-from . import activation, conv, elementwise, matmul, movement, npu, pool, quantize, reduce, resize, shape
+from . import (
+    activation,
+    conv,
+    elementwise,
+    matmul,
+    movement,
+    npu,
+    pool,
+    quantize,
+    reduce,
+    resize,
+    shape,
+)
 from .base import OpDef
 
 # Every family package exports OPS, its kinds' definitions.
