@@ -31,7 +31,8 @@ Buffers and lifetimes
    the whole invoke, as large as its scratch tensor (or its farthest pinned tensor); every
    tensor pinned in it is a view at its offset. Ops that read or write a pinned tensor merge
    nothing (no alias, in-place or concatenation view), and `check_pinned` holds Vela's offsets
-   to this order: two pinned tensors that share a byte are never live at once.
+   to this order: two pinned tensors that share a byte are never live at once, but for an IFM
+   and an OFM of one ethos-u op (the NPU reads the IFM's bytes before it writes over them).
 
 Bounds
 ------
@@ -363,10 +364,23 @@ def check_pinned(graph: Graph, order: list[Op]) -> str | None:
             space = a.pin.offset < b.pin.offset + b.nbytes and b.pin.offset < a.pin.offset + a.nbytes
             a_last, b_last = last.get(id(a), first[id(a)]), last.get(id(b), first[id(b)])
             time = first[id(a)] <= b_last and first[id(b)] <= a_last
-            if space and time:
+            if space and time and not _handed_over(a, b, order, first, last):
                 return (f"'{a.name}' [{a.pin.offset}, {a.pin.offset + a.nbytes}) and '{b.name}' "
                         f"[{b.pin.offset}, {b.pin.offset + b.nbytes}) of the {a.pin.area} area are live at once")
     return None
+
+
+def _handed_over(a: Tensor, b: Tensor, order: list[Op], first: dict[int, int], last: dict[int, int]) -> bool:
+    """Whether the two share only the step of an ethos-u op that reads one and writes the other:
+    inside its NPU subgraph Vela orders the reads of an IFM before the writes over its bytes."""
+    for read, written in ((a, b), (b, a)):
+        step = first[id(written)]
+        if last.get(id(read), first[id(read)]) == step and step < len(order):
+            op = order[step]
+            if (op.kind is OpKind.ETHOS_U and any(t is read for t in op.inputs)
+                    and any(t is written for t in op.outputs)):
+                return True
+    return False
 
 
 # --- bounds ----------------------------------------------------------------------------------
