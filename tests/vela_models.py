@@ -1,0 +1,154 @@
+"""Vela's output .tflite, read as TFLM's ethos-u kernel uses it, and run on the simulated NPU.
+
+`compile_model` runs the `vela` CLI (ethos-u-vela 5.2) on a model for one Ethos-U55 size and
+reads the result: the `ethos-u` custom op's inputs are the driver payload (command stream),
+the read-only (flash) tensor, the scratch and fast-scratch tensors, then the IFMs; its outputs
+are the OFMs. TFLM gives the driver one base address per tensor after the payload, in that
+order (inputs, then outputs), so the command stream's region n is that tensor. The IFMs and
+OFMs are not addressed through their own regions: Vela places them in the scratch arena, at the
+offsets of the model's `OfflineMemoryAllocation` metadata ([version, subgraphs, tensor count,
+one arena offset per tensor, -1 for none]), and addresses them in the scratch region relative to
+the scratch tensor's offset. `run_npu` loads the inputs there, runs the payload through our
+driver, device and engine in the host harness (firmware_tests/npu/npu_harness.c, built with
+ASan/UBSan) and reads the outputs back from the same place.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import tflite
+
+from mcugen.toolchain.host import SANITIZE_FLAGS, WARNING_FLAGS, compiler
+
+REPO = Path(__file__).resolve().parents[1]
+NPU = REPO / "templates" / "runtime" / "npu"
+HARNESS = REPO / "firmware_tests" / "npu" / "npu_harness.c"
+
+_NUMPY_TYPES = {tflite.TensorType.INT8: np.int8, tflite.TensorType.UINT8: np.uint8,
+                tflite.TensorType.INT16: np.int16, tflite.TensorType.INT32: np.int32,
+                tflite.TensorType.FLOAT32: np.float32}
+_BUILTIN_NAMES = {v: k for k, v in vars(tflite.BuiltinOperator).items() if not k.startswith("_")}
+
+
+@dataclass(frozen=True)
+class Feature:
+    """An IFM or OFM: where it lives in the scratch region, and what it holds."""
+
+    offset: int
+    shape: tuple[int, ...]
+    dtype: type
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape)) * np.dtype(self.dtype).itemsize
+
+
+@dataclass(frozen=True)
+class VelaModel:
+    payload: Path
+    regions: list[str]  # harness region specs in TFLM's base-address order
+    scratch_region: int
+    inputs: list[Feature]
+    outputs: list[Feature]
+    cpu_ops: list[str]  # builtin operators Vela left for the CPU
+    listing: str  # Vela's --verbose-register-command-stream output
+
+
+def build_harness(out: Path) -> Path:
+    """The harness with driver, device and engine, under ASan and UBSan."""
+    sources = [str(HARNESS), *(str(p) for p in sorted(NPU.glob("*.c")))]
+    subprocess.run([compiler(), *WARNING_FLAGS, *SANITIZE_FLAGS, f"-I{NPU}", *sources, "-o", str(out)],
+                   check=True, capture_output=True, text=True)
+    return out
+
+
+def _offline_offsets(model: tflite.Model) -> list[int]:
+    for i in range(model.MetadataLength()):
+        metadata = model.Metadata(i)
+        if metadata.Name() == b"OfflineMemoryAllocation":
+            words = model.Buffers(metadata.Buffer()).DataAsNumpy().view(np.int32)
+            count = int(words[2])
+            return [int(v) for v in words[3:3 + count]]
+    raise AssertionError("Vela's output has no OfflineMemoryAllocation metadata")
+
+
+def _feature(sg: tflite.SubGraph, index: int, arena_offset: int) -> Feature:
+    tensor = sg.Tensors(index)
+    shape = tuple(int(d) for d in tensor.ShapeAsNumpy()) if tensor.ShapeLength() else (1,)
+    return Feature(arena_offset, shape, _NUMPY_TYPES[tensor.Type()])
+
+
+def compile_model(model: bytes, macs: int, workdir: Path) -> VelaModel:
+    """Vela's compilation of `model` for ethos-u55-`macs` (default system config)."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    source = workdir / "model.tflite"
+    source.write_bytes(model)
+    result = subprocess.run(
+        [sys.executable, "-m", "ethosu.vela", str(source), "--accelerator-config", f"ethos-u55-{macs}",
+         "--output-dir", str(workdir / "out"), "--verbose-register-command-stream"],
+        check=True, capture_output=True, text=True)
+    buf = (workdir / "out" / "model_vela.tflite").read_bytes()
+    vela = tflite.Model.GetRootAsModel(buf, 0)
+    sg = vela.Subgraphs(0)
+    ops = [sg.Operators(i) for i in range(sg.OperatorsLength())]
+    codes = [vela.OperatorCodes(op.OpcodeIndex()) for op in ops]
+    ethos = [op for op, code in zip(ops, codes) if code.CustomCode() == b"ethos-u"]
+    cpu_ops = [_BUILTIN_NAMES.get(max(c.BuiltinCode(), c.DeprecatedBuiltinCode()), "?") for c in codes
+               if c.CustomCode() != b"ethos-u"]
+    if len(ethos) != 1:
+        return VelaModel(workdir, [], 1, [], [], cpu_ops or ["no ethos-u op"], result.stdout)
+    op = ethos[0]
+    inputs, outputs = [int(i) for i in op.InputsAsNumpy()], [int(i) for i in op.OutputsAsNumpy()]
+    offsets = _offline_offsets(vela)
+    payload_index, read_only, scratch = inputs[0], inputs[1], inputs[2]
+    base = offsets[scratch]
+    ifms = [_feature(sg, i, offsets[i] - base) for i in inputs[4:]]
+    ofms = [_feature(sg, i, offsets[i] - base) for i in outputs]
+    scratch_bytes = max([_feature(sg, scratch, 0).nbytes] + [f.offset + f.nbytes for f in ifms + ofms])
+    payload = workdir / "payload.bin"
+    payload.write_bytes(_buffer(vela, sg, payload_index))
+    flash = workdir / "read_only.bin"
+    flash.write_bytes(_buffer(vela, sg, read_only) or b"\0" * 16)
+    regions = [f"file:{flash}", f"zero:{scratch_bytes}"]
+    # The fast scratch and the feature maps' own regions: the stream addresses the arena through
+    # the scratch region; they alias it here (TFLM's pointers lie inside the same arena).
+    regions += ["same:1"] * (len(inputs) - 3 + len(outputs))
+    return VelaModel(payload, regions, 1, ifms, ofms, cpu_ops, result.stdout)
+
+
+def _buffer(model: tflite.Model, sg: tflite.SubGraph, index: int) -> bytes:
+    data = model.Buffers(sg.Tensors(index).Buffer()).DataAsNumpy()
+    return data.tobytes() if isinstance(data, np.ndarray) else b""
+
+
+@dataclass(frozen=True)
+class NpuRun:
+    outputs: list[np.ndarray]
+    rc: int
+    fault: int
+    stdout: str
+
+
+def run_npu(harness: Path, vm: VelaModel, macs: int, inputs: list[np.ndarray], workdir: Path) -> NpuRun:
+    """Run the payload on the device with the engine; the OFMs as the scratch arena holds them."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    args = [str(harness), str(macs), str(vm.payload), *vm.regions, "-E"]
+    for n, (feature, value) in enumerate(zip(vm.inputs, inputs, strict=True)):
+        path = workdir / f"ifm{n}.bin"
+        path.write_bytes(np.ascontiguousarray(value, dtype=feature.dtype).tobytes())
+        args += ["-l", f"{vm.scratch_region}:{feature.offset}:{path}"]
+    for n, feature in enumerate(vm.outputs):
+        args += ["-d", f"{vm.scratch_region}:{feature.offset}:{feature.nbytes}:{workdir / f'ofm{n}.bin'}"]
+    result = subprocess.run(args, check=False, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, f"harness failed ({result.returncode}): {result.stderr[-3000:]}"
+    summary = next(line for line in result.stdout.splitlines() if line.startswith("result "))
+    words = summary.split()
+    rc, fault = int(words[1]), int(words[5])
+    outputs: list[np.ndarray] = [np.fromfile(workdir / f"ofm{n}.bin", dtype=f.dtype).reshape(f.shape)
+               for n, f in enumerate(vm.outputs)]
+    return NpuRun(outputs, rc, fault, result.stdout)
