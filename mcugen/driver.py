@@ -150,20 +150,28 @@ def resolve_prefix(graph: Graph, prefix: str | None) -> str:
     return prefix
 
 
-def compile_model(model: Path | bytes, options: BuildOptions, label: str | None = None) -> Compiled:
-    graph = load_graph(model, label, options.rounding, options.target)
-    model_label = label or (model.name if isinstance(model, Path) else "model.tflite")
-    prefix = resolve_prefix(graph, options.prefix)
-    # Vela fixed the NPU's tensors at offsets that hold for the file's order and for whole
-    # tensors: a Vela-compiled model keeps its order and is not tiled.
+def schedule_and_plan(graph: Graph, options: BuildOptions, label: str) -> tuple[list[Op], Plan]:
+    """The op order and the memory plan of a build.
+
+    Vela fixed the NPU's tensors at offsets that hold for the file's order and for whole
+    tensors: a Vela-compiled model keeps its order (checked against the offsets) and is not
+    tiled."""
     vela = bool(npu_ops(graph.ops))
     chosen = schedule(graph, scratch_bytes(options.target), optimise=not vela)
     order = chosen.order
     if vela and (overlap := check_pinned(graph, order)) is not None:
-        raise PlanningError(f"{model_label}: Vela's offsets do not hold for the op order: {overlap}")
+        raise PlanningError(f"{label}: Vela's offsets do not hold for the op order: {overlap}")
     plan = plan_model(graph, order, scratch_bytes(options.target), options.pools, options.guard,
                       options.tiling and not vela)
     plan.schedule_exact = chosen.exact
+    return order, plan
+
+
+def compile_model(model: Path | bytes, options: BuildOptions, label: str | None = None) -> Compiled:
+    graph = load_graph(model, label, options.rounding, options.target)
+    model_label = label or (model.name if isinstance(model, Path) else "model.tflite")
+    prefix = resolve_prefix(graph, options.prefix)
+    order, plan = schedule_and_plan(graph, options, model_label)
     code = generate(graph, order, plan, prefix, options.rounding, model_label, options.target)
     compiled = Compiled(graph, order, plan, code, prefix, options, model_label)
     compiled.npu = npu_report(graph, order, plan, prefix)

@@ -381,6 +381,23 @@ def test_ethos_u_op_not_written_by_vela_is_refused(tmp_path: Path) -> None:
     assert len(result.output.strip().splitlines()) == 1
 
 
+def test_other_commands_on_a_vela_model(mixed: Vela, tmp_path: Path) -> None:
+    """inspect and plan show what runs where and the pinned area as the build plans it; verify
+    and report, which compare with a numpy reference or TFLite layer by layer, refuse in one line."""
+    result = CliRunner().invoke(main, ["inspect", str(mixed.compiled)])
+    assert result.exit_code == 0 and re.search(r"ETHOS_U .* npu ", result.output), result.output
+    result = CliRunner().invoke(main, ["plan", str(mixed.compiled), "--json"])
+    assert result.exit_code == 0, result.output
+    plan = json.loads(result.output)
+    built = compile_model(mixed.compiled, BuildOptions())
+    assert plan["order"] == [op.index for op in built.order] and plan["arena_bytes"] == built.plan.arena_size
+    for command in (["verify", str(mixed.compiled), "--cases", "1"],
+                    ["report", str(mixed.compiled), "-o", str(tmp_path / "r.html")]):
+        result = CliRunner().invoke(main, command)
+        assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1, result.output
+        assert "ethos-u" in result.output
+
+
 # ---- fault injection at the generated invoke (host harness, ASan + UBSan) ------------------------
 
 
