@@ -524,6 +524,59 @@ def test_fault_free_job_runs_to_the_end(long_job: Vela, tmp_path: Path) -> None:
     assert outcome.status == 0 and outcome.stderr == "", outcome.stderr
 
 
+def test_fault_code_stays_distinct_when_the_driver_returns_minus_one(single: Vela, tmp_path: Path) -> None:
+    """Built as TFLM expects the driver (-1 for every failure), the application still gets -11."""
+    at = first_command(_payload(single), SET_IFM_BASE0)
+    bad = patched(single.compiled, tmp_path / "m_vela.tflite", {at + 4: 0x00FFFFF0})
+    assert_npu_error(run_harness(bad, tmp_path, X, "-DMCUGEN_NPU_DRIVER_MINUS_ONE_ON_ERROR"), -11)
+
+
+# ---- Arm's driver instead of ours -----------------------------------------------------------------
+
+ARM_DRIVER_API = {"ethosu_reserve_driver", "ethosu_invoke_v3", "ethosu_release_driver"}
+
+
+@pytest.mark.parametrize("cc", ["host", "arm-none-eabi-gcc"])
+def test_external_driver_build_needs_only_the_driver_api(mixed: Vela, tmp_path: Path, cc: str) -> None:
+    """With MCUGEN_NPU_EXTERNAL_DRIVER the model's objects (its C, the glue, the CPU kernels)
+    leave exactly Arm's driver API undefined, besides the C library: the simulated device, our
+    driver and the engine are not needed, and `make MCUGEN_NPU_EXTERNAL_DRIVER=1` drops them."""
+    from test_firmware import require_tools
+
+    built = compile_model(mixed.compiled, BuildOptions(target="cortex-m55" if cc != "host" else "host"))
+    src = tmp_path / "gen"
+    src.mkdir()
+    write_files(built, src)
+    mk = tmp_path / "Makefile"
+    mk.write_text(f"include {src}/mcugen.mk\nshow:\n\t@echo $(MCUGEN_SRCS) '|' $(MCUGEN_CFLAGS)\n")
+    shown = subprocess.run(["make", "-s", "-f", str(mk), "show", "MCUGEN_NPU_EXTERNAL_DRIVER=1"], check=True,
+                           capture_output=True, text=True).stdout
+    sources, flags = shown.split("|")
+    names = sorted(Path(s).name for s in sources.split())
+    assert "mcugen_npu_model.c" in names and not [n for n in names if n in built.code.files and
+                                                  n.startswith(("mcugen_npu_device", "mcugen_npu_driver",
+                                                                "mcugen_npu_engine", "mcugen_npu_weights"))]
+    assert "-DMCUGEN_NPU_EXTERNAL_DRIVER" in flags
+    if cc == "host":
+        command, nm = [compiler(), *WARNING_FLAGS], "nm"
+    else:
+        require_tools("arm-none-eabi-gcc")
+        command, nm = ["arm-none-eabi-gcc", *built.options.target.core_flags, *WARNING_FLAGS, "-O2"], "arm-none-eabi-nm"
+    objects = []
+    for name in names:
+        obj = tmp_path / f"{name}.o"
+        subprocess.run([*command, "-DMCUGEN_NPU_EXTERNAL_DRIVER", f"-I{src}", "-c", str(src / name), "-o", str(obj)],
+                       check=True, capture_output=True, text=True)
+        objects.append(str(obj))
+    listing = subprocess.run([nm, "-u", *objects], check=True, capture_output=True, text=True).stdout
+    undefined = {line.split()[-1] for line in listing.splitlines() if line.strip() and not line.endswith(":")}
+    defined = subprocess.run([nm, "--defined-only", *objects], check=True, capture_output=True, text=True).stdout
+    defined_names = {line.split()[-1] for line in defined.splitlines() if len(line.split()) == 3}
+    missing = undefined - defined_names
+    ours = {s for s in missing if s.startswith(("mcugen", "ethosu"))}
+    assert ours == ARM_DRIVER_API, sorted(ours)
+
+
 # ---- cycles and profile (a job with no operations: it completes whatever the engine computes) ----
 
 
