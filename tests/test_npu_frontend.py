@@ -256,6 +256,8 @@ def test_mixed_model_runs_cpu_op_between_npu_parts(mixed: Vela) -> None:
     x = random_input((1, 8, 8, 4), seed=4)
     actual = run_or_skip(mixed.compiled, [x], "the mixed model's CONV_2D")
     assert_bit_exact(actual, run_tflm(mixed.original, [x]))
+    sanitized = run_model(mixed.compiled, [[x]], BuildOptions(), sanitize=True)[0]  # ASan + UBSan
+    assert_bit_exact(sanitized, run_tflm(mixed.original, [x]))
 
 
 def test_pinned_offsets_are_checked_against_the_order(mixed: Vela) -> None:
@@ -596,6 +598,26 @@ def test_cycles_in_report_and_profile_come_from_the_device(long_job: Vela, tmp_p
     assert op["npu_ns"] == pytest.approx(npu["cycles"] * 1000.0 / 500.0) and op["cpu_ns"] == 0.0
     table = CliRunner().invoke(main, ["profile", str(model)]).output
     assert "NPU clock of 500 MHz" in table and "NPU 100.00%" in table
+
+
+def test_qemu_profile_reads_the_same_npu_cycles() -> None:
+    """`mcugen profile --qemu`: the firmware's PROFILE_NPU lines give the host build's cycles."""
+    from test_firmware import require_tools
+
+    from mcugen.analysis.profile import profile_model
+
+    require_tools("arm-none-eabi-gcc", "qemu-system-arm")
+    model = Path(__file__).resolve().parents[1] / "examples" / "npu" / "model_vela.tflite"
+    options = BuildOptions(target="cortex-m55")
+    try:
+        on_qemu = profile_model(model, options, qemu=True)
+    except BuildError as error:
+        if f"npu error {UNMODELLED}" in str(error):
+            pytest.skip(f"the NPU engine does not compute CONV_2D yet: {error}")
+        raise
+    on_host = profile_model(model, BuildOptions(), inputs=[np.zeros((1, 8, 8, 4), np.int8)])
+    assert on_qemu.npu_cycles == on_host.npu_cycles > 0
+    assert [op.npu_cycles > 0 for op in on_qemu.ops] == [op.kind == "ETHOS_U" for op in on_qemu.ops]
 
 
 # ---- the firmware example: the simulated NPU inside Cortex-M55 firmware on QEMU ----------------
