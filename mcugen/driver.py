@@ -174,7 +174,7 @@ def compile_model(model: Path | bytes, options: BuildOptions, label: str | None 
     order, plan = schedule_and_plan(graph, options, model_label)
     code = generate(graph, order, plan, prefix, options.rounding, model_label, options.target)
     compiled = Compiled(graph, order, plan, code, prefix, options, model_label)
-    compiled.npu = npu_report(graph, order, plan, prefix)
+    compiled.npu = npu_report(order, plan)
     return compiled
 
 

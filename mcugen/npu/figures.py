@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..ir import Graph, Op, OpKind, Tensor
+from ..ir import Op, OpKind, Tensor
 from ..memory.plan import Plan
 from ..ops.base import DEFAULT_SETTING
 from ..ops.npu import prepare_ethos_u, regions
@@ -36,7 +36,7 @@ def _unique(tensors: list[Tensor]) -> list[Tensor]:
     return list(seen.values())
 
 
-def _placement(tensor: Tensor, plan: Plan, prefix: str) -> str:
+def _placement(tensor: Tensor, plan: Plan) -> str:
     if tensor.is_constant:
         return "flash (const array, 16-byte aligned)"
     buffer = plan.buffer_of(tensor)
@@ -55,7 +55,7 @@ def _region_kind(number: int, tensor: Tensor, op: Op) -> str:
     return "IFM" if any(t is tensor for t in op.inputs) else "OFM"
 
 
-def npu_report(graph: Graph, order: list[Op], plan: Plan, prefix: str) -> dict[str, Any] | None:
+def npu_report(order: list[Op], plan: Plan) -> dict[str, Any] | None:
     """report.json's "npu", or None for a model without NPU ops."""
     ops = npu_ops(order)
     if not ops:
@@ -72,7 +72,7 @@ def npu_report(graph: Graph, order: list[Op], plan: Plan, prefix: str) -> dict[s
         "weights_encoded_bytes": sum(t.nbytes for t in read_only),
         "regions": [
             {"op": op.index, "region": number, "what": _region_kind(number, tensor, op), "tensor": tensor.name,
-             "bytes": tensor.nbytes, "placed": _placement(tensor, plan, prefix)}
+             "bytes": tensor.nbytes, "placed": _placement(tensor, plan)}
             for op in ops for number, tensor in enumerate(regions(op))
         ],
     }
