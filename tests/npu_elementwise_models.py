@@ -34,6 +34,7 @@ class Case:
     options_table: bool = True
     sizes: tuple[int, ...] = (128,)
     seed: int = 0
+    then: tuple[str, Quant] | None = None  # a unary op applied to the result (Vela fuses its LUT)
 
     def build(self) -> bytes:
         b = ModelBuilder(self.id)
@@ -49,6 +50,11 @@ class Case:
                 inputs.append(t)
         y = b.add_tensor("out", self.out_shape, self.dtype, scale=self.out_quant[0], zero_point=self.out_quant[1])
         b.add_op(self.op, tensors, [y], self.options or None, options_table=self.options_table)
+        if self.then is not None:
+            op, quant = self.then
+            z = b.add_tensor("then", self.out_shape, self.dtype, scale=quant[0], zero_point=quant[1])
+            b.add_op(op, [y], [z])
+            y = z
         b.set_io(inputs, [y])
         return b.build()
 
@@ -161,5 +167,22 @@ def unary_cases() -> list[Case]:
     ]
 
 
+def fused_lut_cases() -> list[Case]:
+    """An ELEMENTWISE operation that applies the LUT of the op after it."""
+    two = (Operand(S, (0.05, 3)), Operand(S, (0.03, -7)))
+    return [
+        Case("add-then-logistic", "ADD", two, S, (0.06, 2), then=("LOGISTIC", (1 / 256, -128)), seed=400, sizes=ALL),
+        Case("mul-then-tanh", "MUL", two, S, (0.02, 0), then=("TANH", (1 / 128, 0)), seed=401),
+    ]
+
+
+def int16_table_cases() -> list[Case]:
+    """int16 ops that Vela 5.2 computes with the 16-bit interpolating LUT."""
+    return [
+        Case("int16-softmax", "SOFTMAX", (Operand((1, 4, 20), (0.0001, 0)),), (1, 4, 20), (1 / 32768, 0),
+             dtype="int16", options={"beta": 1.0}, seed=500),
+    ]
+
+
 def all_cases() -> list[Case]:
-    return binary_cases() + int16_cases() + unary_cases()
+    return binary_cases() + int16_cases() + unary_cases() + fused_lut_cases() + int16_table_cases()

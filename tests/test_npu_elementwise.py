@@ -108,3 +108,51 @@ def test_public_model_on_the_npu_matches_tflm(name: str, macs: int, harness: Pat
             np.testing.assert_array_equal(wanted, case[f"tflm_output{i}"])
             count, largest = differences(actual, wanted)
             assert count == 0, f"case {k} output {i}: {count} of {wanted.size} differ from TFLM, by up to {largest}"
+
+
+# ---- refusals -------------------------------------------------------------------------------------
+
+FAULT_UNSUPPORTED = 9  # MODEL_FAULT (mcugen_npu_device.h)
+OP_ELEMENTWISE, SET_IFM_PRECISION = 0x006, 0x105
+
+
+def _stream_start(words: np.ndarray) -> int:
+    """The first command word of a COP1 payload: after the magic and the driver actions (CONFIG
+    carries two more words), behind the COMMAND_STREAM tag."""
+    i = 1
+    while int(words[i]) & 0xFF != 0x02:
+        i += 3 if int(words[i]) & 0xFF == 0x01 else 1
+    return i + 1
+
+
+def _patched(vm: VelaModel, tmp_path: Path, opcode: int, edit) -> VelaModel:  # type: ignore[no-untyped-def]
+    """vm with the parameter of every cmd0 `opcode` replaced by edit(parameter)."""
+    words = np.frombuffer(vm.payload.read_bytes(), dtype="<u4").copy()
+    i, hits = _stream_start(words), 0
+    while i < len(words):
+        word = int(words[i])
+        if (word >> 14) & 3 == 1:
+            i += 2
+            continue
+        if word & 0x3FF == opcode:
+            words[i] = (edit(word >> 16) << 16) | (word & 0xFFFF)
+            hits += 1
+        i += 1
+    assert hits > 0, f"no command {opcode:#x} in the stream"
+    path = tmp_path / "patched.bin"
+    path.write_bytes(words.tobytes())
+    return VelaModel(path, vm.regions, vm.scratch_region, vm.inputs, vm.outputs, vm.cpu_ops, vm.listing)
+
+
+@pytest.mark.parametrize("what, opcode, edit", [
+    ("undefined elementwise mode 10", OP_ELEMENTWISE, lambda p: 10),
+    ("IFM scale mode 3", SET_IFM_PRECISION, lambda p: p | (3 << 8)),
+    ("IFM rounding mode 3", SET_IFM_PRECISION, lambda p: p | (3 << 14)),
+])
+def test_unmodelled_elementwise_state_is_refused(what: str, opcode: int, edit, harness: Path,  # type: ignore[no-untyped-def]
+                                                 tmp_path: Path) -> None:
+    """The device stops with UNSUPPORTED instead of computing something else."""
+    case = next(c for c in all_cases() if c.id == "add-scales-differ")
+    vm = compile_model(case.build(), 128, tmp_path / "vela")
+    run = run_npu(harness, _patched(vm, tmp_path, opcode, edit), 128, case.inputs(), tmp_path / "run")
+    assert run.rc != 0 and run.fault == FAULT_UNSUPPORTED, f"{what}: {run.stdout[-800:]}"
