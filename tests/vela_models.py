@@ -149,6 +149,6 @@ def run_npu(harness: Path, vm: VelaModel, macs: int, inputs: list[np.ndarray], w
     summary = next(line for line in result.stdout.splitlines() if line.startswith("result "))
     words = summary.split()
     rc, fault = int(words[1]), int(words[5])
-    outputs = [np.fromfile(workdir / f"ofm{n}.bin", dtype=f.dtype).reshape(f.shape)
+    outputs: list[np.ndarray] = [np.fromfile(workdir / f"ofm{n}.bin", dtype=f.dtype).reshape(f.shape)
                for n, f in enumerate(vm.outputs)]
     return NpuRun(outputs, rc, fault, result.stdout)
