@@ -111,6 +111,7 @@ def transpose_conv_rows() -> list[Row]:
                 seed=5201),
         replace(base, kernel=(2, 2), in_channels=20, out_channels=17, per_channel=False, seed=5202),
         tconv.CASES[0],
+        next(c for c in tconv.CASES if c.dtype == "int16"),
     ]
     return [Row(c.id, "TRANSPOSE_CONV", ("CONV",), _bind(tconv.build_model, c),
                 _bind_input(tconv.random_input, c), ALL_SIZES if i == 0 else MAIN) for i, c in enumerate(cases)]

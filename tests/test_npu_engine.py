@@ -128,6 +128,21 @@ def test_public_fully_connected_model_is_bit_exact(macs: int, harness: Path, tmp
         assert np.array_equal(run.outputs[0].reshape(expected.shape), expected)
 
 
+@pytest.mark.parametrize("macs", (64, 128, 256))
+@pytest.mark.parametrize("name", ("kws_dscnn", "ic_resnet8", "vww_mobilenet_v1_025"))
+def test_public_model_streams_run_up_to_elementwise(name: str, macs: int, harness: Path, tmp_path: Path) -> None:
+    """The other public models' CONV/DEPTHWISE/POOL operations run without a fault: the device
+    stops only at an ELEMENTWISE (refused until it is modelled), or completes once it is."""
+    path = public_model(name)
+    vm = compile_model(path.read_bytes(), macs, tmp_path / "vela")
+    run = run_npu(harness, vm, macs, [np.load(path.with_name(f"{name}.case0.npz"))["input0"]], tmp_path / "run")
+    ops = [line.split()[2] for line in run.stdout.splitlines()
+           if line.startswith("cmd ") and " NPU_OP_" in line and "NPU_OP_STOP" not in line]
+    assert sum(op in ("NPU_OP_CONV", "NPU_OP_DEPTHWISE", "NPU_OP_POOL") for op in ops) >= 3
+    if run.rc != 0:
+        assert run.fault == FAULT_UNSUPPORTED and ops[-1] == "NPU_OP_ELEMENTWISE", run.stdout[-800:]
+
+
 # ---- refusals ------------------------------------------------------------------------------------
 
 def _patched_payload(vm: VelaModel, tmp_path: Path, name: str, patch) -> VelaModel:  # type: ignore[no-untyped-def]
@@ -196,6 +211,46 @@ def test_short_weight_stream_is_refused(harness: Path, compiled: Compiled, tmp_p
 
     run = run_npu(harness, _patched_payload(vm, tmp_path, "short", patch), 128, _conv_row().inputs(), tmp_path)
     assert run.rc != 0 and run.fault == FAULT_ENGINE, run.stdout[-800:]
+
+
+def _parameter_commands(words: np.ndarray) -> list[int]:
+    """Indices of the NPU_SET_* commands (cmd0 and cmd1) of a payload's command stream."""
+    found, i = [], _stream_start(words)
+    while i < len(words):
+        word = int(words[i])
+        cmd1 = (word >> 14) & 3 == 1
+        if cmd1 or word & 0x3FF >= 0x100:
+            found.append(i)
+        i += 2 if cmd1 else 1
+    return found
+
+
+FUZZ_ROWS = ("conv5009", "dw5101", "avg5310", "max5301", "tc5200", "conv-then-conv-nhcwb16", "conv-then-logistic")
+
+
+@pytest.mark.parametrize("prefix", FUZZ_ROWS)
+def test_corrupted_parameters_stay_inside_the_operands(prefix: str, harness: Path, compiled: Compiled,
+                                                       tmp_path: Path) -> None:
+    """40 corruptions of one parameter command each (a random 16-bit parameter, or a cmd1 data word
+    moved by a small random amount): whatever the device and engine make of them, the harness
+    exits cleanly under ASan/UBSan (run_npu asserts it) with success or a fault code."""
+    row = next(r for r in ROWS if r.id.startswith(prefix))
+    _, vm = compiled.get(row, 128)
+    inputs = row.inputs()
+    rng = np.random.default_rng(sum(map(ord, prefix)))
+    outcomes = set()
+    for n in range(40):
+        def patch(words: np.ndarray) -> None:
+            at = int(rng.choice(_parameter_commands(words)))
+            if (int(words[at]) >> 14) & 3 == 1:
+                words[at + 1] = (int(words[at + 1]) + int(rng.integers(-64, 65))) & 0xFFFFFFFF
+            else:
+                words[at] = (int(words[at]) & 0xFFFF) | (int(rng.integers(0, 1 << 16)) << 16)
+
+        run = run_npu(harness, _patched_payload(vm, tmp_path, f"fuzz{n}", patch), 128, inputs, tmp_path / f"r{n}")
+        assert run.rc <= 0
+        outcomes.add(run.rc)
+    assert len(outcomes) > 1, "no corruption changed the outcome: the test would not see a fault"
 
 
 # ---- the scaling arithmetic on its own ------------------------------------------------------------

@@ -102,6 +102,10 @@ struct mcugen_npu_kernel_geometry {
     uint32_t upscale;                    /* MCUGEN_NPU_UPSCALE_* */
 };
 
+/* Padding beyond this is refused: more than Vela writes, and with the device's footprint check it
+ * bounds the kernel, so a corrupt stream cannot ask for an endless window walk. */
+#define MCUGEN_NPU_ENGINE_MAX_PAD 255u
+
 enum mcugen_npu_fault mcugen_npu_kernel_geometry_init(struct mcugen_npu_kernel_geometry *g,
                                                       const struct mcugen_npu_state *state);
 

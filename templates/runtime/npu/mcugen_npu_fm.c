@@ -277,23 +277,28 @@ enum mcugen_npu_fault mcugen_npu_output_stage_init(struct mcugen_npu_output_stag
     /* ACTIVATION_MIN/MAX are 16-bit: a 32-bit OFM of the full clip range is not clamped by them
      * (Vela writes the int16 limits there for int32 outputs). */
     if (!(elem == 4u && MCUGEN_NPU_ACT_CLIP_RANGE(state->activation) == 0u)) {
-        int64_t amin = mcugen_npu_zero_point(state->activation_min, 1); /* int16, as Vela writes them */
+        /* int16, as Vela writes them, each brought into the clip range (so is the result, even
+         * for a corrupt min > max, which gives max) */
+        int64_t amin = mcugen_npu_zero_point(state->activation_min, 1);
         int64_t amax = mcugen_npu_zero_point(state->activation_max, 1);
-        lo = amin > lo ? amin : lo;
-        hi = amax < hi ? amax : hi;
+        amin = amin < lo ? lo : amin > hi ? hi : amin;
+        amax = amax < lo ? lo : amax > hi ? hi : amax;
+        lo = amin;
+        hi = amax;
     }
     out->min = lo;
     out->max = hi;
     out->lut = NULL;
     out->lut_signed = 0;
     if (function >= MCUGEN_NPU_ACT_LUT_FIRST && function <= MCUGEN_NPU_ACT_LUT_LAST) {
+        uint32_t clip = MCUGEN_NPU_ACT_CLIP_RANGE(state->activation);
         int64_t lut_lo, lut_hi;
-        /* an 8-bit LUT indexes an 8-bit range; the 16-bit LUT belongs to ELEMENTWISE */
-        if (out->min < -128 || out->max > 255 || dev->shram_bytes < MCUGEN_NPU_LUT_BYTES) {
+        /* the 8-bit LUT: an 8-bit OFM, or a clip range forced to 8 bits (Vela's int32 OFMs); the
+         * 16-bit LUT belongs to ELEMENTWISE */
+        if (!(elem == 1u || clip == 2u || clip == 3u) || dev->shram_bytes < MCUGEN_NPU_LUT_BYTES) {
             return MCUGEN_NPU_FAULT_UNSUPPORTED;
         }
-        out->lut_signed = out->min < 0 || (is_signed && elem == 1u) ||
-                          MCUGEN_NPU_ACT_CLIP_RANGE(state->activation) == 3u;
+        out->lut_signed = clip == 3u || (clip != 2u && is_signed);
         range_of(1u, out->lut_signed, &lut_lo, &lut_hi);
         if (out->min < lut_lo || out->max > lut_hi) {
             return MCUGEN_NPU_FAULT_UNSUPPORTED;
@@ -310,7 +315,8 @@ int32_t mcugen_npu_output(const struct mcugen_npu_output_stage *out, int64_t sca
 {
     int64_t v = scaled > INT64_MAX - 0x10000 ? INT64_MAX : scaled < INT64_MIN + 0x10000 ? INT64_MIN : scaled;
     v += out->ofm_zero_point;
-    v = v < out->min ? out->min : v > out->max ? out->max : v;
+    v = v < out->min ? out->min : v;
+    v = v > out->max ? out->max : v;
     if (out->lut != NULL) {
         uint8_t b = out->lut[out->lut_signed ? v + 128 : v];
         return out->lut_signed ? (int32_t)b - (b >= 128u ? 256 : 0) : (int32_t)b;
@@ -333,6 +339,10 @@ enum mcugen_npu_fault mcugen_npu_kernel_geometry_init(struct mcugen_npu_kernel_g
     uint32_t ks = s->kernel_stride;
     if ((ks & (1u << 5)) != 0u || s->ifm_upscale > MCUGEN_NPU_UPSCALE_TRANSPOSE) {
         return MCUGEN_NPU_FAULT_UNSUPPORTED; /* weight decomposition, an unknown upscale mode */
+    }
+    if (s->ifm_pad_top > MCUGEN_NPU_ENGINE_MAX_PAD || s->ifm_pad_left > MCUGEN_NPU_ENGINE_MAX_PAD ||
+        s->ifm_pad_right > MCUGEN_NPU_ENGINE_MAX_PAD || s->ifm_pad_bottom > MCUGEN_NPU_ENGINE_MAX_PAD) {
+        return MCUGEN_NPU_FAULT_UNSUPPORTED;
     }
     g->ofm_h = s->ofm_height_m1 + 1u;
     g->ofm_w = s->ofm_width_m1 + 1u;
