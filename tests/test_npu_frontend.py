@@ -199,7 +199,8 @@ def assert_bit_exact(actual: list[np.ndarray], expected: list[np.ndarray]) -> No
     for a, e in zip(actual, expected):
         assert a.dtype == e.dtype and a.shape == e.shape
         np.testing.assert_array_equal(a, e)
-    assert len(np.unique(np.concatenate([e.ravel() for e in expected]))) > 2, "oracle output has no spread"
+    values = np.concatenate([e.ravel() for e in expected])
+    assert len(np.unique(values)) >= min(3, values.size), "oracle output has no spread"
 
 
 def random_input(shape: Sequence[int], seed: int) -> np.ndarray:
@@ -236,11 +237,12 @@ def test_mcugen_run_cli_runs_a_vela_model(single: Vela, tmp_path: Path) -> None:
 def test_public_models_bit_exact_with_tflm(tmp_path: Path, name: str, config: str) -> None:
     source = public_model(name)
     compiled = vela(source.read_bytes(), config, tmp_path, name)
-    case = np.load(source.with_name(f"{name}.case0.npz"))
-    inputs = [case["input0"]]
-    actual = run_or_skip(compiled.compiled, inputs, f"{name} on {config}")
-    expected = run_tflm(source.read_bytes(), inputs)
-    assert_bit_exact(actual, expected)
+    for number in range(3):
+        case = np.load(source.with_name(f"{name}.case{number}.npz"))
+        inputs = [case["input0"]]
+        actual = run_or_skip(compiled.compiled, inputs, f"{name} on {config}")
+        expected = run_tflm(source.read_bytes(), inputs)
+        assert_bit_exact(actual, expected)  # (the stored outputs are LiteRT's, one off TFLM in FULLY_CONNECTED)
 
 
 def test_mixed_model_runs_cpu_op_between_npu_parts(mixed: Vela) -> None:
