@@ -20,11 +20,13 @@ from typing import Any
 from . import __version__
 from .codegen.cnames import default_prefix, is_valid_prefix
 from .codegen.generate import GeneratedCode, generate
-from .errors import BuildError, McugenError
+from .errors import BuildError, McugenError, PlanningError
 from .frontend.tflite import parse_model, read_model
 from .ir import Graph, Op, verify_graph
+from .memory.liveness import check_pinned
 from .memory.plan import Plan, plan_model, plan_report, tiling_report
 from .memory.pools import PoolSpec
+from .npu.figures import npu_ops, npu_report
 from .ops.base import Setting
 from .ops.registry import op_macs, scratch_bytes
 from .passes import PassReport, run_passes
@@ -67,6 +69,9 @@ class Compiled:
     # report.json's "instructions" (analysis/profile.py, QEMU); only `build --instructions` runs it
     instructions: dict[str, Any] = field(default_factory=lambda: {
         "measured": False, "reason": "not asked: mcugen build --instructions runs the model on QEMU"})
+    # report.json's "npu" (npu/figures.py) for a Vela-compiled model; None (no key) without NPU ops.
+    # Its "cycles" are filled by `build` (analysis/measure.py), which runs the simulated NPU.
+    npu: dict[str, Any] | None = None
 
     def report(self) -> dict[str, Any]:
         graph, plan = self.graph, self.plan
@@ -93,6 +98,7 @@ class Compiled:
             "files": sorted(self.code.files),
             "code_size": self.code_size,
             "instructions": self.instructions,
+            **({"npu": self.npu} if self.npu is not None else {}),
         }
 
 
@@ -144,17 +150,32 @@ def resolve_prefix(graph: Graph, prefix: str | None) -> str:
     return prefix
 
 
+def schedule_and_plan(graph: Graph, options: BuildOptions, label: str) -> tuple[list[Op], Plan]:
+    """The op order and the memory plan of a build.
+
+    Vela fixed the NPU's tensors at offsets that hold for the file's order and for whole
+    tensors: a Vela-compiled model keeps its order (checked against the offsets) and is not
+    tiled."""
+    vela = bool(npu_ops(graph.ops))
+    chosen = schedule(graph, scratch_bytes(options.target), optimise=not vela)
+    order = chosen.order
+    if vela and (overlap := check_pinned(graph, order)) is not None:
+        raise PlanningError(f"{label}: Vela's offsets do not hold for the op order: {overlap}")
+    plan = plan_model(graph, order, scratch_bytes(options.target), options.pools, options.guard,
+                      options.tiling and not vela)
+    plan.schedule_exact = chosen.exact
+    return order, plan
+
+
 def compile_model(model: Path | bytes, options: BuildOptions, label: str | None = None) -> Compiled:
     graph = load_graph(model, label, options.rounding, options.target)
     model_label = label or (model.name if isinstance(model, Path) else "model.tflite")
     prefix = resolve_prefix(graph, options.prefix)
-    chosen = schedule(graph, scratch_bytes(options.target))
-    order = chosen.order
-    plan = plan_model(graph, order, scratch_bytes(options.target), options.pools, options.guard,
-                      options.tiling)
-    plan.schedule_exact = chosen.exact
+    order, plan = schedule_and_plan(graph, options, model_label)
     code = generate(graph, order, plan, prefix, options.rounding, model_label, options.target)
-    return Compiled(graph, order, plan, code, prefix, options, model_label)
+    compiled = Compiled(graph, order, plan, code, prefix, options, model_label)
+    compiled.npu = npu_report(order, plan)
+    return compiled
 
 
 def write_files(compiled: Compiled, directory: Path) -> None:

@@ -146,6 +146,26 @@ class NoOptions:
 
 
 @dataclass(frozen=True)
+class Pin:
+    """Where Vela fixed a tensor (its `OfflineMemoryAllocation` metadata): `offset` bytes into
+    the NPU memory area `area` ("scratch" or "scratch_fast"), which the planner places whole."""
+
+    area: str
+    offset: int
+
+
+@dataclass(frozen=True, eq=False)
+class EthosUOptions:
+    """Vela's `ethos-u` custom op. Its IR inputs are the driver payload (the command stream),
+    the read-only area (weights) and the IFMs; the scratch and fast scratch tensors of the
+    file are areas (`Tensor.pin` offset 0) that no op produces, held here for the base
+    addresses. `fast_scratch` is `scratch` itself when Vela gave both regions one tensor."""
+
+    scratch: Tensor
+    fast_scratch: Tensor
+
+
+@dataclass(frozen=True)
 class TransposeConvOptions:
     padding: Padding
     stride_h: int
@@ -250,6 +270,7 @@ OpOptions = (
     | GatherOptions
     | ArgMaxOptions
     | ResizeOptions
+    | EthosUOptions
 )
 
 
@@ -307,6 +328,7 @@ class OpKind(enum.Enum):
     RESIZE_NEAREST_NEIGHBOR = ("RESIZE_NEAREST_NEIGHBOR", "resize", ResizeOptions)
     RESIZE_BILINEAR = ("RESIZE_BILINEAR", "resize", ResizeOptions)
     ARG_MAX = ("ARG_MAX", "reduce", ArgMaxOptions)
+    ETHOS_U = ("ETHOS_U", "npu", EthosUOptions)  # CUSTOM 'ethos-u', Vela's NPU op
 
     @property
     def family(self) -> str:
@@ -333,6 +355,8 @@ class Tensor:
     # each is fixed at its stored extent (1 for a converter's dynamic batch), as TFLite does
     # when nothing resizes the input.
     dynamic_axes: tuple[int, ...] = ()
+    # Vela-compiled models: the offset Vela fixed in an NPU memory area (None: planned freely).
+    pin: Pin | None = None
 
     @property
     def is_constant(self) -> bool:

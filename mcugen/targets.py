@@ -15,6 +15,10 @@ name being compared in many places:
                     --instructions), or None when there is none
     clock_mhz       the default clock that turns instructions into ns (one instruction a
                     cycle); None for the host, which measures ns directly
+    npu_clock_mhz   the clock of an Ethos-U beside the core, which turns the simulated NPU's
+                    cycles (its PMU) into ns in `mcugen profile`: 500 MHz, the core clock of
+                    Vela's default system configuration (Ethos_U55_High_End_Embedded), for every
+                    target (the host runs the same simulated NPU)
     npu             the NPU configuration beside the core: always None for now; the slot for
                     an Ethos-U-like configuration (MACs per cycle, SRAM, ...) that --npu will
                     fill, so that code reading a target asks `target.npu` and never a name
@@ -56,6 +60,7 @@ class Target:
     core_flags: tuple[str, ...] = ()
     qemu: QemuBoard | None = None
     clock_mhz: float | None = None
+    npu_clock_mhz: float = 500.0
     # Reserved for the NPU configuration (--npu); None: the core runs every op.
     npu: None = None
 

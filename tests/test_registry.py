@@ -23,8 +23,18 @@ def test_every_kind_has_a_complete_definition() -> None:
 
 def test_builtin_codes_are_tflites_own() -> None:
     for definition in registry.definitions():
+        if definition.custom_code is not None:  # a CUSTOM op (Vela's ethos-u): found by its custom code
+            assert definition.builtin == tflite.BuiltinOperator.CUSTOM
+            assert registry.by_custom(definition.custom_code) is definition
+            continue
         assert getattr(tflite.BuiltinOperator, definition.kind.name) == definition.builtin
         assert registry.by_builtin(definition.builtin) is definition
+
+
+def test_custom_is_no_builtin() -> None:
+    """CUSTOM ops other than those registered by custom code stay unknown to the reader."""
+    assert registry.by_builtin(tflite.BuiltinOperator.CUSTOM) is None
+    assert registry.by_custom("MyFancyOp") is None
 
 
 def test_roles_name_existing_inputs() -> None:

@@ -133,6 +133,14 @@ static void print_profile(int32_t invokes, uint64_t invoke_ticks)
         put_text(" ");
         put_u64(entry->ticks);
         finish_line();
+#ifdef MCUGEN_MODEL_HAS_NPU
+        /* PROFILE_NPU <position> <cycles>: the simulated NPU's PMU cycles (Vela-compiled models) */
+        put_text("PROFILE_NPU ");
+        put_int(i);
+        put_text(" ");
+        put_u64(entry->npu_cycles);
+        finish_line();
+#endif
     }
     put_text("PROFILE_TOTAL ");
     put_int(invokes);
@@ -178,6 +186,11 @@ int main(void)
     mcugen_status status;
 
     status = MODEL_FN(_init)();
+#ifdef MCUGEN_MODEL_HAS_NPU
+    if (status != MCUGEN_OK) {
+        return fail("init failed: npu error", MODEL_FN(_npu_error)());
+    }
+#endif
     if (status != MCUGEN_OK) {
         return fail("init returned status", (int32_t)status);
     }
@@ -198,6 +211,11 @@ int main(void)
     }
 
     status = MODEL_FN(_invoke)();
+#ifdef MCUGEN_MODEL_HAS_NPU
+    if (status != MCUGEN_OK) {
+        return fail("invoke failed: npu error", MODEL_FN(_npu_error)());
+    }
+#endif
     if (status != MCUGEN_OK) {
         return fail("invoke returned status", (int32_t)status);
     }

@@ -10,6 +10,10 @@ writes the files (driver.write_output):
 - "instructions" (`instructions=True`, --instructions): the model run on the emulated core of
   the target (mcugen profile --qemu, random input, outputs checked against the host build),
   instructions per inference and per op.
+- "npu" "cycles" (Vela-compiled models): the build run once on the host with the simulated
+  NPU and zero inputs (an Ethos-U's cycles depend on the command stream, not on the data),
+  the cycles read from the device's PMU cycle counter, summed over the ethos-u ops. A run
+  that fails leaves "cycles" null and says why in "cycles_source".
 
 It sits here, above the toolchain, because the instruction count is read from a profile run
 (analysis/profile.py); the driver below measures nothing and imports no toolchain.
@@ -20,10 +24,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ..driver import BuildOptions, Compiled, compile_model, write_output
 from ..errors import BuildError
 from ..toolchain.cross import measure_code_size
 from .profile import profile_model
+
+NPU_CYCLES_SOURCE = ("simulated: one run on the host with zero inputs (the cycles do not depend on the data), "
+                     "read from the simulated Ethos-U's PMU cycle counter, summed over the ethos-u ops")
 
 
 def code_size_report(compiled: Compiled, size: bool | None) -> dict[str, Any]:
@@ -40,6 +49,16 @@ def code_size_report(compiled: Compiled, size: bool | None) -> dict[str, Any]:
         return {"measured": False, "reason": str(error)}
 
 
+def npu_cycles_report(model: Path, compiled: Compiled) -> dict[str, Any]:
+    """report.json's "npu" "cycles" and "cycles_source" for a Vela-compiled model."""
+    zeros = [np.zeros(t.shape, dtype=t.dtype.numpy) for t in compiled.graph.inputs]
+    try:
+        profile = profile_model(model, compiled.options, inputs=zeros)
+    except BuildError as error:
+        return {"cycles": None, "cycles_source": f"the simulated run failed: {error}"}
+    return {"cycles": profile.npu_cycles, "cycles_source": NPU_CYCLES_SOURCE}
+
+
 def build(model: Path, out_dir: Path, options: BuildOptions, size: bool | None = None,
           instructions: bool = False) -> Compiled:
     """compile_model, then the code size and (when asked) the instruction count into
@@ -48,5 +67,7 @@ def build(model: Path, out_dir: Path, options: BuildOptions, size: bool | None =
     if instructions:
         compiled.instructions = profile_model(model, options, qemu=True).instructions_report()
     compiled.code_size = code_size_report(compiled, size)
+    if compiled.npu is not None:
+        compiled.npu.update(npu_cycles_report(model, compiled))
     write_output(compiled, out_dir)
     return compiled

@@ -16,9 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..ir import Graph, Op
-from ..memory.plan import Plan, plan_model, plan_report, tiling_report
-from ..ops.registry import scratch_bytes
-from ..schedule import schedule
+from ..memory.plan import Plan, plan_report, tiling_report
 
 
 @dataclass
@@ -31,14 +29,11 @@ class PlannedModel:
 
 def planned(model: Path, options: Any) -> PlannedModel:
     """Read, rewrite, schedule and plan a model, as a build would, without generating C."""
-    from ..driver import load_graph
+    from ..driver import load_graph, schedule_and_plan
 
     graph = load_graph(model, None, options.rounding)
-    chosen = schedule(graph, scratch_bytes(options.target))
-    plan = plan_model(graph, chosen.order, scratch_bytes(options.target), options.pools, options.guard,
-                      options.tiling)
-    plan.schedule_exact = chosen.exact
-    return PlannedModel(model.name, graph, chosen.order, plan)
+    order, plan = schedule_and_plan(graph, options, model.name)
+    return PlannedModel(model.name, graph, order, plan)
 
 
 def plan_json(planned_model: PlannedModel) -> dict[str, Any]:

@@ -43,6 +43,9 @@ PROFILE_STEPS = {False: 2, True: 3}  # progress() calls of a host and of a QEMU 
 
 PROFILE_LINE = re.compile(r"^PROFILE (\d+) (-?\d+) (\w+) (\d+) (\d+)$", re.MULTILINE)
 TOTAL_LINE = re.compile(r"^PROFILE_TOTAL (\d+) (\d+)$", re.MULTILINE)
+# Vela-compiled models: NPU cycles of an ethos-u op from the simulated device's PMU, summed over the runs
+NPU_LINE = re.compile(r"^PROFILE_NPU (\d+) (\d+)$", re.MULTILINE)
+NPU_KIND = "ETHOS_U"
 
 
 @dataclass
@@ -60,6 +63,16 @@ class OpProfile:
     # A tiled chain (memory/tiling.py) runs its ops stripe by stripe in the step of its last op: that
     # op's entry holds the time of all of them (their indices here) and the others read 0.
     chain: list[int] = field(default_factory=list)
+    # An ethos-u op (Vela): its NPU cycles per inference (the device's PMU) and their ns at the
+    # target's npu_clock_mhz. Its cpu_ns is 0: the time the host or the emulated core spends
+    # simulating the NPU is not time the application's CPU spends (sim_ns has it).
+    npu_cycles: int = 0
+    npu_ns: float = 0.0
+    sim_ns: float = 0.0
+
+    @property
+    def total_ns(self) -> float:
+        return self.cpu_ns + self.npu_ns
 
     @property
     def table_kind(self) -> str:
@@ -113,10 +126,15 @@ class Profile:
     invoke_ns: float  # per inference, measured around invoke
     invoke_instructions: int | None
     report: dict[str, Any] = field(repr=False, default_factory=dict)  # the build's report.json
+    npu_clock_mhz: float | None = None  # Vela-compiled models: the clock of the NPU's ns
+
+    @property
+    def npu_cycles(self) -> int:
+        return sum(op.npu_cycles for op in self.ops)
 
     def by_kind(self) -> list[KindRow]:
         """Per op kind, in order of total time (largest first); ratios sum to 100."""
-        total = sum(op.cpu_ns for op in self.ops)
+        total = sum(op.total_ns for op in self.ops)
         timed_at = self.chain_members()
         rows: dict[str, KindRow] = {}
         for op in self.ops:
@@ -125,7 +143,8 @@ class Profile:
                                                  0 if op.instructions is not None else None, 0))
             row.calls += op.calls
             row.cpu_ns += op.cpu_ns
-            row.total_ns += op.cpu_ns
+            row.npu_ns += op.npu_ns
+            row.total_ns += op.total_ns
             row.macs += op.macs
             if row.instructions is not None and op.instructions is not None:
                 row.instructions += op.instructions
@@ -160,7 +179,8 @@ class Profile:
         memory = asdict(self.memory) | {"total": self.memory.total}
         return {
             "model": self.model, "target": self.target, "where": self.where, "runs": self.runs,
-            "cpu_mhz": self.cpu_mhz, "invoke_ns": self.invoke_ns,
+            "cpu_mhz": self.cpu_mhz, "npu_clock_mhz": self.npu_clock_mhz, "npu_cycles": self.npu_cycles,
+            "invoke_ns": self.invoke_ns,
             "invoke_instructions": self.invoke_instructions,
             "total_instructions": self.total_instructions,
             "macs": sum(op.macs for op in self.ops),
@@ -174,11 +194,17 @@ def memory_table(report: dict[str, Any]) -> MemoryTable:
     """The memory table from a build's report.json."""
     pools = report.get("pools") or []
     internal = sum(int(p["bytes"]) for p in pools) if pools else int(report["arena_bytes"])
-    return MemoryTable(core=1, command=0, internal=internal, weight=int(report["weights_bytes"]), kvcache=0)
+    npu = report.get("npu")
+    if npu is None:
+        return MemoryTable(core=1, command=0, internal=internal, weight=int(report["weights_bytes"]), kvcache=0)
+    # A Vela-compiled model: the CPU and the NPU; its payloads are command bytes, not weights.
+    command = int(npu["command_stream_bytes"])
+    return MemoryTable(core=2, command=command, internal=internal, weight=int(report["weights_bytes"]) - command,
+                       kvcache=0)
 
 
 def _parse_profile(text: str, report: dict[str, Any], runs: int, ticks_to_ns: float,
-                   board: QemuBoard | None) -> tuple[list[OpProfile], float, int | None]:
+                   board: QemuBoard | None, npu_mhz: float = 500.0) -> tuple[list[OpProfile], float, int | None]:
     """Per-op records from the PROFILE lines, matched with report.json's ops (same order)."""
     lines = PROFILE_LINE.findall(text)
     total = TOTAL_LINE.search(text)
@@ -194,6 +220,12 @@ def _parse_profile(text: str, report: dict[str, Any], runs: int, ticks_to_ns: fl
         ops.append(OpProfile(index=index, kind=kind, name=entry["name"], calls=int(calls) // runs,
                              cpu_ns=int(ticks) * ticks_to_ns / runs, instructions=instructions,
                              macs=int(entry["macs"]), position=pos))
+    npu_cycles = {int(position): int(cycles) for position, cycles in NPU_LINE.findall(text)}
+    for op in ops:
+        if op.kind == NPU_KIND:
+            op.npu_cycles = npu_cycles.get(op.position, 0) // runs
+            op.npu_ns = op.npu_cycles * 1000.0 / npu_mhz
+            op.sim_ns, op.cpu_ns = op.cpu_ns, 0.0
     for chain in (report.get("tiling") or {}).get("chains", []):
         for op in ops:
             if op.index == chain["ops"][-1]:
@@ -228,9 +260,10 @@ def _host_profile(model: Path, options: BuildOptions, runs: int,
     case = check_inputs(program, inputs if inputs is not None else random_inputs(report), "profile")
     text = run_profiled(program, case, runs)
     progress("ran")
-    ops, invoke_ns, _ = _parse_profile(text, report, runs, 1.0, None)
+    npu_mhz = options.target.npu_clock_mhz
+    ops, invoke_ns, _ = _parse_profile(text, report, runs, 1.0, None, npu_mhz)
     return Profile(model.name, options.target.name, "host", runs, None, ops, memory_table(report),
-                   invoke_ns, None, report)
+                   invoke_ns, None, report, npu_mhz if "npu" in report else None)
 
 
 def _qemu_profile(model: Path, options: BuildOptions, runs: int, cpu_mhz: float | None,
@@ -255,9 +288,10 @@ def _qemu_profile(model: Path, options: BuildOptions, runs: int, cpu_mhz: float 
         text = run_qemu(elf, options.target)
         progress("ran on QEMU")
     ns_per_tick = 1e9 / board.systick_hz * 1000.0 / mhz  # ticks -> instructions -> ns at mhz
-    ops, invoke_ns, invoke_instructions = _parse_profile(text, report, runs, ns_per_tick, board)
+    npu_mhz = options.target.npu_clock_mhz
+    ops, invoke_ns, invoke_instructions = _parse_profile(text, report, runs, ns_per_tick, board, npu_mhz)
     return Profile(model.name, options.target.name, f"qemu {board.machine}", runs, mhz, ops,
-                   memory_table(report), invoke_ns, invoke_instructions, report)
+                   memory_table(report), invoke_ns, invoke_instructions, report, npu_mhz if "npu" in report else None)
 
 
 def profile_model(model: Path, options: BuildOptions, qemu: bool = False, runs: int = 1, *,
@@ -307,8 +341,11 @@ def profile_lines(profile: Profile, per_op: bool = False) -> list[str]:
                  "one instruction a cycle")
     else:
         clock = "ns of host wall time (CLOCK_MONOTONIC)"
+    if profile.npu_clock_mhz is not None:
+        clock += (f"; NPU(ns) = the simulated Ethos-U's PMU cycles at an NPU clock of {profile.npu_clock_mhz:g} MHz "
+                  f"({profile.npu_cycles:,} cycles; the time spent simulating it is not counted as CPU time)")
     lines = [f"{profile.model} on {profile.where} ({profile.target}), {profile.runs} run(s) averaged; {clock}"]
-    total_ns = sum(op.cpu_ns for op in profile.ops)
+    total_ns = sum(op.total_ns for op in profile.ops)
     header = ["Op" if per_op else "OpType", "Call", "CPU(ns)", "NPU(ns)", "Total(ns)", "Ratio(%)"]
     header += ["Instructions", "Instr/MAC"] if with_insns else []
     rows: list[list[str]] = []
@@ -316,13 +353,13 @@ def profile_lines(profile: Profile, per_op: bool = False) -> list[str]:
         timed_at = profile.chain_members()
         macs_of = {op.index: op.macs for op in profile.ops}
         for op in profile.ops:
-            ratio = 100.0 * op.cpu_ns / total_ns if total_ns > 0 else 0.0
+            ratio = 100.0 * op.total_ns / total_ns if total_ns > 0 else 0.0
             label = f"{op.index} {op.kind}"
             if op.chain:
                 label += f" (tiled chain {op.chain[0]}..{op.chain[-1]})"
             elif op.index in timed_at:
                 label += f" (timed in op {timed_at[op.index].index})"
-            row = [label, str(op.calls), _ns(op.cpu_ns), "0", _ns(op.cpu_ns), f"{ratio:.2f}"]
+            row = [label, str(op.calls), _ns(op.cpu_ns), _ns(op.npu_ns), _ns(op.total_ns), f"{ratio:.2f}"]
             if with_insns:
                 insns = op.instructions or 0
                 # a chain's last op holds the instructions of all its ops: per MAC of them all
@@ -331,13 +368,15 @@ def profile_lines(profile: Profile, per_op: bool = False) -> list[str]:
             rows.append(row)
     else:
         for kind in profile.by_kind():
-            row = [kind.kind, str(kind.calls), _ns(kind.cpu_ns), "0", _ns(kind.total_ns), f"{kind.ratio:.2f}"]
+            row = [kind.kind, str(kind.calls), _ns(kind.cpu_ns), _ns(kind.npu_ns), _ns(kind.total_ns), f"{kind.ratio:.2f}"]
             if with_insns:
                 insns = kind.instructions or 0
                 row += [f"{insns:,}", f"{insns / kind.macs:.2f}" if kind.macs else "-"]
             rows.append(row)
     macs = sum(op.macs for op in profile.ops)
-    total_row = ["Total", str(sum(op.calls for op in profile.ops)), _ns(total_ns), "0", _ns(total_ns), "100.00"]
+    cpu_ns = sum(op.cpu_ns for op in profile.ops)
+    npu_ns = sum(op.npu_ns for op in profile.ops)
+    total_row = ["Total", str(sum(op.calls for op in profile.ops)), _ns(cpu_ns), _ns(npu_ns), _ns(total_ns), "100.00"]
     if with_insns:
         insns = profile.total_instructions or 0
         total_row += [f"{insns:,}", f"{insns / macs:.2f}" if macs else "-"]
@@ -346,7 +385,12 @@ def profile_lines(profile: Profile, per_op: bool = False) -> list[str]:
     invoke = f"invoke: {_ns(profile.invoke_ns)} ns"
     if profile.invoke_instructions is not None:
         invoke += f", {profile.invoke_instructions:,} instructions"
-    lines += [invoke + f" per inference; {macs:,} MACs", ""]
+    lines += [invoke + f" per inference; {macs:,} MACs"]
+    if profile.npu_clock_mhz is not None and total_ns > 0:
+        sim_ns = sum(op.sim_ns for op in profile.ops)
+        lines += [(f"CPU {100.0 * cpu_ns / total_ns:.2f}% / NPU {100.0 * npu_ns / total_ns:.2f}% of the op time; "
+                   f"invoke includes {_ns(sim_ns)} ns spent simulating the NPU")]
+    lines += [""]
     memory = profile.memory
 
     def kib(value: int) -> str:

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import UnsupportedError
 from ..ir import Op
 
 Progress = Callable[[str], None]
@@ -40,6 +41,9 @@ def report_data(model: Path, options: Any, runs: int = 3, reference: str = "runt
     from .profile import profile_model, random_inputs
 
     compiled = compile_model(model, options)
+    if compiled.npu is not None:  # TFLite has no ethos-u kernel of its own to compare layers with
+        raise UnsupportedError(f"{model.name}: a Vela-compiled model (ethos-u ops): the report compares every "
+                               "layer with TFLite, which cannot run them; use mcugen build, run and profile")
     build = compiled.report()
     progress("build")
     inputs = list(case) if case is not None else random_inputs(build)

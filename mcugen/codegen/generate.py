@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import __version__
 from ..errors import BuildError
-from ..ir import DType, Graph, Op, Tensor
+from ..ir import DType, Graph, Op, OpKind, Tensor
 from ..memory.liveness import Buffer
 from ..memory.plan import Plan
 from ..memory.pools import pool_symbol
@@ -24,6 +24,7 @@ from ..quantization import Rounding
 from ..targets import HOST, Target
 from .cnames import c_array_body, c_float, comment, identifier
 from .memory import GUARD_BYTE, GUARD_STATUS, guard_statements, pool_entries
+from .npu import NpuCode, npu_code
 from .stripes import emit_chain_step
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
@@ -213,6 +214,7 @@ def generate(graph: Graph, order: list[Op], plan: Plan, prefix: str, rounding: R
         runtime.add("mcugen_quantize")
     kernel_files = sorted(_stem_files(runtime))
     runtime_files = sorted(set(COMMON_RUNTIME) | set(kernel_files))
+    npu: NpuCode | None = npu_code([op for op in order if op.kind is OpKind.ETHOS_U])
     weights_bytes = sum(c.nbytes for c in ctx.constants)
     data: dict[str, Any] = {
         "version": __version__,
@@ -243,7 +245,9 @@ def generate(graph: Graph, order: list[Op], plan: Plan, prefix: str, rounding: R
         "outputs": outputs,
         "kernel_headers": sorted(f for f in kernel_files
                                  if f.endswith(".h") and f not in INTERNAL_HEADERS),
-        "sources": [f"{prefix}_model.c"] + sorted(f for f in kernel_files if f.endswith(".c")),
+        "sources": [f"{prefix}_model.c"] + sorted(f for f in kernel_files if f.endswith(".c"))
+                   + (npu.sources if npu is not None else []),
+        "npu": npu,
     }
     env = _environment()
     files = {
@@ -256,6 +260,9 @@ def generate(graph: Graph, order: list[Op], plan: Plan, prefix: str, rounding: R
         if not path.exists():
             raise BuildError(f"runtime file {name} is missing from {RUNTIME}")
         files[name] = path.read_text()
+    if npu is not None:
+        files.update(npu.files(env, data))
+        runtime_files = sorted(set(runtime_files) | set(npu.runtime))
     return GeneratedCode(files=files, weights_bytes=weights_bytes, runtime=runtime_files)
 
 
@@ -272,5 +279,6 @@ def _stem_files(stems: set[str]) -> list[str]:
 def render_harness(prefix: str, model_label: str, graph: Graph) -> str:
     """The host test program: reads input cases from a file, writes outputs to another."""
     data = {"version": __version__, "model": comment(model_label), "sha256": graph.sha256,
-            "prefix": prefix, "PREFIX": prefix.upper()}
+            "prefix": prefix, "PREFIX": prefix.upper(),
+            "npu": any(op.kind is OpKind.ETHOS_U for op in graph.ops)}
     return _environment().get_template("harness_main.c.j2").render(data)

@@ -26,6 +26,7 @@ from ..ir import (
 )
 from ..ops import registry
 from ..ops.tflite_options import DTYPES
+from . import vela
 
 SUPPORTED_SCHEMA_VERSION = 3
 
@@ -96,6 +97,9 @@ class _Reader:
         outputs = [self._tensor_ref(tensors, int(i), "graph output") for i in self._ints(subgraph.OutputsAsNumpy())]
         if not inputs or not outputs:
             raise ModelError(f"{self.label}: the graph has no inputs or no outputs")
+        if any(op.kind is OpKind.ETHOS_U for op in ops):
+            offsets = vela.offline_offsets(self._metadata(vela.OFFLINE_METADATA), len(tensors), self.label)
+            vela.pin_tensors(tensors, ops, offsets, self.label)
         name = Path(self.label).stem
         description = (model.Description() or b"").decode("utf-8", "replace")
         graph = Graph(
@@ -109,6 +113,15 @@ class _Reader:
         )
         graph.link()
         return graph
+
+    def _metadata(self, name: str) -> bytes | None:
+        """The bytes of the model's metadata entry `name`, or None."""
+        model = self.model
+        for i in range(model.MetadataLength()):
+            entry = model.Metadata(i)
+            if (entry.Name() or b"").decode("utf-8", "replace") == name:
+                return self._buffer_bytes(entry.Buffer(), f"{self.label}: metadata '{name}'") or b""
+        return None
 
     @staticmethod
     def _ints(values: Any) -> list[int]:
@@ -209,7 +222,15 @@ class _Reader:
                 first_name = tensors[outputs_idx[0]].name
             if code == tflite.BuiltinOperator.CUSTOM:
                 custom = (opcode.CustomCode() or b"?").decode("utf-8", "replace")
-                unknown.append(f"op {index} CUSTOM '{custom}' ('{first_name}')")
+                if custom != vela.CUSTOM_CODE:
+                    unknown.append(f"op {index} CUSTOM '{custom}' ('{first_name}')")
+                    continue
+                where = f"{self.label}: ETHOS_U (op {index}, '{first_name}')"
+                inputs = [None if i < 0 else self._tensor_ref(tensors, i, f"ETHOS_U (op {index}) input")
+                          for i in self._ints(op.InputsAsNumpy())]
+                outputs = [self._tensor_ref(tensors, i, f"ETHOS_U (op {index}) output") for i in outputs_idx]
+                options = op.CustomOptionsAsNumpy().tobytes() if op.CustomOptionsLength() else b""
+                ops.append(vela.ethos_u_op(index, inputs, outputs, options, where))
                 continue
             definition = registry.by_builtin(code)
             if definition is None:

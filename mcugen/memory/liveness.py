@@ -26,6 +26,13 @@ Buffers and lifetimes
    its output may share the input's buffer, starting `lag` bytes before it (a view at offset
    lag); the plan is made with and without that sharing, and the smaller kept. This module
    knows the view only through the protocol, never tiling itself.
+4. Pinned tensors (Vela-compiled models, `Tensor.pin`): the NPU's command stream addresses its
+   IFMs and OFMs at offsets Vela fixed in its scratch area. Each area is one buffer, live for
+   the whole invoke, as large as its scratch tensor (or its farthest pinned tensor); every
+   tensor pinned in it is a view at its offset. Ops that read or write a pinned tensor merge
+   nothing (no alias, in-place or concatenation view), and `check_pinned` holds Vela's offsets
+   to this order: two pinned tensors that share a byte are never live at once, but for an IFM
+   and an OFM of one ethos-u op (the NPU reads the IFM's bytes before it writes over them).
 
 Bounds
 ------
@@ -236,7 +243,7 @@ def collect_buffers(graph: Graph, order: list[Op], scratch_bytes: ScratchBytes,
                                      last_use.get(id(tensor), -1))
 
     for step, op in enumerate(order):
-        if steps.grouped(op):
+        if steps.grouped(op) or touches_pinned(op):
             continue
         source = alias_input(op)
         if source is not None:
@@ -270,7 +277,14 @@ def collect_buffers(graph: Graph, order: list[Op], scratch_bytes: ScratchBytes,
     buffers: list[Buffer] = []
     touched: set[tuple[int, int]] = set()
 
+    areas: dict[str, Buffer] = {}
+
     def touch(tensor: Tensor, step: int) -> None:
+        if tensor.pin is not None:
+            _touch_pinned(areas, buffers, tensor, end)
+            if step < end:
+                areas[tensor.pin.area].uses += 1
+            return
         base = root(tensor)
         buffer = by_root.get(id(base))
         if buffer is None:
@@ -290,6 +304,9 @@ def collect_buffers(graph: Graph, order: list[Op], scratch_bytes: ScratchBytes,
             touched.add((id(buffer), step))
             buffer.uses += 1
 
+    for tensor in graph.tensors:
+        if tensor.pin is not None:  # the areas themselves, which no op reads as an input
+            _touch_pinned(areas, buffers, tensor, end)
     for tensor in graph.inputs:
         touch(tensor, 0)
     for step, op in enumerate(order):
@@ -303,6 +320,67 @@ def collect_buffers(graph: Graph, order: list[Op], scratch_bytes: ScratchBytes,
     for tensor in graph.outputs:
         touch(tensor, end)
     return steps.add_buffers(buffers)
+
+
+def touches_pinned(op: Op) -> bool:
+    """Whether the op reads or writes a tensor at an offset Vela fixed."""
+    return any(t is not None and t.pin is not None for t in [*op.inputs, *op.outputs])
+
+
+def _touch_pinned(areas: dict[str, Buffer], buffers: list[Buffer], tensor: Tensor, end: int) -> None:
+    """Add a pinned tensor to its area's buffer (made on first use), which lives all invoke."""
+    assert tensor.pin is not None
+    area = areas.get(tensor.pin.area)
+    if area is None:
+        area = Buffer(name=f"npu {tensor.pin.area} area", size=0, first=0, last=end)
+        areas[tensor.pin.area] = area
+        buffers.append(area)
+    if not any(t is tensor for t in area.tensors):
+        area.tensors.append(tensor)
+        area.size = max(area.size, tensor.pin.offset + tensor.nbytes)
+        if tensor.pin.offset:
+            area.view_offsets[id(tensor)] = tensor.pin.offset
+
+
+def check_pinned(graph: Graph, order: list[Op]) -> str | None:
+    """None if no two pinned tensors that share a byte of their area are live at one step of
+    `order` (Vela's offsets hold for it), else the first such pair. Areas themselves (offset 0,
+    read by no op) are the memory, not values, and are left out."""
+    end = len(order)
+    first: dict[int, int] = {id(t): 0 for t in graph.inputs}
+    last: dict[int, int] = {id(t): end for t in graph.outputs}
+    for step, op in enumerate(order):
+        for tensor in op.outputs:
+            first.setdefault(id(tensor), step)
+        for read in op.inputs:
+            if read is not None:
+                last[id(read)] = max(last.get(id(read), step), step)
+    pinned = [t for t in graph.tensors if t.pin is not None and id(t) in first]
+    for i, a in enumerate(pinned):
+        for b in pinned[i + 1:]:
+            assert a.pin is not None and b.pin is not None
+            if a.pin.area != b.pin.area:
+                continue
+            space = a.pin.offset < b.pin.offset + b.nbytes and b.pin.offset < a.pin.offset + a.nbytes
+            a_last, b_last = last.get(id(a), first[id(a)]), last.get(id(b), first[id(b)])
+            time = first[id(a)] <= b_last and first[id(b)] <= a_last
+            if space and time and not _handed_over(a, b, order, first, last):
+                return (f"'{a.name}' [{a.pin.offset}, {a.pin.offset + a.nbytes}) and '{b.name}' "
+                        f"[{b.pin.offset}, {b.pin.offset + b.nbytes}) of the {a.pin.area} area are live at once")
+    return None
+
+
+def _handed_over(a: Tensor, b: Tensor, order: list[Op], first: dict[int, int], last: dict[int, int]) -> bool:
+    """Whether the two share only the step of an ethos-u op that reads one and writes the other:
+    inside its NPU subgraph Vela orders the reads of an IFM before the writes over its bytes."""
+    for read, written in ((a, b), (b, a)):
+        step = first[id(written)]
+        if last.get(id(read), first[id(read)]) == step and step < len(order):
+            op = order[step]
+            if (op.kind is OpKind.ETHOS_U and any(t is read for t in op.inputs)
+                    and any(t is written for t in op.outputs)):
+                return True
+    return False
 
 
 # --- bounds ----------------------------------------------------------------------------------

@@ -102,7 +102,9 @@ class Plan:
         if out is None or not op.inputs or any(t is None for t in op.inputs):
             return False
         if op_def(op.kind).traits.alias:
-            return self.buffer_of(op.inputs[0]) is self.buffer_of(out)  # type: ignore[arg-type]
+            source = op.inputs[0]
+            assert source is not None
+            return self.buffer_of(source) is self.buffer_of(out) and self.offset_of(source) == self.offset_of(out)
         return op.index in self.buffer_of(out).concat_ops
 
     def pool_of(self, buffer: Buffer) -> PoolPlan:

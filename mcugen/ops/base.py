@@ -123,7 +123,7 @@ class OpDef:
     """Everything mcugen knows about one op kind; see the module docstring."""
 
     kind: OpKind
-    builtin: int  # TFLite BuiltinOperator code
+    builtin: int  # TFLite BuiltinOperator code (CUSTOM for a custom op)
     read_options: OptionsReader
     rules: tuple[Rule, ...]
     prepare: Prepare
@@ -142,6 +142,7 @@ class OpDef:
     # Conditions that do not refuse the op but that users should know about (the arithmetic
     # wraps as TFLite's does, say): rules in form, printed by `mcugen inspect` as notes.
     notices: tuple[Rule, ...] = ()
+    custom_code: str | None = None  # a CUSTOM op's custom_code (Vela's "ethos-u"); None: a builtin
 
 
 @cache

@@ -12,11 +12,23 @@ from collections.abc import Callable
 from ..errors import UnsupportedError
 from ..ir import Op, OpKind
 from ..targets import Target
-from . import activation, conv, elementwise, matmul, movement, pool, quantize, reduce, resize, shape
+from . import (
+    activation,
+    conv,
+    elementwise,
+    matmul,
+    movement,
+    npu,
+    pool,
+    quantize,
+    reduce,
+    resize,
+    shape,
+)
 from .base import OpDef
 
 # Every family package exports OPS, its kinds' definitions.
-FAMILIES = (conv, matmul, pool, elementwise, reduce, activation, quantize, shape, movement, resize)
+FAMILIES = (conv, matmul, pool, elementwise, reduce, activation, quantize, shape, movement, resize, npu)
 
 
 def _index(families: tuple) -> dict[OpKind, OpDef]:
@@ -30,7 +42,10 @@ def _index(families: tuple) -> dict[OpKind, OpDef]:
 
 
 DEFINITIONS: dict[OpKind, OpDef] = _index(FAMILIES)
-_BY_BUILTIN: dict[int, OpDef] = {definition.builtin: definition for definition in DEFINITIONS.values()}
+_BY_BUILTIN: dict[int, OpDef] = {definition.builtin: definition for definition in DEFINITIONS.values()
+                                  if definition.custom_code is None}
+_BY_CUSTOM: dict[str, OpDef] = {definition.custom_code: definition for definition in DEFINITIONS.values()
+                                if definition.custom_code is not None}
 
 
 def definitions() -> list[OpDef]:
@@ -48,6 +63,11 @@ def op_def(kind: OpKind) -> OpDef:
 def by_builtin(code: int) -> OpDef | None:
     """The definition of a TFLite builtin code; None for a builtin mcugen does not know."""
     return _BY_BUILTIN.get(code)
+
+
+def by_custom(code: str) -> OpDef | None:
+    """The definition of a CUSTOM op's custom_code; None for one mcugen does not know."""
+    return _BY_CUSTOM.get(code)
 
 
 def op_macs(op: Op) -> int:

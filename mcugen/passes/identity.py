@@ -71,6 +71,8 @@ def identity_source(op: Op) -> Tensor | None:
     if len(op.outputs) != 1 or not op.inputs or op.inputs[0] is None:
         return None
     source, target = op.inputs[0], op.outputs[0]
+    if source.pin is not None or target.pin is not None:  # Vela fixed its offset: the NPU reads it there
+        return None
     if source.dtype is not target.dtype or source.quant != target.quant or source.shape != target.shape:
         return None
     check = op_def(op.kind).identity

@@ -72,9 +72,15 @@ def compiler() -> str:
 def source_fingerprint() -> str:
     """A hash of mcugen's Python sources and templates: a new mcugen invalidates the cache."""
     digest = hashlib.sha256()
-    for path in sorted(PACKAGE.rglob("*")):
+    # mcugen/templates is a symbolic link, which rglob does not follow: walk it on its own
+    # (without this a changed kernel or template reused a program compiled from the old one).
+    templates = PACKAGE / "templates"
+    paths = [(path, path.relative_to(PACKAGE)) for path in PACKAGE.rglob("*")]
+    paths += [(path, Path("templates") / path.relative_to(templates.resolve()))
+              for path in templates.resolve().rglob("*")]
+    for path, name in sorted(paths, key=lambda item: str(item[1])):
         if path.is_file() and path.suffix in {".py", ".c", ".h", ".j2"} and "__pycache__" not in path.parts:
-            digest.update(str(path.relative_to(PACKAGE)).encode())
+            digest.update(str(name).encode())
             digest.update(path.read_bytes())
     return digest.hexdigest()
 

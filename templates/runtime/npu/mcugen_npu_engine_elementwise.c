@@ -1,14 +1,298 @@
 /*
- * mcugen_npu_engine_elementwise.c - NPU_OP_ELEMENTWISE (and the 16-bit LUT): not modelled yet,
- * so the device stops with MCUGEN_NPU_FAULT_UNSUPPORTED rather than leaving the OFM unwritten.
+ * mcugen_npu_engine_elementwise.c - NPU_OP_ELEMENTWISE: binary ADD, SUB, MUL, MIN, MAX, SHL, SHR
+ * and unary LRELU, ABS, CLZ, with IFM2 as a feature map (broadcast along h, w and c) or a scalar,
+ * reversed operands, and the OFM's LUT: 8-bit entries (8-bit OFM), 32-bit entries indexed by an
+ * int8 value (32-bit OFM, as Vela's int8 SOFTMAX writes its exp table) and the 16-bit
+ * interpolating LUT (16-bit OFM: 512 entries of base | slope << 16).
+ *
+ * The arithmetic is the one Vela 5.2 programs for TFLite's kernels (README.md, section Engine):
+ * operand A is the IFM (the IFM2 with reversed operands), B the other; a, b are A, B minus their
+ * zero points.
+ *  - ADD/SUB with IFM scale mode 0: a * OPA_SCALE +- b * OPB_SCALE; with mode 1 (2 mirrors it) the
+ *    scaled operand is TFLite's `(a << S) * multiplier` rounded in the IFM's rounding mode
+ *    (S = 20 for 8-bit, 15 for 16-bit IFMs; OPA_SCALE/shift hold the multiplier times 2^S) and
+ *    the other is b << (S - 1), TFLite's exact half; then the OFM scale.
+ *  - MUL of 8/16-bit operands: a * b, then the OFM scale; of a 32-bit operand: a * b rounded
+ *    by OFM_SCALE's shift alone (the 32-bit multiplier does not scale, as Vela's lowerings
+ *    assume: OFM_SCALE 2^30 >> 31 is TFLite's SaturatingRoundingDoublingHighMul).
+ *  - ABS: |a| and LRELU: a < 0 ? a scaled : a, with the OFM scale.
+ *  - MIN/MAX: of a and b; SHL/SHR: a shifted by b (SHR rounds in the OFM mode, the shift amount
+ *    is taken as 0..63, SHL saturates); CLZ: leading zeros of a as a 32-bit word.  No OFM scale.
+ * Then the OFM zero point, the clamp and the LUT (mcugen_npu_engine_internal.h).  Everything else
+ * (IFM upscaling, other scale modes, a 32-bit operand with operand scaling) is refused.
  */
 #include "mcugen_npu_engine_internal.h"
+
+#include <stddef.h>
+
+#define LUT16_ENTRIES 512u
+
+struct ew_op {
+    uint32_t mode;
+    uint32_t h, w, c;
+    struct mcugen_npu_fm_view ifm, ifm2, ofm;
+    int binary, scalar, reversed, bcast_h, bcast_w, bcast_c;
+    int32_t zp_ifm, zp_ifm2, scalar_value;
+    uint32_t scale_mode, ifm_round, input_shift;
+    int wide;                  /* an operand is 32-bit */
+    struct mcugen_npu_output_stage out;
+    const uint8_t *lut;        /* LUT for a 16- or 32-bit OFM (the output stage has the 8-bit one) */
+    uint32_t lut_entry_bytes;  /* 4: 32-bit entries, int8 index; 0: 16-bit interpolating */
+    const struct mcugen_npu_state *s;
+};
+
+static int is_binary(uint32_t mode)
+{
+    return mode != MCUGEN_NPU_ELEM_LRELU && mode != MCUGEN_NPU_ELEM_ABS && mode != MCUGEN_NPU_ELEM_CLZ;
+}
+
+/* floor(v / 2^shift + 1/2) (TFL, NATURAL) or towards zero (TRUNCATE), for |v| <= 2^62. */
+static int64_t round_shift(int64_t v, uint32_t shift, uint32_t rounding)
+{
+    int64_t q, r;
+    if (shift == 0u) {
+        return v;
+    }
+    if (shift > 62u) {
+        return rounding == MCUGEN_NPU_ROUND_TRUNCATE || v >= 0 ? 0 : (v < -((int64_t)1 << 62) ? -1 : 0);
+    }
+    if (rounding == MCUGEN_NPU_ROUND_TRUNCATE) {
+        return v / ((int64_t)1 << shift);
+    }
+    v += (int64_t)1 << (shift - 1u);
+    q = v / ((int64_t)1 << shift);
+    r = v % ((int64_t)1 << shift);
+    return r < 0 ? q - 1 : q; /* floor */
+}
+
+static int64_t shift_left_saturating(int64_t v, int64_t amount)
+{
+    uint32_t n = amount < 0 ? 0u : amount > 63 ? 63u : (uint32_t)amount;
+    int64_t limit = n == 0u ? INT64_MAX : INT64_MAX >> n;
+    if (v > limit) {
+        return INT64_MAX;
+    }
+    if (v < -limit) {
+        return INT64_MIN;
+    }
+    return v * ((int64_t)1 << n);
+}
+
+static uint32_t clamp_shift(int64_t amount)
+{
+    return amount < 0 ? 0u : amount > 63 ? 63u : (uint32_t)amount;
+}
+
+static int64_t count_leading_zeros(int64_t a)
+{
+    uint32_t word = (uint32_t)(a & 0xFFFFFFFF);
+    int64_t n = 0;
+    while (n < 32 && (word & 0x80000000u) == 0u) {
+        word <<= 1;
+        ++n;
+    }
+    return n;
+}
+
+/* An operand of ADD/SUB after the IFM scaling (a, b without zero point). */
+static int64_t add_operand(const struct ew_op *op, int64_t v, int is_a)
+{
+    const struct mcugen_npu_state *s = op->s;
+    uint32_t scaled = op->scale_mode == 1u ? 1u : 2u; /* 1: A carries the 32-bit scale, 2: B */
+    if (op->scale_mode == 0u) {
+        return v * (int64_t)(is_a ? s->opa_scale : s->opb_scale);
+    }
+    if ((is_a && scaled == 1u) || (!is_a && scaled == 2u)) {
+        return mcugen_npu_scale(v * ((int64_t)1 << op->input_shift), s->opa_scale,
+                                (uint32_t)s->opa_scale_shift + op->input_shift, op->ifm_round);
+    }
+    return v * ((int64_t)1 << (op->input_shift - 1u));
+}
+
+static int64_t ofm_scaled(const struct ew_op *op, int64_t acc)
+{
+    return mcugen_npu_scale(mcugen_npu_acc_wrap(acc, 1u), op->s->ofm_scale, op->s->ofm_scale_shift,
+                            op->out.rounding);
+}
+
+/* The operation's value for operands a, b (zero points removed), before the OFM zero point. */
+static int64_t compute(const struct ew_op *op, int64_t a, int64_t b)
+{
+    switch (op->mode) {
+    case MCUGEN_NPU_ELEM_ADD:
+        return ofm_scaled(op, add_operand(op, a, 1) + add_operand(op, b, 0));
+    case MCUGEN_NPU_ELEM_SUB:
+        return ofm_scaled(op, add_operand(op, a, 1) - add_operand(op, b, 0));
+    case MCUGEN_NPU_ELEM_MUL:
+        if (op->wide) {
+            return round_shift(a * b, op->s->ofm_scale_shift, op->out.rounding);
+        }
+        return ofm_scaled(op, a * b);
+    case MCUGEN_NPU_ELEM_MIN: return a < b ? a : b;
+    case MCUGEN_NPU_ELEM_MAX: return a > b ? a : b;
+    case MCUGEN_NPU_ELEM_SHL: return shift_left_saturating(a, b);
+    case MCUGEN_NPU_ELEM_SHR: return round_shift(a, clamp_shift(b), op->out.rounding);
+    case MCUGEN_NPU_ELEM_CLZ: return count_leading_zeros(a);
+    case MCUGEN_NPU_ELEM_ABS: return ofm_scaled(op, a < 0 ? -a : a);
+    default: /* LRELU */
+        return a < 0 ? ofm_scaled(op, a) : a;
+    }
+}
+
+static int32_t lut_entry32(const uint8_t *p)
+{
+    uint32_t raw = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+    return raw >= 0x80000000u ? -(int32_t)(~raw) - 1 : (int32_t)raw;
+}
+
+/* The 16-bit LUT: 512 segments of 128 values over int16, each base | slope << 16 (both int16),
+ * linearly interpolated with rounding, as TFLite's int16 table lookup. */
+static int32_t lut16(const uint8_t *lut, int32_t v)
+{
+    uint32_t u = (uint32_t)(v + 32768);
+    int32_t entry = lut_entry32(lut + 4u * (u >> 7));
+    int32_t base = (int32_t)(int16_t)(uint16_t)((uint32_t)entry & 0xFFFFu);
+    int32_t slope = (int32_t)(int16_t)(uint16_t)((uint32_t)entry >> 16);
+    int32_t r = base + (int32_t)round_shift((int64_t)slope * (int32_t)(u & 127u), 7u, MCUGEN_NPU_ROUND_NATURAL);
+    return r < -32768 ? -32768 : r > 32767 ? 32767 : r;
+}
+
+static int32_t output(const struct ew_op *op, int64_t value)
+{
+    int32_t v = mcugen_npu_output(&op->out, value);
+    if (op->lut == NULL) {
+        return v;
+    }
+    if (op->lut_entry_bytes == 4u) {
+        return lut_entry32(op->lut + 4u * (uint32_t)(v + 128));
+    }
+    return lut16(op->lut, v);
+}
+
+static void run(const struct ew_op *op)
+{
+    uint32_t y, x, c;
+    for (y = 0; y < op->h; ++y) {
+        for (x = 0; x < op->w; ++x) {
+            for (c = 0; c < op->c; ++c) {
+                int64_t first = (int64_t)mcugen_npu_fm_read(&op->ifm, y, x, c) - op->zp_ifm;
+                int64_t second = 0;
+                if (op->binary) {
+                    second = op->scalar ? op->scalar_value
+                                        : mcugen_npu_fm_read(&op->ifm2, op->bcast_h ? 0u : y, op->bcast_w ? 0u : x,
+                                                             op->bcast_c ? 0u : c);
+                    second -= op->zp_ifm2;
+                }
+                mcugen_npu_fm_write(&op->ofm, y, x, c,
+                                    op->reversed ? output(op, compute(op, second, first))
+                                                 : output(op, compute(op, first, second)));
+            }
+        }
+    }
+}
+
+/* The LUT of a 16- or 32-bit OFM; the output stage is then made without it (clamp only). */
+static enum mcugen_npu_fault lut_setup(struct ew_op *op, const struct mcugen_npu_device *dev,
+                                       struct mcugen_npu_state *stage_state)
+{
+    uint32_t function = MCUGEN_NPU_ACT_FUNCTION(stage_state->activation);
+    uint32_t slot = function - MCUGEN_NPU_ACT_LUT_FIRST;
+    uint32_t clip = MCUGEN_NPU_ACT_CLIP_RANGE(stage_state->activation);
+    uint32_t bytes;
+    op->lut = NULL;
+    if (function < MCUGEN_NPU_ACT_LUT_FIRST || function > MCUGEN_NPU_ACT_LUT_LAST || op->ofm.elem_bytes == 1u) {
+        return MCUGEN_NPU_FAULT_NONE; /* none, or the output stage's 8-bit LUT */
+    }
+    if (op->ofm.elem_bytes == 4u && clip == 3u) {
+        op->lut_entry_bytes = 4u; /* int8 index: 256 entries */
+        bytes = 256u * 4u;
+    } else if (op->ofm.elem_bytes == 2u && op->ofm.is_signed && clip == 0u) {
+        op->lut_entry_bytes = 0u;
+        bytes = LUT16_ENTRIES * 4u;
+    } else {
+        return MCUGEN_NPU_FAULT_UNSUPPORTED;
+    }
+    if (dev->shram_bytes < MCUGEN_NPU_LUT_BYTES || slot * MCUGEN_NPU_LUT_SLOT_BYTES + bytes > MCUGEN_NPU_LUT_BYTES) {
+        return MCUGEN_NPU_FAULT_UNSUPPORTED;
+    }
+    op->lut = dev->shram + (dev->shram_bytes - MCUGEN_NPU_LUT_BYTES) + slot * MCUGEN_NPU_LUT_SLOT_BYTES;
+    stage_state->activation = (uint16_t)(stage_state->activation & ~0xFFFu);
+    return MCUGEN_NPU_FAULT_NONE;
+}
+
+static enum mcugen_npu_fault operands_setup(struct ew_op *op, struct mcugen_npu_device *dev)
+{
+    const struct mcugen_npu_state *s = op->s;
+    uint32_t bcast = s->ifm2_broadcast;
+    enum mcugen_npu_fault fault = mcugen_npu_fm_view_init(&op->ifm, dev, &s->ifm, 0, op->h, op->w, op->c);
+    if (fault != MCUGEN_NPU_FAULT_NONE || !op->binary) {
+        return fault;
+    }
+    op->scalar = (bcast & MCUGEN_NPU_BCAST_SCALAR) != 0u;
+    op->reversed = (bcast & MCUGEN_NPU_BCAST_REVERSED) != 0u;
+    op->bcast_h = (bcast & MCUGEN_NPU_BCAST_H) != 0u;
+    op->bcast_w = (bcast & MCUGEN_NPU_BCAST_W) != 0u;
+    op->bcast_c = (bcast & MCUGEN_NPU_BCAST_C) != 0u;
+    if (op->scalar) {
+        uint32_t bytes;
+        int is_signed, brick16;
+        fault = mcugen_npu_fm_format(s->ifm2.precision, 0, &bytes, &is_signed, &brick16);
+        op->ifm2.elem_bytes = bytes;
+        /* a 16-bit parameter: sign-extended for a signed or 32-bit IFM2 */
+        op->scalar_value = mcugen_npu_zero_point(s->ifm2_scalar, is_signed || bytes == 4u);
+        return fault;
+    }
+    return mcugen_npu_fm_view_init(&op->ifm2, dev, &s->ifm2, 0, op->bcast_h ? 1u : op->h, op->bcast_w ? 1u : op->w,
+                                   op->bcast_c ? 1u : op->c);
+}
 
 enum mcugen_npu_fault mcugen_npu_engine_elementwise(struct mcugen_npu_device *dev, uint32_t param,
                                                     const struct mcugen_npu_state *state)
 {
-    (void)dev;
-    (void)param;
-    (void)state;
-    return MCUGEN_NPU_FAULT_UNSUPPORTED;
+    struct ew_op op;
+    struct mcugen_npu_state stage_state = *state;
+    enum mcugen_npu_fault fault;
+    uint32_t ifm_bits;
+    if (param > MCUGEN_NPU_ELEM_SHL || state->ifm_upscale != MCUGEN_NPU_UPSCALE_NONE ||
+        state->ifm_depth_m1 != state->ofm_depth_m1 || state->ofm_scale_shift > 63u || state->opa_scale_shift > 63u) {
+        return MCUGEN_NPU_FAULT_UNSUPPORTED;
+    }
+    op.s = state;
+    op.mode = param;
+    op.binary = is_binary(param);
+    op.scalar = op.reversed = op.bcast_h = op.bcast_w = op.bcast_c = 0;
+    op.scalar_value = 0;
+    op.h = state->ofm_height_m1 + 1u;
+    op.w = state->ofm_width_m1 + 1u;
+    op.c = state->ofm_depth_m1 + 1u;
+    fault = operands_setup(&op, dev);
+    if (fault == MCUGEN_NPU_FAULT_NONE) {
+        fault = mcugen_npu_fm_view_init(&op.ofm, dev, &state->ofm, 1, op.h, op.w, op.c);
+    }
+    if (fault == MCUGEN_NPU_FAULT_NONE) {
+        fault = lut_setup(&op, dev, &stage_state);
+    }
+    if (fault == MCUGEN_NPU_FAULT_NONE) {
+        fault = mcugen_npu_output_stage_init(&op.out, dev, &stage_state);
+    }
+    if (fault != MCUGEN_NPU_FAULT_NONE) {
+        return fault;
+    }
+    op.zp_ifm = mcugen_npu_zero_point(state->ifm.zero_point, op.ifm.is_signed || op.ifm.elem_bytes == 4u);
+    op.zp_ifm2 = 0;
+    if (op.binary) {
+        int ifm2_signed = op.scalar ? 1 : op.ifm2.is_signed || op.ifm2.elem_bytes == 4u;
+        op.zp_ifm2 = mcugen_npu_zero_point(state->ifm2.zero_point, ifm2_signed);
+    }
+    op.wide = op.ifm.elem_bytes == 4u || (op.binary && op.ifm2.elem_bytes == 4u);
+    op.scale_mode = MCUGEN_NPU_IFM_PREC_SCALE_MODE(state->ifm.precision);
+    op.ifm_round = MCUGEN_NPU_IFM_PREC_ROUND(state->ifm.precision);
+    ifm_bits = 8u * op.ifm.elem_bytes;
+    op.input_shift = ifm_bits == 8u ? 20u : 15u;
+    if (op.scale_mode > 2u || op.ifm_round > MCUGEN_NPU_ROUND_NATURAL ||
+        (op.scale_mode != 0u && (op.wide || (param != MCUGEN_NPU_ELEM_ADD && param != MCUGEN_NPU_ELEM_SUB)))) {
+        return MCUGEN_NPU_FAULT_UNSUPPORTED;
+    }
+    run(&op);
+    return MCUGEN_NPU_FAULT_NONE;
 }

@@ -1,0 +1,78 @@
+"""report.json's "npu": what runs on the NPU, its data and where each region sits.
+
+Built from the compiled graph and memory plan (no toolchain): the configuration from the
+payload's CONFIG word, the ops on each side, the payload and read-only bytes, and the regions
+the generated invoke passes to the driver (TFLM's order: 0 read-only, 1 scratch, 2 fast
+scratch, then IFMs and OFMs). "cycles" is measured by running the build on the simulated
+device (analysis/measure.py); here it is left unmeasured.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..ir import Op, OpKind, Tensor
+from ..memory.plan import Plan
+from ..ops.base import DEFAULT_SETTING
+from ..ops.npu import prepare_ethos_u, regions
+
+NOT_MEASURED = "not measured: mcugen build runs the model once on the simulated NPU (host) to count them"
+
+
+def npu_ops(order: list[Op]) -> list[Op]:
+    return [op for op in order if op.kind is OpKind.ETHOS_U]
+
+
+def config_name(order: list[Op]) -> str:
+    """The configuration of the model's NPU ops (Vela compiles one model for one)."""
+    names = sorted({prepare_ethos_u(op, DEFAULT_SETTING).config_name for op in npu_ops(order)})
+    return ", ".join(names)
+
+
+def _unique(tensors: list[Tensor]) -> list[Tensor]:
+    seen: dict[int, Tensor] = {}
+    for tensor in tensors:
+        seen.setdefault(id(tensor), tensor)
+    return list(seen.values())
+
+
+def _placement(tensor: Tensor, plan: Plan) -> str:
+    if tensor.is_constant:
+        return "flash (const array, 16-byte aligned)"
+    buffer = plan.buffer_of(tensor)
+    where = f"pool {buffer.pool} at offset {plan.offset_of(tensor)}"
+    if tensor.pin is not None and tensor.pin.offset:
+        where += f" ({tensor.pin.offset} bytes into the npu {tensor.pin.area} area, as Vela fixed)"
+    return where
+
+
+def _region_kind(number: int, tensor: Tensor, op: Op) -> str:
+    if number == 0:
+        return "read-only: encoded weights and scales"
+    if number in (1, 2):
+        kind = "scratch" if number == 1 else "fast scratch"
+        return kind + (" (the scratch tensor: region 1's memory)" if number == 2 and tensor is regions(op)[1] else "")
+    return "IFM" if any(t is tensor for t in op.inputs) else "OFM"
+
+
+def npu_report(order: list[Op], plan: Plan) -> dict[str, Any] | None:
+    """report.json's "npu", or None for a model without NPU ops."""
+    ops = npu_ops(order)
+    if not ops:
+        return None
+    payloads = _unique([op.inputs[0] for op in ops if op.inputs[0] is not None])
+    read_only = _unique([op.inputs[1] for op in ops if op.inputs[1] is not None])
+    return {
+        "config": config_name(order),
+        "cycles": None,
+        "cycles_source": NOT_MEASURED,
+        "ops_on_npu": len(ops),
+        "ops_on_cpu": len(order) - len(ops),
+        "command_stream_bytes": sum(t.nbytes for t in payloads),
+        "weights_encoded_bytes": sum(t.nbytes for t in read_only),
+        "regions": [
+            {"op": op.index, "region": number, "what": _region_kind(number, tensor, op), "tensor": tensor.name,
+             "bytes": tensor.nbytes, "placed": _placement(tensor, plan)}
+            for op in ops for number, tensor in enumerate(regions(op))
+        ],
+    }

@@ -1,0 +1,158 @@
+"""NPU_OP_ELEMENTWISE and the LUT of the simulated Ethos-U55 (mcugen_npu_engine_elementwise.c)
+against TFLite Micro.
+
+Each row of tests/npu_elementwise_models.py is a single-op int8 or int16 model. Vela 5.2 compiles it
+for ethos-u55-128 (a subset also for -64 and -256); the test asserts that Vela left nothing on the
+CPU and that the stream holds the NPU operations the op must become, runs the payload through our
+driver, device and engine in the host harness under ASan/UBSan, and compares the output with TFLM's
+on the original model, bit for bit. Then the four public models, compiled for u55-64/128/256, run whole
+through the harness against TFLM's outputs on the original models (the models' README cases).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from npu_elementwise_models import Case, all_cases
+from oracles import run_tflm
+from vela_models import VelaModel, build_harness, compile_model, run_npu
+
+REPO = Path(__file__).resolve().parents[1]
+MODELS = REPO.parent / "shared" / "models"
+MIN_DISTINCT = 6
+
+# LOGISTIC, TANH, HARD_SWISH and int8 LEAKY_RELU become Vela's 8-bit LUT (values computed in
+# double precision by lut.py), TFLite's int8 kernels compute in fixed point; on every one of the
+# 256 inputs (each int8 case's first input holds them all) the two agree here, so these rows are
+# held to bit-exactness like the others.
+
+# What a TFLite op must become (harness op counts): an ELEMENTWISE operation, a LUT (its DMA into
+# SHRAM, then the operation that applies it: Vela makes the table op a no-op ADD, or on u55-64 a
+# POOL), or any NPU operation (RELUs and QUANTIZE: Vela's choice of clamp or POOL).
+ELEMENTWISE, LUT, ANY = "elementwise", "lut", "any"
+NPU_OPS = {"ADD": ELEMENTWISE, "SUB": ELEMENTWISE, "MUL": ELEMENTWISE, "MINIMUM": ELEMENTWISE,
+           "MAXIMUM": ELEMENTWISE, "ABS": ELEMENTWISE, "PRELU": ELEMENTWISE, "SOFTMAX": ELEMENTWISE,
+           "LEAKY_RELU": LUT, "LOGISTIC": LUT, "TANH": LUT, "HARD_SWISH": LUT, "RELU": ANY, "RELU6": ANY,
+           "QUANTIZE": ANY}
+
+
+def params(cases: list[Case]) -> list:
+    return [pytest.param(case, macs, id=f"{case.id}-u55-{macs}") for case in cases for macs in case.sizes]
+
+
+@pytest.fixture(scope="session")
+def harness(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_harness(tmp_path_factory.mktemp("npu-elementwise") / "npu_harness")
+
+
+def op_counts(stdout: str) -> dict[str, int]:
+    return {m[1]: int(m[2]) for m in re.finditer(r"^count (\w+) (\d+)$", stdout, re.MULTILINE)}
+
+
+def run_on_npu(model: bytes, inputs: list[np.ndarray], macs: int, harness: Path,
+               tmp_path: Path) -> tuple[list[np.ndarray], dict[str, int]]:
+    vm = compile_model(model, macs, tmp_path / "vela")
+    assert vm.cpu_ops == [], f"Vela left {vm.cpu_ops} on the CPU: the row would test nothing"
+    run = run_npu(harness, vm, macs, inputs, tmp_path / "run")
+    assert (run.rc, run.fault) == (0, 0), run.stdout[-1500:]
+    return run.outputs, op_counts(run.stdout)
+
+
+def differences(actual: np.ndarray, wanted: np.ndarray) -> tuple[int, int]:
+    """(elements that differ, largest difference)."""
+    assert actual.dtype == wanted.dtype and actual.size == wanted.size
+    diff = np.abs(actual.reshape(wanted.shape).astype(np.int64) - wanted.astype(np.int64))
+    return int(np.count_nonzero(diff)), int(diff.max())
+
+
+@pytest.mark.parametrize("case, macs", params(all_cases()))
+def test_op_on_the_npu_matches_tflm(case: Case, macs: int, harness: Path, tmp_path: Path) -> None:
+    model, inputs = case.build(), case.inputs()
+    outputs, counts = run_on_npu(model, inputs, macs, harness, tmp_path)
+    kind = NPU_OPS[case.op if not (case.op == "LEAKY_RELU" and case.dtype == "int16") else "ADD"]
+    if kind == ELEMENTWISE:
+        assert counts.get("ELEMENTWISE", 0) > 0, f"no NPU_OP_ELEMENTWISE in the stream: {counts}"
+    if kind == LUT:
+        assert counts.get("DMA_START", 0) > 0, f"no LUT loaded: {counts}"
+    assert sum(counts.get(k, 0) for k in ("ELEMENTWISE", "POOL", "CONV", "DEPTHWISE")) > 0, counts
+    (wanted,) = run_tflm(model, inputs)
+    assert len(np.unique(wanted)) >= min(MIN_DISTINCT, wanted.size), "oracle output has no spread"
+    (actual,) = outputs
+    count, largest = differences(actual, wanted)
+    assert count == 0, f"{count} of {wanted.size} outputs differ from TFLM (by up to {largest})"
+
+
+# ---- the public models ------------------------------------------------------------------------------
+
+PUBLIC = ["kws_dscnn", "ad_autoencoder", "ic_resnet8", "vww_mobilenet_v1_025"]
+
+
+@pytest.mark.parametrize("macs", [64, 128, 256])
+@pytest.mark.parametrize("name", PUBLIC)
+def test_public_model_on_the_npu_matches_tflm(name: str, macs: int, harness: Path, tmp_path: Path) -> None:
+    model = (MODELS / f"{name}.tflite").read_bytes()
+    vm = compile_model(model, macs, tmp_path / "vela")
+    assert vm.cpu_ops == [], f"Vela left {vm.cpu_ops} on the CPU"
+    for k in range(3):
+        case = np.load(MODELS / f"{name}.case{k}.npz")
+        inputs = [case[f"input{i}"] for i in range(len(vm.inputs))]
+        run = run_npu(harness, vm, macs, inputs, tmp_path / f"run{k}")
+        assert (run.rc, run.fault) == (0, 0), run.stdout[-1500:]
+        expected = run_tflm(model, inputs)
+        for i, (actual, wanted) in enumerate(zip(run.outputs, expected, strict=True)):
+            # the case's TFLM reference (`output{i}` is LiteRT's, one step off TFLM's on some
+            # ad_autoencoder elements: TFLM's rounding, which the NPU reproduces)
+            np.testing.assert_array_equal(wanted, case[f"tflm_output{i}"])
+            count, largest = differences(actual, wanted)
+            assert count == 0, f"case {k} output {i}: {count} of {wanted.size} differ from TFLM, by up to {largest}"
+
+
+# ---- refusals -------------------------------------------------------------------------------------
+
+FAULT_UNSUPPORTED = 9  # MODEL_FAULT (mcugen_npu_device.h)
+OP_ELEMENTWISE, SET_IFM_PRECISION = 0x006, 0x105
+
+
+def _stream_start(words: np.ndarray) -> int:
+    """The first command word of a COP1 payload: after the magic and the driver actions (CONFIG
+    carries two more words), behind the COMMAND_STREAM tag."""
+    i = 1
+    while int(words[i]) & 0xFF != 0x02:
+        i += 3 if int(words[i]) & 0xFF == 0x01 else 1
+    return i + 1
+
+
+def _patched(vm: VelaModel, tmp_path: Path, opcode: int, edit) -> VelaModel:  # type: ignore[no-untyped-def]
+    """vm with the parameter of every cmd0 `opcode` replaced by edit(parameter)."""
+    words = np.frombuffer(vm.payload.read_bytes(), dtype="<u4").copy()
+    i, hits = _stream_start(words), 0
+    while i < len(words):
+        word = int(words[i])
+        if (word >> 14) & 3 == 1:
+            i += 2
+            continue
+        if word & 0x3FF == opcode:
+            words[i] = (edit(word >> 16) << 16) | (word & 0xFFFF)
+            hits += 1
+        i += 1
+    assert hits > 0, f"no command {opcode:#x} in the stream"
+    path = tmp_path / "patched.bin"
+    path.write_bytes(words.tobytes())
+    return VelaModel(path, vm.regions, vm.scratch_region, vm.inputs, vm.outputs, vm.cpu_ops, vm.listing)
+
+
+@pytest.mark.parametrize("what, opcode, edit", [
+    ("undefined elementwise mode 10", OP_ELEMENTWISE, lambda p: 10),
+    ("IFM scale mode 3", SET_IFM_PRECISION, lambda p: p | (3 << 8)),
+    ("IFM rounding mode 3", SET_IFM_PRECISION, lambda p: p | (3 << 14)),
+])
+def test_unmodelled_elementwise_state_is_refused(what: str, opcode: int, edit, harness: Path,  # type: ignore[no-untyped-def]
+                                                 tmp_path: Path) -> None:
+    """The device stops with UNSUPPORTED instead of computing something else."""
+    case = next(c for c in all_cases() if c.id == "add-scales-differ")
+    vm = compile_model(case.build(), 128, tmp_path / "vela")
+    run = run_npu(harness, _patched(vm, tmp_path, opcode, edit), 128, case.inputs(), tmp_path / "run")
+    assert run.rc != 0 and run.fault == FAULT_UNSUPPORTED, f"{what}: {run.stdout[-800:]}"
