@@ -47,7 +47,7 @@ import functools
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..ir import Conv2DOptions, DepthwiseConv2DOptions, Op, OpKind, Pool2DOptions, Tensor
 from ..ops.common import conv_padding
@@ -63,10 +63,10 @@ def _align(value: int) -> int:
     return (value + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
 
 
-@dataclass(frozen=True)
-class OpRows:
+class OpRows(NamedTuple):
     """One kernel call of one op in one stripe: rows of its output and of its (flow) input, in
-    whole-tensor coordinates, and the zero rows above the sub-tensor's first row."""
+    whole-tensor coordinates, and the zero rows above the sub-tensor's first row. (A tuple: the
+    tiling search makes tens of thousands of them.)"""
 
     out_start: int
     out_stop: int
@@ -129,16 +129,20 @@ class Chain:
 
     def side_inputs(self) -> list[Tensor]:
         """Whole tensors the chain reads besides its input (the residual ADDs' other operands)."""
+        return list(self._side_inputs)
+
+    @functools.cached_property
+    def _side_inputs(self) -> tuple[Tensor, ...]:  # asked for at every planner try: made once
         inner = {id(t) for t in self.intermediates}
         found: list[Tensor] = []
         for op in self.ops[1:]:
             for t in op.inputs:
                 if t is not None and id(t) not in inner and not any(t is f for f in found):
                     found.append(t)
-        return found
+        return tuple(found)
 
     def external_inputs(self) -> list[Tensor]:
-        return [self.input, *[t for t in self.side_inputs() if t is not self.input]]
+        return [self.input, *[t for t in self._side_inputs if t is not self.input]]
 
     def flow_operand(self, j: int) -> int:
         """Which input of op j carries the chain (0 for window ops; the intermediate for ADD)."""
@@ -206,6 +210,19 @@ class Tiling:
             return [self]
         return [dataclasses.replace(self, share_output=True), dataclasses.replace(self, share_output=False)]
 
+    def shared_variant(self, buffers: list[Buffer]) -> list[Buffer]:
+        """What collect_buffers gives for the share_output variant, made from what it gave for
+        the other (whose buffers only add_buffers tells apart): copies of `buffers`, with each
+        chain's output over its dying input where it may. Half the planner's work per try."""
+        assert not self.share_output
+        copies = [dataclasses.replace(b, tensors=list(b.tensors), in_place_ops=list(b.in_place_ops),
+                                      view_offsets=dict(b.view_offsets), concat_ops=list(b.concat_ops))
+                  for b in buffers]
+        for chain in self.chains:
+            if chain.lag is not None:
+                _share(chain, copies)
+        return copies
+
     def add_buffers(self, buffers: list[Buffer]) -> list[Buffer]:
         """The planner's buffers plus each chain's stripe region, with outputs over dying inputs
         where `share_output` (liveness.collect_buffers calls this last)."""
@@ -235,6 +252,14 @@ def _window(op: Op) -> tuple[int, int, int, int]:
         kh, stride, dilation = w.shape[1], o.stride_h, o.dilation_h
     pad = conv_padding(o.padding, x.shape[1], kh, stride, dilation, y.shape[1])
     return kh, stride, dilation, pad
+
+
+def _first_input_row(op: Op, out_start: int) -> int:
+    """op_rows(op, out_start, ...).in_start, without the rest."""
+    if op.kind is OpKind.ADD:
+        return out_start
+    _, stride, _, pad = _window(op)
+    return max(0, out_start * stride - pad)
 
 
 def op_rows(op: Op, out_start: int, out_stop: int) -> OpRows:
@@ -279,12 +304,20 @@ def _recomputed_stripes(ops: Sequence[Op], count: int) -> list[Stripe] | None:
 
 
 def _next_rows(op: Op, done: int, available: int) -> int:
-    """How far `op` can compute past row `done` with `available` rows of its input made."""
+    """How far `op` can compute past row `done` with `available` rows of its input made: the
+    last output row whose op_rows in_stop is within them (in_stop grows with the row, so it is
+    solved for, not searched)."""
     out_h = op.outputs[0].shape[1]
-    stop = done
-    while stop < out_h and op_rows(op, done, stop + 1).in_stop <= available:
-        stop += 1
-    return stop
+    x = op.inputs[0]
+    assert x is not None
+    if op.kind is OpKind.ADD:
+        reach = available  # it reads the rows it writes
+    elif available >= x.shape[1]:
+        reach = out_h
+    else:  # the largest stop with (stop - 1) * stride - pad + (kh - 1) * dilation + 1 <= available
+        kh, stride, dilation, pad = _window(op)
+        reach = (available - 1 + pad - (kh - 1) * dilation) // stride + 1
+    return max(done, min(out_h, reach))
 
 
 def _rolling_stripes(ops: Sequence[Op], count: int) -> list[Stripe] | None:
@@ -307,7 +340,7 @@ def _rolling_stripes(ops: Sequence[Op], count: int) -> list[Stripe] | None:
             reader = ops[j + 1]
             needed = done[j]
             if done[j + 1] < heights[j + 1]:
-                needed = min(needed, op_rows(reader, done[j + 1], done[j + 1] + 1).in_start)
+                needed = min(needed, _first_input_row(reader, done[j + 1]))
             if needed > first[j] and done[j] > needed:
                 kept[j] = (needed - first[j], done[j] - needed)
             first[j] = max(first[j], needed)
@@ -372,15 +405,19 @@ def make_chain(ops: Sequence[Op], first_step: int, count: int, rolling: bool = F
 def _output_lag(chain: Chain) -> int | None:
     """Bytes the output must start before the input to share its buffer (module docstring)."""
     x, y = chain.input, chain.output
-    readers = [(j, n) for j, op in enumerate(chain.ops) for n, t in enumerate(op.inputs) if t is x]
+    readers = [(j, n == chain.flow_operand(j)) for j, op in enumerate(chain.ops)
+               for n, t in enumerate(op.inputs) if t is x]
     lag = 0
-    for k, stripe in enumerate(chain.stripes[:-1]):
-        reads = [(rows.in_start if n == chain.flow_operand(j) else rows.out_start)
-                 for s in chain.stripes[k + 1:] for j, n in readers
-                 for rows in [s.calls[j]] if rows is not None]
-        last = stripe.calls[-1]
-        if reads and last is not None:
-            lag = max(lag, last.out_stop * row_bytes(y) - min(reads) * row_bytes(x))
+    later: int | None = None  # the first input row any later stripe reads
+    for k in range(len(chain.stripes) - 2, -1, -1):
+        for j, flow in readers:
+            rows = chain.stripes[k + 1].calls[j]
+            if rows is not None:
+                row = rows.in_start if flow else rows.out_start
+                later = row if later is None else min(later, row)
+        last = chain.stripes[k].calls[-1]
+        if later is not None and last is not None:
+            lag = max(lag, last.out_stop * row_bytes(y) - later * row_bytes(x))
     return _align(lag)
 
 

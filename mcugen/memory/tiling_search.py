@@ -11,11 +11,12 @@ the tiling only if the placed plan is smaller than the untiled one.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 
 from ..ir import Graph, Op, OpKind, Tensor
 from ..ops.registry import op_def
-from .liveness import Buffer, ScratchBytes, collect_buffers, live_by_step
+from .liveness import ScratchBytes, collect_buffers, live_by_step
 from .tiling import Chain, Tiling, make_chain
 
 RECOMPUTED_COUNTS = (2, 4, 8, 16)
@@ -172,16 +173,30 @@ def choose_tiling(graph: Graph, order: Sequence[Op], score: Score,
 
 def plan_tiling(graph: Graph, order: Sequence[Op], scratch_bytes: ScratchBytes) -> Tiling:
     """The chains for `order`, scored by the liveness bound of the tiled buffers (in place on)."""
+    steps = list(order)
+    known: dict[int, tuple[Tiling, list[int]]] = {}  # id(tiling) -> (it, its totals): score, then peak
 
-    def best_buffers(tiling: Tiling) -> list[Buffer]:
-        return min((collect_buffers(graph, list(order), scratch_bytes, steps=t) for t in tiling.variants()),
-                   key=lambda buffers: sorted(live_by_step(buffers), reverse=True))
+    def variant_totals(tiling: Tiling) -> list[list[int]]:
+        """Bytes live at each step under each of the planner's variants, in variants() order."""
+        if not tiling.chains:
+            return [live_by_step(collect_buffers(graph, steps, scratch_bytes, steps=tiling))]
+        unshared = dataclasses.replace(tiling, share_output=False)
+        buffers = collect_buffers(graph, steps, scratch_bytes, steps=unshared)
+        return [live_by_step(unshared.shared_variant(buffers)), live_by_step(buffers)]
+
+    def totals(tiling: Tiling) -> list[int]:
+        """The totals of the variant with the lowest bytes live, step by step, largest first."""
+        hit = known.get(id(tiling))
+        if hit is None or hit[0] is not tiling:
+            hit = tiling, min(variant_totals(tiling), key=lambda t: sorted(t, reverse=True))
+            known[id(tiling)] = hit
+        return hit[1]
 
     def score(tiling: Tiling) -> tuple[int, ...]:
-        return tuple(sorted(live_by_step(best_buffers(tiling)), reverse=True))
+        return tuple(sorted(totals(tiling), reverse=True))
 
     def peak(tiling: Tiling) -> int:
-        totals = live_by_step(best_buffers(tiling))
-        return totals.index(max(totals)) if totals else 0
+        found = totals(tiling)
+        return found.index(max(found)) if found else 0
 
     return choose_tiling(graph, order, score, peak)
