@@ -22,8 +22,6 @@ from typing import Any
 
 from ..driver import BuildOptions, Compiled, compile_model, write_output
 from ..errors import BuildError
-from ..toolchain.cross import measure_code_size
-from .profile import profile_model
 
 
 def code_size_report(compiled: Compiled, size: bool | None) -> dict[str, Any]:
@@ -32,6 +30,8 @@ def code_size_report(compiled: Compiled, size: bool | None) -> dict[str, Any]:
     if size is False or not (size or target.is_cross):
         return {"measured": False,
                 "reason": "not asked: mcugen build measures it for Cortex-M targets or with --size"}
+    from ..toolchain.cross import measure_code_size  # here: a host build runs no toolchain
+
     try:
         return measure_code_size(compiled.code.files, compiled.prefix, target)
     except BuildError as error:
@@ -46,6 +46,8 @@ def build(model: Path, out_dir: Path, options: BuildOptions, size: bool | None =
     report.json, then write_output; nothing is written when any step fails."""
     compiled = compile_model(model, options)
     if instructions:
+        from .profile import profile_model  # here: only --instructions runs the emulator
+
         compiled.instructions = profile_model(model, options, qemu=True).instructions_report()
     compiled.code_size = code_size_report(compiled, size)
     write_output(compiled, out_dir)
