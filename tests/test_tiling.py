@@ -269,6 +269,32 @@ def test_stripe_geometry_on_random_chains() -> None:
     assert checked > 150
 
 
+def test_next_rows_is_the_last_row_the_made_input_reaches() -> None:
+    """tiling._next_rows solves for the row; its definition searches row by row with op_rows."""
+    from mcugen.memory.tiling import _next_rows
+
+    def searched(op: Op, done: int, available: int) -> int:
+        stop = done
+        while stop < op.outputs[0].shape[1] and op_rows(op, done, stop + 1).in_stop <= available:
+            stop += 1
+        return stop
+
+    rng = np.random.default_rng(11)
+    checked = 0
+    for _ in range(30):
+        graph = _graph(_random_chain(rng)[0])
+        for op in graph.ops:
+            if op.kind is OpKind.ADD or op.kind in (OpKind.CONV_2D, OpKind.DEPTHWISE_CONV_2D,
+                                                    OpKind.AVERAGE_POOL_2D, OpKind.MAX_POOL_2D):
+                x = op.inputs[0]
+                assert x is not None
+                for done in range(op.outputs[0].shape[1] + 1):
+                    for available in range(x.shape[1] + 1):
+                        assert _next_rows(op, done, available) == searched(op, done, available)
+                        checked += 1
+    assert checked > 1000
+
+
 # --- compiled C against TFLite -------------------------------------------------------------------
 
 
