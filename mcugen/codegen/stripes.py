@@ -186,18 +186,23 @@ def _runs(stripes: list[list[str]]) -> list[Run]:
     """Stripes grouped into loops: at each point the period (1..MAX_PERIOD stripes) whose
     repeats cover the most stripes; a period repeats when its calls are the same and each
     offset moves by the same bytes every time."""
+    shapes = [_shape(calls) for calls in stripes]  # split once; a unit of stripes joins theirs
+
+    def unit(start: int, period: int) -> tuple[Shape, tuple[int, ...]]:
+        parts = shapes[start:start + period]
+        return tuple(t for shape, _ in parts for t in shape), tuple(v for _, offsets in parts for v in offsets)
+
     runs: list[Run] = []
     i = 0
     while i < len(stripes):
         best_period, best_count = 1, 1
         for period in range(1, MAX_PERIOD + 1):
-            units = [_shape([c for s in stripes[k:k + period] for c in s])
-                     for k in range(i, len(stripes) - period + 1, period)]
+            units = [unit(k, period) for k in range(i, len(stripes) - period + 1, period)]
             count = _repeats(units) if units else 1
             if count > 1 and count * period > best_count * best_period:
                 best_period, best_count = period, count
-        shape, first = _shape([c for s in stripes[i:i + best_period] for c in s])
-        following = _shape([c for s in stripes[i + best_period:i + 2 * best_period] for c in s])[1]
+        shape, first = unit(i, best_period)
+        following = unit(i + best_period, best_period)[1]
         step = tuple(b - a for a, b in zip(first, following)) if best_count > 1 else (0,) * len(first)
         runs.append((shape, first, step, best_count))
         i += best_period * best_count

@@ -212,16 +212,21 @@ class Tiling:
 
     def shared_variant(self, buffers: list[Buffer]) -> list[Buffer]:
         """What collect_buffers gives for the share_output variant, made from what it gave for
-        the other (whose buffers only add_buffers tells apart): copies of `buffers`, with each
-        chain's output over its dying input where it may. Half the planner's work per try."""
+        the other (whose buffers only add_buffers tells apart): `buffers` with each chain's
+        output over its dying input where it may, the buffers that changes copied first (the
+        planner tries both variants of every candidate: this halves its work)."""
         assert not self.share_output
-        copies = [dataclasses.replace(b, tensors=list(b.tensors), in_place_ops=list(b.in_place_ops),
-                                      view_offsets=dict(b.view_offsets), concat_ops=list(b.concat_ops))
-                  for b in buffers]
+        shared = list(buffers)
         for chain in self.chains:
-            if chain.lag is not None:
-                _share(chain, copies)
-        return copies
+            if chain.lag is None:
+                continue
+            holder = _holding(shared, chain.input)
+            if holder is not None:  # _share changes the input's buffer (and drops the output's)
+                shared[shared.index(holder)] = dataclasses.replace(
+                    holder, tensors=list(holder.tensors), in_place_ops=list(holder.in_place_ops),
+                    view_offsets=dict(holder.view_offsets), concat_ops=list(holder.concat_ops))
+            _share(chain, shared)
+        return shared
 
     def add_buffers(self, buffers: list[Buffer]) -> list[Buffer]:
         """The planner's buffers plus each chain's stripe region, with outputs over dying inputs
@@ -254,25 +259,44 @@ def _window(op: Op) -> tuple[int, int, int, int]:
     return kh, stride, dilation, pad
 
 
-def _first_input_row(op: Op, out_start: int) -> int:
-    """op_rows(op, out_start, ...).in_start, without the rest."""
+class _Geometry(NamedTuple):
+    """What op_rows needs of an op, looked up once per chain (the walks ask thousands of times)."""
+
+    add: bool  # a residual ADD: reads the rows it writes
+    kernel: int
+    stride: int
+    dilation: int
+    pad: int
+    in_h: int
+    out_h: int
+
+
+def _geometry(op: Op) -> _Geometry:
+    x = op.inputs[0]
+    assert x is not None
+    out_h = op.outputs[0].shape[1]
     if op.kind is OpKind.ADD:
-        return out_start
-    _, stride, _, pad = _window(op)
-    return max(0, out_start * stride - pad)
+        return _Geometry(True, 1, 1, 1, 0, x.shape[1], out_h)
+    return _Geometry(False, *_window(op), x.shape[1], out_h)
+
+
+def _rows(g: _Geometry, out_start: int, out_stop: int) -> OpRows:
+    if g.add:
+        return OpRows(out_start, out_stop, out_start, out_stop, 0)
+    first = out_start * g.stride - g.pad
+    last = (out_stop - 1) * g.stride - g.pad + (g.kernel - 1) * g.dilation
+    in_start, in_stop = max(0, first), min(g.in_h, last + 1)
+    return OpRows(out_start, out_stop, in_start, in_stop, g.pad - out_start * g.stride + in_start)
+
+
+def _first_input_row(g: _Geometry, out_start: int) -> int:
+    """_rows(g, out_start, ...).in_start, without the rest."""
+    return out_start if g.add else max(0, out_start * g.stride - g.pad)
 
 
 def op_rows(op: Op, out_start: int, out_stop: int) -> OpRows:
     """The input rows and top padding of `op` computing output rows [out_start, out_stop)."""
-    if op.kind is OpKind.ADD:
-        return OpRows(out_start, out_stop, out_start, out_stop, 0)
-    x = op.inputs[0]
-    assert x is not None
-    kh, stride, dilation, pad = _window(op)
-    first = out_start * stride - pad
-    last = (out_stop - 1) * stride - pad + (kh - 1) * dilation
-    in_start, in_stop = max(0, first), min(x.shape[1], last + 1)
-    return OpRows(out_start, out_stop, in_start, in_stop, pad - out_start * stride + in_start)
+    return _rows(_geometry(op), out_start, out_stop)
 
 
 def row_bytes(tensor: Tensor) -> int:
@@ -288,11 +312,12 @@ def _recomputed_stripes(ops: Sequence[Op], count: int) -> list[Stripe] | None:
     """Cut the last op's rows; walk each stripe backwards, every op computing every row the
     next one reads (halos recomputed). None if a call would see no input row."""
     links = len(ops) - 1
+    backwards = [_geometry(op) for op in reversed(ops)]
     stripes: list[Stripe] = []
     for start, stop in _split(ops[-1].outputs[0].shape[1], count):
         calls: list[OpRows] = []
-        for op in reversed(ops):
-            rows = op_rows(op, start, stop)
+        for g in backwards:
+            rows = _rows(g, start, stop)
             if rows.in_rows < 1:
                 return None
             calls.append(rows)
@@ -304,20 +329,20 @@ def _recomputed_stripes(ops: Sequence[Op], count: int) -> list[Stripe] | None:
 
 
 def _next_rows(op: Op, done: int, available: int) -> int:
-    """How far `op` can compute past row `done` with `available` rows of its input made: the
-    last output row whose op_rows in_stop is within them (in_stop grows with the row, so it is
-    solved for, not searched)."""
-    out_h = op.outputs[0].shape[1]
-    x = op.inputs[0]
-    assert x is not None
-    if op.kind is OpKind.ADD:
+    """How far `op` can compute past row `done` with `available` rows of its input made."""
+    return _reach(_geometry(op), done, available)
+
+
+def _reach(g: _Geometry, done: int, available: int) -> int:
+    """_next_rows: the last output row whose op_rows in_stop is within the rows made (in_stop
+    grows with the row, so it is solved for, not searched)."""
+    if g.add:
         reach = available  # it reads the rows it writes
-    elif available >= x.shape[1]:
-        reach = out_h
-    else:  # the largest stop with (stop - 1) * stride - pad + (kh - 1) * dilation + 1 <= available
-        kh, stride, dilation, pad = _window(op)
-        reach = (available - 1 + pad - (kh - 1) * dilation) // stride + 1
-    return max(done, min(out_h, reach))
+    elif available >= g.in_h:
+        reach = g.out_h
+    else:  # the largest stop with (stop - 1) * stride - pad + (kernel - 1) * dilation + 1 <= available
+        reach = (available - 1 + g.pad - (g.kernel - 1) * g.dilation) // g.stride + 1
+    return max(done, min(g.out_h, reach))
 
 
 def _rolling_stripes(ops: Sequence[Op], count: int) -> list[Stripe] | None:
@@ -326,7 +351,8 @@ def _rolling_stripes(ops: Sequence[Op], count: int) -> list[Stripe] | None:
     from the first row its reader still needs: those rows move to the slot's start before the
     stripe's calls."""
     links = len(ops) - 1
-    heights = [op.outputs[0].shape[1] for op in ops]
+    geometry = [_geometry(op) for op in ops]
+    heights = [g.out_h for g in geometry]
     pace = [-(-h // count) for h in heights]
     done = [0] * len(ops)
     first = [0] * links
@@ -337,18 +363,17 @@ def _rolling_stripes(ops: Sequence[Op], count: int) -> list[Stripe] | None:
         calls: list[OpRows | None] = [None] * len(ops)
         kept: list[tuple[int, int] | None] = [None] * links
         for j in range(links):
-            reader = ops[j + 1]
             needed = done[j]
             if done[j + 1] < heights[j + 1]:
-                needed = min(needed, _first_input_row(reader, done[j + 1]))
+                needed = min(needed, _first_input_row(geometry[j + 1], done[j + 1]))
             if needed > first[j] and done[j] > needed:
                 kept[j] = (needed - first[j], done[j] - needed)
             first[j] = max(first[j], needed)
-        for j, op in enumerate(ops):
-            target = heights[0] if j == 0 else _next_rows(op, done[j], done[j - 1])
+        for j, g in enumerate(geometry):
+            target = heights[0] if j == 0 else _reach(g, done[j], done[j - 1])
             target = min(target, done[j] + pace[j])
             if target > done[j]:
-                rows = op_rows(op, done[j], target)
+                rows = _rows(g, done[j], target)
                 if rows.in_rows < 1:
                     return None
                 calls[j] = rows
