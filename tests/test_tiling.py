@@ -295,6 +295,30 @@ def test_next_rows_is_the_last_row_the_made_input_reaches() -> None:
     assert checked > 1000
 
 
+def test_one_walk_gives_every_prefix_its_own_walk() -> None:
+    """tiling.rolling_prefixes (the search's shared walk) against walking each prefix alone."""
+    from mcugen.memory.tiling import _rolling_stripes, rolling_prefixes
+
+    rng = np.random.default_rng(12)
+    compared = 0
+    for _ in range(40):
+        graph = _graph(_random_chain(rng)[0])
+        runs = chain_runs(graph, graph.ops)
+        if not runs:
+            continue
+        (first, last), = runs
+        ops = graph.ops[first:last + 1]
+        rows = ops[0].outputs[0].shape[1]
+        for count in sorted({2, 3, max(2, rows // 4), max(2, rows // 2), max(2, rows), rows + 3}):
+            walks = rolling_prefixes(ops, count)
+            assert len(walks) == len(ops) - 1
+            for m, walk in enumerate(walks, start=2):
+                alone = _rolling_stripes(ops[:m], count)
+                assert walk == alone, (m, count)
+                compared += 1
+    assert compared > 200
+
+
 # --- compiled C against TFLite -------------------------------------------------------------------
 
 

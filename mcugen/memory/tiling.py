@@ -385,6 +385,62 @@ def _rolling_stripes(ops: Sequence[Op], count: int) -> list[Stripe] | None:
     return stripes
 
 
+def rolling_prefixes(ops: Sequence[Op], count: int) -> list[list[Stripe] | None]:
+    """[_rolling_stripes(ops[:m], count) for m in 2..len(ops)], from one walk of all of `ops`.
+
+    An op's pace and progress depend only on the ops before it, and a slot's kept rows only on
+    its reader, so the walk of a prefix is the walk of the whole restricted to it, up to the
+    stripe that finishes the prefix. A prefix fails where its own walk would (too many stripes,
+    or a stripe with no call of its ops); if the whole walk stops early, the prefixes it leaves
+    unfinished are walked on their own.
+    """
+    links = len(ops) - 1
+    geometry = [_geometry(op) for op in ops]
+    heights = [g.out_h for g in geometry]
+    pace = [-(-h // count) for h in heights]
+    done = [0] * len(ops)
+    first = [0] * links
+    found: dict[int, list[Stripe] | None] = {}  # prefix length -> its walk
+    steps: list[tuple[tuple[OpRows | None, ...], tuple[tuple[int, int], ...], tuple[tuple[int, int] | None, ...]]] = []
+    while len(found) < links:
+        for m in range(2, len(ops) + 1):
+            if m not in found and len(steps) > 4 * count + m:
+                found[m] = None
+        if len(found) == links:
+            break
+        calls: list[OpRows | None] = [None] * len(ops)
+        kept: list[tuple[int, int] | None] = [None] * links
+        for j in range(links):
+            needed = done[j]
+            if done[j + 1] < heights[j + 1]:
+                needed = min(needed, _first_input_row(geometry[j + 1], done[j + 1]))
+            if needed > first[j] and done[j] > needed:
+                kept[j] = (needed - first[j], done[j] - needed)
+            first[j] = max(first[j], needed)
+        broken = False
+        for j, g in enumerate(geometry):
+            target = heights[0] if j == 0 else _reach(g, done[j], done[j - 1])
+            target = min(target, done[j] + pace[j])
+            if target > done[j]:
+                rows = _rows(g, done[j], target)
+                if rows.in_rows < 1:
+                    broken = True
+                    break
+                calls[j] = rows
+                done[j] = target
+        if broken or all(c is None for c in calls):
+            break
+        steps.append((tuple(calls), tuple((first[j], done[j]) for j in range(links)), tuple(kept)))
+        for m in range(2, len(ops) + 1):
+            if m in found:
+                continue
+            if all(c is None for c in calls[:m]):
+                found[m] = None
+            elif done[:m] == heights[:m]:
+                found[m] = [Stripe(c[:m], h[:m - 1], k[:m - 1]) for c, h, k in steps]
+    return [found[m] if m in found else _rolling_stripes(ops[:m], count) for m in range(2, len(ops) + 1)]
+
+
 def _keeps_rows(stripes: Sequence[Stripe], links: int) -> list[bool]:
     """Whether slot j holds rows from one stripe into the next."""
     return [any(later.held[j][0] < earlier.held[j][1] for earlier, later in itertools.pairwise(stripes))
@@ -408,11 +464,15 @@ def _layout(sizes: Sequence[int], keeps: Sequence[bool]) -> tuple[list[int], int
     return offsets, kept_bytes + area
 
 
-def make_chain(ops: Sequence[Op], first_step: int, count: int, rolling: bool = False) -> Chain | None:
-    """The chain of `ops` in `count` stripes, or None if it cannot be cut so."""
-    stripes = _rolling_stripes(ops, count) if rolling else _recomputed_stripes(ops, count)
+def make_chain(ops: Sequence[Op], first_step: int, count: int, rolling: bool = False,
+               stripes: list[Stripe] | None = None) -> Chain | None:
+    """The chain of `ops` in `count` stripes, or None if it cannot be cut so; `stripes`: its
+    walk, if already made (rolling_prefixes)."""
+    if stripes is None:
+        stripes = _rolling_stripes(ops, count) if rolling else _recomputed_stripes(ops, count)
     if stripes is None:
         return None
+    stripes = list(stripes)
     slot_sizes = [_align(max(s.held[j][1] - s.held[j][0] for s in stripes) * row_bytes(op.outputs[0]))
                   for j, op in enumerate(ops[:-1])]
     offsets, region = _layout(slot_sizes, _keeps_rows(stripes, len(slot_sizes)))

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from ..ir import Graph, Op, OpKind, Tensor
 from ..ops.registry import op_def
 from .liveness import ScratchBytes, collect_buffers, live_by_step
-from .tiling import Chain, Tiling, make_chain
+from .tiling import Chain, Stripe, Tiling, make_chain, rolling_prefixes
 
 RECOMPUTED_COUNTS = (2, 4, 8, 16)
 MAX_ROUNDS = 6
@@ -124,9 +124,35 @@ def _best(trials: list[Trial]) -> Trial | None:
     return min(trials, key=lambda t: t[:3]) if trials else None
 
 
-def _try(tiling: Tiling, order: Sequence[Op], a: int, b: int, count: int, rolling: bool,
-         score: Score) -> Trial | None:
-    chain = make_chain(order[a:b + 1], a, count, rolling)
+class _Chains:
+    """make_chain for the search. Its first pass cuts every chain from an op in as many rolling
+    stripes as its first op has rows: those chains' walks are prefixes of one walk, made once
+    (tiling.rolling_prefixes) for the longest chain from that op."""
+
+    def __init__(self, graph: Graph, order: Sequence[Op]) -> None:
+        self.order = order
+        self.ends: dict[int, int] = {}  # first step -> the last step a chain from it may reach
+        for first, last in chain_runs(graph, order):
+            for a in range(first, last):
+                self.ends[a] = min(last, a + MAX_CHAIN_OPS - 1)
+        self.walks: dict[tuple[int, int], list[list[Stripe] | None]] = {}
+
+    def make(self, a: int, b: int, count: int, rolling: bool, shared: bool = False) -> Chain | None:
+        """make_chain(order[a:b + 1], a, count, rolling); `shared`: walk every chain from `a`
+        with this count at once (the caller will ask for them)."""
+        ops = self.order[a:b + 1]
+        key = (a, count)
+        if not rolling or b > self.ends.get(a, -1) or not (shared or key in self.walks):
+            return make_chain(ops, a, count, rolling)
+        if key not in self.walks:
+            self.walks[key] = rolling_prefixes(self.order[a:self.ends[a] + 1], count)
+        stripes = self.walks[key][b - a - 1]
+        return make_chain(ops, a, count, rolling, stripes) if stripes is not None else None
+
+
+def _try(tiling: Tiling, chains: _Chains, a: int, b: int, count: int, rolling: bool, score: Score,
+         shared: bool = False) -> Trial | None:
+    chain = chains.make(a, b, count, rolling, shared)
     if chain is None:
         return None
     trial = Tiling([*tiling.chains, chain])
@@ -143,12 +169,13 @@ def choose_tiling(graph: Graph, order: Sequence[Op], score: Score,
     """
     tiling = Tiling()
     best = score(tiling)
+    chains = _Chains(graph, order)
     for _ in range(MAX_ROUNDS):
         runs = _runs_around(graph, order, tiling.chains, peak_step(tiling))
         # Each run first with its least-memory cut (rolling, a row per stripe); then every cut
         # of the few best runs.
         first = [t for a, b in runs for count, rolling in _least_memory_cut(order[a:b + 1])
-                 for t in [_try(tiling, order, a, b, count, rolling, score)] if t is not None]
+                 for t in [_try(tiling, chains, a, b, count, rolling, score, shared=True)] if t is not None]
         first.sort(key=lambda t: t[:3])
         trials = list(first)
         for _, _, _, trial in first[:SHORTLIST]:
@@ -156,7 +183,7 @@ def choose_tiling(graph: Graph, order: Sequence[Op], score: Score,
             a, b = chain.first_step, chain.last_step
             for rolling in (True, False):
                 for count in _counts(chain.ops, rolling):
-                    result = _try(tiling, order, a, b, count, rolling, score)
+                    result = _try(tiling, chains, a, b, count, rolling, score)
                     if result is not None:
                         trials.append(result)
         winner = _best(trials)
