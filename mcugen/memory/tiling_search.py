@@ -12,6 +12,7 @@ the tiling only if the placed plan is smaller than the untiled one.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Sequence
 
 from ..ir import Graph, Op, OpKind, Tensor
@@ -202,6 +203,7 @@ def plan_tiling(graph: Graph, order: Sequence[Op], scratch_bytes: ScratchBytes) 
     """The chains for `order`, scored by the liveness bound of the tiled buffers (in place on)."""
     steps = list(order)
     known: dict[int, tuple[Tiling, list[int]]] = {}  # id(tiling) -> (it, its totals): score, then peak
+    scratch_bytes = functools.cache(scratch_bytes)  # asked for every op of every candidate
 
     def variant_totals(tiling: Tiling) -> list[list[int]]:
         """Bytes live at each step under each of the planner's variants, in variants() order."""

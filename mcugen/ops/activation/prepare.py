@@ -17,7 +17,6 @@ expf/tanhf/exp (called through ctypes), which is what the TFLite runtimes call.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import functools
 import math
 from collections.abc import Callable
@@ -34,10 +33,13 @@ f32 = np.float32
 
 # --- the C library's float functions (what TFLite's std::exp(float) etc. call) ------------
 
+
 @functools.cache
 def _libm() -> ctypes.CDLL:
     """The C math library, loaded at first use: finding it runs `ldconfig -p`, ~20 ms that a
     build without these functions need not pay."""
+    import ctypes.util  # here: it imports subprocess
+
     libm = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
     for name in ("expf", "tanhf", "logf"):
         getattr(libm, name).restype = ctypes.c_float
