@@ -6,9 +6,11 @@ defaults otherwise), both run as the console scripts installed next to this Pyth
 user types them. Each command runs once untimed first (bytecode caches, file cache), then the
 repetitions interleave the two tools so that a noisy machine slows both alike. Reports the median
 wall time and the median CPU time (user + system of the child) per tool, and mcugen over Vela.
-Writes a Markdown table to stdout (and --json FILE).
+With --instructions, each command also runs once under valgrind (cachegrind, no cache model) for
+its instruction count: slow (~20 s a run) but the same on a busy machine, where times are not.
+Writes Markdown tables to stdout (and --json FILE).
 
-    python3 benchmarks/build/run.py [MODEL.tflite ...] [--repeat N] > benchmarks/build/results.md
+    python3 benchmarks/build/run.py [MODEL.tflite ...] [--repeat N] [--instructions] > benchmarks/build/results.md
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import resource
 import shutil
 import statistics
@@ -52,13 +55,24 @@ def timed_run(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
     """(wall seconds, user + system CPU seconds) of one run of `argv`; fails loudly."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    done = subprocess.run(argv, check=False, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         sys.exit(f"error: {' '.join(argv)} exited {done.returncode}: {done.stderr.strip()}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return wall, cpu
+
+
+def instructions(argv: list[str], env: dict[str, str]) -> int:
+    """Instructions executed by one run of `argv` (a console script: run by this Python)."""
+    done = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
+                           sys.executable, *argv], check=False, env={**env, "PYTHONHASHSEED": "0"},
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    found = re.search(r"I\s+refs:\s+([\d,]+)", done.stderr)
+    if done.returncode != 0 or found is None:
+        sys.exit(f"error: valgrind {' '.join(argv)} failed: {done.stderr.strip()[-500:]}")
+    return int(found.group(1).replace(",", ""))
 
 
 def environment(cache: Path) -> dict[str, str]:
@@ -71,7 +85,8 @@ def environment(cache: Path) -> dict[str, str]:
     return env
 
 
-def measure(models: list[Path], repeat: int) -> list[dict[str, Any]]:
+def measure(models: list[Path], repeat: int, count_instructions: bool) -> list[dict[str, Any]]:
+    counts: dict[tuple[str, str], int] = {}
     with tempfile.TemporaryDirectory() as tmp:
         env = environment(Path(tmp) / "pycache")
         samples = {(m.stem, t): [] for m in models for t in TOOLS}
@@ -82,6 +97,9 @@ def measure(models: list[Path], repeat: int) -> list[dict[str, Any]]:
             for model in models:
                 for tool in TOOLS:
                     samples[model.stem, tool].append(timed_run(command(tool, model, Path(tmp) / model.stem), env))
+        for model in models if count_instructions else []:
+            for tool in TOOLS:
+                counts[model.stem, tool] = instructions(command(tool, model, Path(tmp) / model.stem), env)
     rows = []
     for model in models:
         row: dict[str, Any] = {"model": model.stem}
@@ -93,12 +111,16 @@ def measure(models: list[Path], repeat: int) -> list[dict[str, Any]]:
             row[f"{tool}_cpu_median_s"] = round(statistics.median(c for _, c in runs), 4)
         row["wall_ratio"] = round(row["mcugen_wall_median_s"] / row["vela_wall_median_s"], 3)
         row["cpu_ratio"] = round(row["mcugen_cpu_median_s"] / row["vela_cpu_median_s"], 3)
+        if counts:
+            row["mcugen_instructions"] = counts[model.stem, "mcugen"]
+            row["vela_instructions"] = counts[model.stem, "vela"]
+            row["instructions_ratio"] = round(row["mcugen_instructions"] / row["vela_instructions"], 3)
         rows.append(row)
     return rows
 
 
 def vela_version() -> str:
-    done = subprocess.run([console_script("vela"), "--version"], capture_output=True, text=True)
+    done = subprocess.run([console_script("vela"), "--version"], check=False, capture_output=True, text=True)
     return done.stdout.strip() or "unknown"
 
 
@@ -106,10 +128,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("models", nargs="*", type=Path)
     parser.add_argument("--repeat", type=int, default=7, help="timed runs per tool and model (default 7)")
+    parser.add_argument("--instructions", action="store_true", help="also count instructions (needs valgrind)")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     models = args.models or sorted(PUBLIC.glob("*.tflite"))
-    rows = measure(models, args.repeat)
+    rows = measure(models, args.repeat, args.instructions)
     print(f"{args.repeat} interleaved runs per tool and model; medians in seconds; "
           f"Python {platform.python_version()}, vela {vela_version()}, {os.cpu_count()} cores.\n")
     print("| model | mcugen wall | vela wall | mcugen / vela (wall) | mcugen CPU | vela CPU | mcugen / vela (CPU) |")
@@ -118,6 +141,13 @@ def main() -> None:
         print(f"| {r['model']} | {r['mcugen_wall_median_s']:.3f} | {r['vela_wall_median_s']:.3f} | "
               f"{r['wall_ratio']:.2f} | {r['mcugen_cpu_median_s']:.3f} | {r['vela_cpu_median_s']:.3f} | "
               f"{r['cpu_ratio']:.2f} |")
+    if args.instructions:
+        print("\nInstructions of one run (valgrind, millions):\n")
+        print("| model | mcugen | vela | mcugen / vela |")
+        print("|---|---|---|---|")
+        for r in rows:
+            print(f"| {r['model']} | {r['mcugen_instructions'] / 1e6:.0f} | {r['vela_instructions'] / 1e6:.0f} | "
+                  f"{r['instructions_ratio']:.2f} |")
     if args.json is not None:
         args.json.write_text(json.dumps(rows, indent=2) + "\n")
 
