@@ -269,9 +269,9 @@ def test_stripe_geometry_on_random_chains() -> None:
     assert checked > 150
 
 
-def test_next_rows_is_the_last_row_the_made_input_reaches() -> None:
-    """tiling._next_rows solves for the row; its definition searches row by row with op_rows."""
-    from mcugen.memory.tiling import _next_rows
+def test_reach_is_the_last_row_the_made_input_reaches() -> None:
+    """tiling._reach solves for the row; its definition searches row by row with op_rows."""
+    from mcugen.memory.tiling import _geometry, _reach
 
     def searched(op: Op, done: int, available: int) -> int:
         stop = done
@@ -290,7 +290,7 @@ def test_next_rows_is_the_last_row_the_made_input_reaches() -> None:
                 assert x is not None
                 for done in range(op.outputs[0].shape[1] + 1):
                     for available in range(x.shape[1] + 1):
-                        assert _next_rows(op, done, available) == searched(op, done, available)
+                        assert _reach(_geometry(op), done, available) == searched(op, done, available)
                         checked += 1
     assert checked > 1000
 

@@ -45,7 +45,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import itertools
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -328,14 +328,10 @@ def _recomputed_stripes(ops: Sequence[Op], count: int) -> list[Stripe] | None:
     return stripes
 
 
-def _next_rows(op: Op, done: int, available: int) -> int:
-    """How far `op` can compute past row `done` with `available` rows of its input made."""
-    return _reach(_geometry(op), done, available)
-
-
 def _reach(g: _Geometry, done: int, available: int) -> int:
-    """_next_rows: the last output row whose op_rows in_stop is within the rows made (in_stop
-    grows with the row, so it is solved for, not searched)."""
+    """How far the op can compute past row `done` with `available` rows of its input made: the
+    last output row whose op_rows in_stop is within them (in_stop grows with the row, so it is
+    solved for, not searched)."""
     if g.add:
         reach = available  # it reads the rows it writes
     elif available >= g.in_h:
@@ -345,21 +341,22 @@ def _reach(g: _Geometry, done: int, available: int) -> int:
     return max(done, min(g.out_h, reach))
 
 
-def _rolling_stripes(ops: Sequence[Op], count: int) -> list[Stripe] | None:
-    """Each op advances by at most 1/count of its rows per stripe, computing only rows whose
-    input rows are all made (no row is computed twice), until every op is done. A slot keeps
-    from the first row its reader still needs: those rows move to the slot's start before the
-    stripe's calls."""
+# One stripe of a rolling walk: each op's call, each slot's held rows, each slot's kept rows,
+# and how many rows of its output each op has made once the stripe has run.
+_Step = tuple[tuple[OpRows | None, ...], tuple[tuple[int, int], ...], tuple[tuple[int, int] | None, ...],
+              tuple[int, ...]]
+
+
+def _walk(ops: Sequence[Op], count: int) -> Iterator[_Step | None]:
+    """The rolling walk of `ops`, stripe by stripe, until every op is done; None (and no more)
+    where a call would see no input row or a stripe would make no call."""
     links = len(ops) - 1
     geometry = [_geometry(op) for op in ops]
     heights = [g.out_h for g in geometry]
     pace = [-(-h // count) for h in heights]
     done = [0] * len(ops)
     first = [0] * links
-    stripes: list[Stripe] = []
     while done != heights:
-        if len(stripes) > 4 * count + len(ops):
-            return None
         calls: list[OpRows | None] = [None] * len(ops)
         kept: list[tuple[int, int] | None] = [None] * links
         for j in range(links):
@@ -375,13 +372,27 @@ def _rolling_stripes(ops: Sequence[Op], count: int) -> list[Stripe] | None:
             if target > done[j]:
                 rows = _rows(g, done[j], target)
                 if rows.in_rows < 1:
-                    return None
+                    yield None
+                    return
                 calls[j] = rows
                 done[j] = target
         if all(c is None for c in calls):
+            yield None
+            return
+        yield tuple(calls), tuple((first[j], done[j]) for j in range(links)), tuple(kept), tuple(done)
+
+
+def _rolling_stripes(ops: Sequence[Op], count: int) -> list[Stripe] | None:
+    """Each op advances by at most 1/count of its rows per stripe, computing only rows whose
+    input rows are all made (no row is computed twice), until every op is done. A slot keeps
+    from the first row its reader still needs: those rows move to the slot's start before the
+    stripe's calls. None past 4 * count + len(ops) stripes, or if the walk stops (_walk)."""
+    stripes: list[Stripe] = []
+    for step in _walk(ops, count):
+        if step is None or len(stripes) > 4 * count + len(ops):
             return None
-        held = tuple((first[j], done[j]) for j in range(links))
-        stripes.append(Stripe(tuple(calls), held, tuple(kept)))
+        calls, held, kept, _ = step
+        stripes.append(Stripe(calls, held, kept))
     return stripes
 
 
@@ -394,51 +405,26 @@ def rolling_prefixes(ops: Sequence[Op], count: int) -> list[list[Stripe] | None]
     or a stripe with no call of its ops); if the whole walk stops early, the prefixes it leaves
     unfinished are walked on their own.
     """
-    links = len(ops) - 1
-    geometry = [_geometry(op) for op in ops]
-    heights = [g.out_h for g in geometry]
-    pace = [-(-h // count) for h in heights]
-    done = [0] * len(ops)
-    first = [0] * links
+    lengths = range(2, len(ops) + 1)
+    heights = tuple(op.outputs[0].shape[1] for op in ops)
     found: dict[int, list[Stripe] | None] = {}  # prefix length -> its walk
-    steps: list[tuple[tuple[OpRows | None, ...], tuple[tuple[int, int], ...], tuple[tuple[int, int] | None, ...]]] = []
-    while len(found) < links:
-        for m in range(2, len(ops) + 1):
+    steps: list[_Step] = []
+    for step in _walk(ops, count):
+        for m in lengths:
             if m not in found and len(steps) > 4 * count + m:
                 found[m] = None
-        if len(found) == links:
+        if step is None or len(found) == len(lengths):
             break
-        calls: list[OpRows | None] = [None] * len(ops)
-        kept: list[tuple[int, int] | None] = [None] * links
-        for j in range(links):
-            needed = done[j]
-            if done[j + 1] < heights[j + 1]:
-                needed = min(needed, _first_input_row(geometry[j + 1], done[j + 1]))
-            if needed > first[j] and done[j] > needed:
-                kept[j] = (needed - first[j], done[j] - needed)
-            first[j] = max(first[j], needed)
-        broken = False
-        for j, g in enumerate(geometry):
-            target = heights[0] if j == 0 else _reach(g, done[j], done[j - 1])
-            target = min(target, done[j] + pace[j])
-            if target > done[j]:
-                rows = _rows(g, done[j], target)
-                if rows.in_rows < 1:
-                    broken = True
-                    break
-                calls[j] = rows
-                done[j] = target
-        if broken or all(c is None for c in calls):
-            break
-        steps.append((tuple(calls), tuple((first[j], done[j]) for j in range(links)), tuple(kept)))
-        for m in range(2, len(ops) + 1):
+        steps.append(step)
+        calls, _, _, done = step
+        for m in lengths:
             if m in found:
                 continue
             if all(c is None for c in calls[:m]):
                 found[m] = None
             elif done[:m] == heights[:m]:
-                found[m] = [Stripe(c[:m], h[:m - 1], k[:m - 1]) for c, h, k in steps]
-    return [found[m] if m in found else _rolling_stripes(ops[:m], count) for m in range(2, len(ops) + 1)]
+                found[m] = [Stripe(c[:m], h[:m - 1], k[:m - 1]) for c, h, k, _ in steps]
+    return [found[m] if m in found else _rolling_stripes(ops[:m], count) for m in lengths]
 
 
 def _keeps_rows(stripes: Sequence[Stripe], links: int) -> list[bool]:
