@@ -7,6 +7,7 @@ the planner and code generator read it. ``verify_graph`` checks its invariants b
 from __future__ import annotations
 
 import enum
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -364,7 +365,7 @@ class Tensor:
 
     @property
     def num_elements(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
+        return int(math.prod(self.shape))  # not np.prod: the planner asks thousands of times
 
     @property
     def nbytes(self) -> int:

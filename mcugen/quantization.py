@@ -9,6 +9,7 @@ in C (templates/runtime/kernels) and in numpy (mcugen/reference), and tests hold
 from __future__ import annotations
 
 import enum
+import functools
 import math
 
 import numpy as np
@@ -38,6 +39,7 @@ def _round_half_away(value: float) -> int:
     return math.floor(abs(value) + 0.5) * (1 if value >= 0 else -1)
 
 
+@functools.lru_cache(maxsize=4096)  # a tiled chain asks again for each stripe's call
 def quantize_multiplier(real: float) -> tuple[int, int]:
     """TFLite's QuantizeMultiplier: real ~= multiplier * 2^(shift - 31), multiplier in [2^30, 2^31).
 

@@ -269,6 +269,56 @@ def test_stripe_geometry_on_random_chains() -> None:
     assert checked > 150
 
 
+def test_reach_is_the_last_row_the_made_input_reaches() -> None:
+    """tiling._reach solves for the row; its definition searches row by row with op_rows."""
+    from mcugen.memory.tiling import _geometry, _reach
+
+    def searched(op: Op, done: int, available: int) -> int:
+        stop = done
+        while stop < op.outputs[0].shape[1] and op_rows(op, done, stop + 1).in_stop <= available:
+            stop += 1
+        return stop
+
+    rng = np.random.default_rng(11)
+    checked = 0
+    for _ in range(30):
+        graph = _graph(_random_chain(rng)[0])
+        for op in graph.ops:
+            if op.kind is OpKind.ADD or op.kind in (OpKind.CONV_2D, OpKind.DEPTHWISE_CONV_2D,
+                                                    OpKind.AVERAGE_POOL_2D, OpKind.MAX_POOL_2D):
+                x = op.inputs[0]
+                assert x is not None
+                for done in range(op.outputs[0].shape[1] + 1):
+                    for available in range(x.shape[1] + 1):
+                        assert _reach(_geometry(op), done, available) == searched(op, done, available)
+                        checked += 1
+    assert checked > 1000
+
+
+def test_one_walk_gives_every_prefix_its_own_walk() -> None:
+    """tiling.rolling_prefixes (the search's shared walk) against walking each prefix alone."""
+    from mcugen.memory.tiling import _rolling_stripes, rolling_prefixes
+
+    rng = np.random.default_rng(12)
+    compared = 0
+    for _ in range(40):
+        graph = _graph(_random_chain(rng)[0])
+        runs = chain_runs(graph, graph.ops)
+        if not runs:
+            continue
+        (first, last), = runs
+        ops = graph.ops[first:last + 1]
+        rows = ops[0].outputs[0].shape[1]
+        for count in sorted({2, 3, max(2, rows // 4), max(2, rows // 2), max(2, rows), rows + 3}):
+            walks = rolling_prefixes(ops, count)
+            assert len(walks) == len(ops) - 1
+            for m, walk in enumerate(walks, start=2):
+                alone = _rolling_stripes(ops[:m], count)
+                assert walk == alone, (m, count)
+                compared += 1
+    assert compared > 200
+
+
 # --- compiled C against TFLite -------------------------------------------------------------------
 
 

@@ -28,8 +28,6 @@ import numpy as np
 
 from ..driver import BuildOptions, Compiled, compile_model, write_output
 from ..errors import BuildError
-from ..toolchain.cross import measure_code_size
-from .profile import profile_model
 
 NPU_CYCLES_SOURCE = ("simulated: one run on the host with zero inputs (the cycles do not depend on the data), "
                      "read from the simulated Ethos-U's PMU cycle counter, summed over the ethos-u ops")
@@ -41,6 +39,8 @@ def code_size_report(compiled: Compiled, size: bool | None) -> dict[str, Any]:
     if size is False or not (size or target.is_cross):
         return {"measured": False,
                 "reason": "not asked: mcugen build measures it for Cortex-M targets or with --size"}
+    from ..toolchain.cross import measure_code_size  # here: a host build runs no toolchain
+
     try:
         return measure_code_size(compiled.code.files, compiled.prefix, target)
     except BuildError as error:
@@ -51,6 +51,8 @@ def code_size_report(compiled: Compiled, size: bool | None) -> dict[str, Any]:
 
 def npu_cycles_report(model: Path, compiled: Compiled) -> dict[str, Any]:
     """report.json's "npu" "cycles" and "cycles_source" for a Vela-compiled model."""
+    from .profile import profile_model  # here: only a Vela-compiled model runs the simulated NPU
+
     zeros = [np.zeros(t.shape, dtype=t.dtype.numpy) for t in compiled.graph.inputs]
     try:
         profile = profile_model(model, compiled.options, inputs=zeros)
@@ -65,6 +67,8 @@ def build(model: Path, out_dir: Path, options: BuildOptions, size: bool | None =
     report.json, then write_output; nothing is written when any step fails."""
     compiled = compile_model(model, options)
     if instructions:
+        from .profile import profile_model  # here: only --instructions runs the emulator
+
         compiled.instructions = profile_model(model, options, qemu=True).instructions_report()
     compiled.code_size = code_size_report(compiled, size)
     if compiled.npu is not None:

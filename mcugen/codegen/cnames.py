@@ -7,6 +7,7 @@ line.
 
 from __future__ import annotations
 
+import functools
 import re
 
 import numpy as np
@@ -58,6 +59,25 @@ def _c_integer(value: int) -> str:
     return "(-9223372036854775807 - 1)" if value == INT64_MIN else str(value)
 
 
+@functools.cache
+def _byte_literals(signed: bool) -> np.ndarray:
+    """The literal of every byte value, indexed by the byte as unsigned (an object array)."""
+    return np.array([str(b - 256 if signed and b >= 128 else b) for b in range(256)], dtype=object)
+
+
+def _integer_literals(array: np.ndarray) -> list[str]:
+    """Each integer's literal, in order; bools as 0 and 1: the text of _c_integer, but made by
+    numpy, not a Python call per element (weights run to hundreds of thousands): bytes by
+    lookup in a table of their 256 literals, wider integers by str() of the ints tolist() gives."""
+    if array.dtype.kind == "b":
+        array = array.astype(np.uint8)
+    if array.dtype.itemsize == 1:
+        return _byte_literals(array.dtype.kind == "i")[array.view(np.uint8)].tolist()
+    if array.dtype == np.int64 and array.size and int(array.min()) == INT64_MIN:
+        return [_c_integer(v) for v in array.tolist()]
+    return list(map(str, array.tolist()))
+
+
 def c_array_body(values: np.ndarray, per_line: int = 24) -> str:
     """Comma-separated literals, `per_line` a line, indented for an array initialiser: integers
     (bools as 0 and 1), float32 values as literals that read back to the same bits."""
@@ -67,6 +87,6 @@ def c_array_body(values: np.ndarray, per_line: int = 24) -> str:
             raise BuildError("a float constant holds inf or NaN, which C99 has no literal for")
         flat = [c_float(v) for v in array.ravel()]
     else:
-        flat = [_c_integer(int(v)) for v in array.ravel()]
+        flat = _integer_literals(array.ravel())
     lines = [", ".join(flat[i : i + per_line]) for i in range(0, len(flat), per_line)]
     return ",\n".join("    " + line for line in lines)

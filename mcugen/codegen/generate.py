@@ -7,10 +7,8 @@ The output is deterministic: the same graph, plan and options give byte-identica
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-import jinja2
 import numpy as np
 
 from .. import __version__
@@ -23,11 +21,11 @@ from ..ops import registry
 from ..quantization import Rounding
 from ..targets import HOST, Target
 from .cnames import c_array_body, c_float, comment, identifier
+from .environment import TEMPLATES, environment
 from .memory import GUARD_BYTE, GUARD_STATUS, guard_statements, pool_entries
 from .npu import NpuCode, npu_code
 from .stripes import emit_chain_step
 
-TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 RUNTIME = TEMPLATES / "runtime" / "kernels"
 # Headers every generated model includes, whatever its ops.
 COMMON_RUNTIME = ("mcugen_nn_types.h", "mcugen_fixedpoint.h", "mcugen_platform.h")
@@ -113,17 +111,6 @@ class GeneratedCode:
     files: dict[str, str]  # file name -> content, including the copied runtime
     weights_bytes: int
     runtime: list[str]
-
-
-def _environment() -> jinja2.Environment:
-    return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-        autoescape=False,
-    )
 
 
 # The mcugen_quantize.c kernel that turns float32 values into an input's dtype, and an
@@ -249,7 +236,7 @@ def generate(graph: Graph, order: list[Op], plan: Plan, prefix: str, rounding: R
                    + (npu.sources if npu is not None else []),
         "npu": npu,
     }
-    env = _environment()
+    env = environment()
     files = {
         f"{prefix}_model.h": env.get_template("model.h.j2").render(data),
         f"{prefix}_model.c": env.get_template("model.c.j2").render(data),
@@ -281,4 +268,4 @@ def render_harness(prefix: str, model_label: str, graph: Graph) -> str:
     data = {"version": __version__, "model": comment(model_label), "sha256": graph.sha256,
             "prefix": prefix, "PREFIX": prefix.upper(),
             "npu": any(op.kind is OpKind.ETHOS_U for op in graph.ops)}
-    return _environment().get_template("harness_main.c.j2").render(data)
+    return environment().get_template("harness_main.c.j2").render(data)

@@ -20,8 +20,9 @@ from ..errors import BuildError
 from ..ir import Op
 from ..ops.base import DEFAULT_SETTING
 from ..ops.npu import prepare_ethos_u
+from .environment import TEMPLATES
 
-NPU_RUNTIME = Path(__file__).resolve().parents[1] / "templates" / "runtime" / "npu"
+NPU_RUNTIME = TEMPLATES / "runtime" / "npu"
 ENGINE_HEADER = "mcugen_npu_engine.h"
 GLUE = ("mcugen_npu_model.h", "mcugen_npu_model.c")
 

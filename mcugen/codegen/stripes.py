@@ -82,36 +82,70 @@ def _slot_pointer(chain: Chain, stripe: Stripe, j: int, row: int, region: str) -
     return _pointer(tensor, region, offset)
 
 
-def _stand_in(chain: Chain, j: int, stripe: Stripe, ctx: _StripeContext, slot: str, number: int) -> Op:
-    """Op j of the chain as the kernel sees it in one stripe; its pointers go into ctx."""
+OUTPUT = -1  # the output's key among an op's operand pointers
+
+
+def _operand_pointers(chain: Chain, j: int, stripe: Stripe, ctx: Any, slot: str) -> dict[int, str]:
+    """Op j's pointers in one stripe: input position (or OUTPUT) -> pointer expression."""
     op = chain.ops[j]
     rows = stripe.calls[j]
     assert rows is not None
     flow = chain.flow_operand(j)
-    inputs: list[Tensor | None] = list(op.inputs)
+    pointers: dict[int, str] = {}
     for n, tensor in enumerate(op.inputs):
         if tensor is None or tensor.is_constant:
             continue
         if n == flow:
-            view = stripe_view(tensor, rows.in_rows)
             if j == 0:
-                pointer = _pointer(tensor, ctx.inner.address(tensor), rows.in_start * row_bytes(tensor))
+                pointers[n] = _pointer(tensor, ctx.address(tensor), rows.in_start * row_bytes(tensor))
             else:
-                pointer = _slot_pointer(chain, stripe, j - 1, rows.in_start, slot)
+                pointers[n] = _slot_pointer(chain, stripe, j - 1, rows.in_start, slot)
         else:  # a residual operand: the whole tensor's rows of this stripe
-            view = stripe_view(tensor, rows.out_rows)
-            pointer = _pointer(tensor, ctx.inner.address(tensor), rows.out_start * row_bytes(tensor))
-        inputs[n] = view
-        ctx.pointers[id(view)] = pointer
+            pointers[n] = _pointer(tensor, ctx.address(tensor), rows.out_start * row_bytes(tensor))
     y = op.outputs[0]
-    out = stripe_view(y, rows.out_rows)
     if j == len(chain.ops) - 1:
-        ctx.pointers[id(out)] = _pointer(y, ctx.inner.address(y), rows.out_start * row_bytes(y))
+        pointers[OUTPUT] = _pointer(y, ctx.address(y), rows.out_start * row_bytes(y))
     else:
-        ctx.pointers[id(out)] = _slot_pointer(chain, stripe, j, rows.out_start, slot)
+        pointers[OUTPUT] = _slot_pointer(chain, stripe, j, rows.out_start, slot)
+    return pointers
+
+
+def _stand_in(chain: Chain, j: int, rows: OpRows, ctx: _StripeContext, pointers: dict[int, str],
+              number: int) -> Op:
+    """Op j of the chain as the kernel sees it in one stripe; its pointers go into ctx."""
+    op = chain.ops[j]
+    flow = chain.flow_operand(j)
+    inputs: list[Tensor | None] = list(op.inputs)
+    for n, pointer in pointers.items():
+        if n == OUTPUT:
+            continue
+        tensor = op.inputs[n]
+        assert tensor is not None
+        inputs[n] = view = stripe_view(tensor, rows.in_rows if n == flow else rows.out_rows)
+        ctx.pointers[id(view)] = pointer
+    out = stripe_view(op.outputs[0], rows.out_rows)
+    ctx.pointers[id(out)] = pointers[OUTPUT]
     stand_in = dataclasses.replace(op, inputs=inputs, outputs=[out], index=op.index * GEOMETRIES_PER_OP + number)
     ctx.renamed = (f"op{stand_in.index} ", f"op{op.index} ")
     return stand_in
+
+
+HOLE = "\x02"  # around an operand's number in a call emitted once for every stripe of its geometry
+
+
+def _template(chain: Chain, j: int, rows: OpRows, ctx: _StripeContext, pointers: dict[int, str],
+              number: int) -> KernelCall | None:
+    """Op j's call for every stripe of this geometry, each operand pointer a hole to fill in
+    (only the pointers differ between such stripes); None if a declaration took a pointer."""
+    holes = {n: f"{HOLE}{n}{HOLE}" for n in pointers}
+    call = _call(_stand_in(chain, j, rows, ctx, holes, number), ctx, rows)
+    return None if any(HOLE in d for d in call.declarations) else call
+
+
+def _fill(text: str, pointers: dict[int, str]) -> str:
+    parts = text.split(HOLE)
+    parts[1::2] = [pointers[int(n)] for n in parts[1::2]]
+    return "".join(parts)
 
 
 def _moves(chain: Chain, stripe: Stripe, region: str) -> list[str]:
@@ -136,9 +170,13 @@ def _call(op: Op, ctx: _StripeContext, rows: OpRows) -> KernelCall:
 
 
 def _stripe_calls(chain: Chain, ctx: Any, slot: str, result: KernelCall) -> list[list[str]]:
-    """Each stripe's calls (byte offsets marked), its declarations and runtime into `result`."""
+    """Each stripe's calls (byte offsets marked), its declarations and runtime into `result`.
+    An op's call is emitted once per geometry (the stand-in's shape and padding) with holes
+    for its pointers, then filled in for each stripe."""
     cache: dict[tuple[str, str, tuple[int, ...], bytes], str] = {}
     numbers: dict[tuple[int, int, int, int], int] = {}
+    templates: dict[tuple[int, int, int, int], KernelCall | None] = {}
+    declared = set(result.declarations)
     stripes = []
     for stripe in chain.stripes:
         calls = _moves(chain, stripe, slot)
@@ -148,9 +186,20 @@ def _stripe_calls(chain: Chain, ctx: Any, slot: str, result: KernelCall) -> list
             key = (j, rows.in_rows, rows.out_rows, rows.pad_top)
             number = numbers.setdefault(key, sum(1 for k in numbers if k[0] == j))
             assert number < GEOMETRIES_PER_OP, "stand-in names would collide"
-            sctx = _StripeContext(ctx, cache, chain)
-            call = _call(_stand_in(chain, j, stripe, sctx, slot, number), sctx, rows)
-            result.declarations += [d for d in call.declarations if d not in result.declarations]
+            pointers = _operand_pointers(chain, j, stripe, ctx, slot)
+            if key not in templates:
+                templates[key] = _template(chain, j, rows, _StripeContext(ctx, cache, chain), pointers, number)
+            template = templates[key]
+            if template is None:
+                sctx = _StripeContext(ctx, cache, chain)
+                call = _call(_stand_in(chain, j, rows, sctx, pointers, number), sctx, rows)
+            else:
+                call = KernelCall(template.declarations, [_fill(c, pointers) for c in template.calls],
+                                  template.runtime)
+            for declaration in call.declarations:
+                if declaration not in declared:
+                    declared.add(declaration)
+                    result.declarations.append(declaration)
             calls += call.calls
             result.runtime |= call.runtime
         stripes.append(calls)
@@ -186,18 +235,23 @@ def _runs(stripes: list[list[str]]) -> list[Run]:
     """Stripes grouped into loops: at each point the period (1..MAX_PERIOD stripes) whose
     repeats cover the most stripes; a period repeats when its calls are the same and each
     offset moves by the same bytes every time."""
+    shapes = [_shape(calls) for calls in stripes]  # split once; a unit of stripes joins theirs
+
+    def unit(start: int, period: int) -> tuple[Shape, tuple[int, ...]]:
+        parts = shapes[start:start + period]
+        return tuple(t for shape, _ in parts for t in shape), tuple(v for _, offsets in parts for v in offsets)
+
     runs: list[Run] = []
     i = 0
     while i < len(stripes):
         best_period, best_count = 1, 1
         for period in range(1, MAX_PERIOD + 1):
-            units = [_shape([c for s in stripes[k:k + period] for c in s])
-                     for k in range(i, len(stripes) - period + 1, period)]
+            units = [unit(k, period) for k in range(i, len(stripes) - period + 1, period)]
             count = _repeats(units) if units else 1
             if count > 1 and count * period > best_count * best_period:
                 best_period, best_count = period, count
-        shape, first = _shape([c for s in stripes[i:i + best_period] for c in s])
-        following = _shape([c for s in stripes[i + best_period:i + 2 * best_period] for c in s])[1]
+        shape, first = unit(i, best_period)
+        following = unit(i + best_period, best_period)[1]
         step = tuple(b - a for a, b in zip(first, following)) if best_count > 1 else (0,) * len(first)
         runs.append((shape, first, step, best_count))
         i += best_period * best_count

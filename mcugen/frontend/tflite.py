@@ -9,6 +9,7 @@ all at once as UnsupportedError, so a user sees the whole list in one run.
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -191,7 +192,7 @@ class _Reader:
         q = t.Quantization()
         if q is None or q.ScaleLength() == 0:
             return None
-        scales = tuple(float(s) for s in q.ScaleAsNumpy())
+        scales = tuple(q.ScaleAsNumpy().tolist())  # float32 values as Python floats, exactly
         zero_points = tuple(self._ints(q.ZeroPointAsNumpy())) if q.ZeroPointLength() else (0,) * len(scales)
         axis = int(q.QuantizedDimension())
         if len(zero_points) != len(scales):
@@ -200,7 +201,7 @@ class _Reader:
             raise ModelError(
                 f"{where}: {len(scales)} per-channel scales on axis {axis} do not match shape {list(shape)}"
             )
-        if not all(np.isfinite(s) and s > 0 for s in scales):
+        if not all(math.isfinite(s) and s > 0 for s in scales):
             raise ModelError(f"{where}: quantization scales must be finite and positive, got {scales[:4]}")
         return Quant(scale=scales, zero_point=zero_points, axis=axis)
 

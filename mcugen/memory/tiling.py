@@ -45,9 +45,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 import itertools
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..ir import Conv2DOptions, DepthwiseConv2DOptions, Op, OpKind, Pool2DOptions, Tensor
 from ..ops.common import conv_padding
@@ -63,10 +63,10 @@ def _align(value: int) -> int:
     return (value + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
 
 
-@dataclass(frozen=True)
-class OpRows:
+class OpRows(NamedTuple):
     """One kernel call of one op in one stripe: rows of its output and of its (flow) input, in
-    whole-tensor coordinates, and the zero rows above the sub-tensor's first row."""
+    whole-tensor coordinates, and the zero rows above the sub-tensor's first row. (A tuple: the
+    tiling search makes tens of thousands of them.)"""
 
     out_start: int
     out_stop: int
@@ -129,16 +129,20 @@ class Chain:
 
     def side_inputs(self) -> list[Tensor]:
         """Whole tensors the chain reads besides its input (the residual ADDs' other operands)."""
+        return list(self._side_inputs)
+
+    @functools.cached_property
+    def _side_inputs(self) -> tuple[Tensor, ...]:  # asked for at every planner try: made once
         inner = {id(t) for t in self.intermediates}
         found: list[Tensor] = []
         for op in self.ops[1:]:
             for t in op.inputs:
                 if t is not None and id(t) not in inner and not any(t is f for f in found):
                     found.append(t)
-        return found
+        return tuple(found)
 
     def external_inputs(self) -> list[Tensor]:
-        return [self.input, *[t for t in self.side_inputs() if t is not self.input]]
+        return [self.input, *[t for t in self._side_inputs if t is not self.input]]
 
     def flow_operand(self, j: int) -> int:
         """Which input of op j carries the chain (0 for window ops; the intermediate for ADD)."""
@@ -206,6 +210,24 @@ class Tiling:
             return [self]
         return [dataclasses.replace(self, share_output=True), dataclasses.replace(self, share_output=False)]
 
+    def shared_variant(self, buffers: list[Buffer]) -> list[Buffer]:
+        """What collect_buffers gives for the share_output variant, made from what it gave for
+        the other (whose buffers only add_buffers tells apart): `buffers` with each chain's
+        output over its dying input where it may, the buffers that changes copied first (the
+        planner tries both variants of every candidate: this halves its work)."""
+        assert not self.share_output
+        shared = list(buffers)
+        for chain in self.chains:
+            if chain.lag is None:
+                continue
+            holder = _holding(shared, chain.input)
+            if holder is not None:  # _share changes the input's buffer (and drops the output's)
+                shared[shared.index(holder)] = dataclasses.replace(
+                    holder, tensors=list(holder.tensors), in_place_ops=list(holder.in_place_ops),
+                    view_offsets=dict(holder.view_offsets), concat_ops=list(holder.concat_ops))
+            _share(chain, shared)
+        return shared
+
     def add_buffers(self, buffers: list[Buffer]) -> list[Buffer]:
         """The planner's buffers plus each chain's stripe region, with outputs over dying inputs
         where `share_output` (liveness.collect_buffers calls this last)."""
@@ -237,17 +259,44 @@ def _window(op: Op) -> tuple[int, int, int, int]:
     return kh, stride, dilation, pad
 
 
-def op_rows(op: Op, out_start: int, out_stop: int) -> OpRows:
-    """The input rows and top padding of `op` computing output rows [out_start, out_stop)."""
-    if op.kind is OpKind.ADD:
-        return OpRows(out_start, out_stop, out_start, out_stop, 0)
+class _Geometry(NamedTuple):
+    """What op_rows needs of an op, looked up once per chain (the walks ask thousands of times)."""
+
+    add: bool  # a residual ADD: reads the rows it writes
+    kernel: int
+    stride: int
+    dilation: int
+    pad: int
+    in_h: int
+    out_h: int
+
+
+def _geometry(op: Op) -> _Geometry:
     x = op.inputs[0]
     assert x is not None
-    kh, stride, dilation, pad = _window(op)
-    first = out_start * stride - pad
-    last = (out_stop - 1) * stride - pad + (kh - 1) * dilation
-    in_start, in_stop = max(0, first), min(x.shape[1], last + 1)
-    return OpRows(out_start, out_stop, in_start, in_stop, pad - out_start * stride + in_start)
+    out_h = op.outputs[0].shape[1]
+    if op.kind is OpKind.ADD:
+        return _Geometry(True, 1, 1, 1, 0, x.shape[1], out_h)
+    return _Geometry(False, *_window(op), x.shape[1], out_h)
+
+
+def _rows(g: _Geometry, out_start: int, out_stop: int) -> OpRows:
+    if g.add:
+        return OpRows(out_start, out_stop, out_start, out_stop, 0)
+    first = out_start * g.stride - g.pad
+    last = (out_stop - 1) * g.stride - g.pad + (g.kernel - 1) * g.dilation
+    in_start, in_stop = max(0, first), min(g.in_h, last + 1)
+    return OpRows(out_start, out_stop, in_start, in_stop, g.pad - out_start * g.stride + in_start)
+
+
+def _first_input_row(g: _Geometry, out_start: int) -> int:
+    """_rows(g, out_start, ...).in_start, without the rest."""
+    return out_start if g.add else max(0, out_start * g.stride - g.pad)
+
+
+def op_rows(op: Op, out_start: int, out_stop: int) -> OpRows:
+    """The input rows and top padding of `op` computing output rows [out_start, out_stop)."""
+    return _rows(_geometry(op), out_start, out_stop)
 
 
 def row_bytes(tensor: Tensor) -> int:
@@ -263,11 +312,12 @@ def _recomputed_stripes(ops: Sequence[Op], count: int) -> list[Stripe] | None:
     """Cut the last op's rows; walk each stripe backwards, every op computing every row the
     next one reads (halos recomputed). None if a call would see no input row."""
     links = len(ops) - 1
+    backwards = [_geometry(op) for op in reversed(ops)]
     stripes: list[Stripe] = []
     for start, stop in _split(ops[-1].outputs[0].shape[1], count):
         calls: list[OpRows] = []
-        for op in reversed(ops):
-            rows = op_rows(op, start, stop)
+        for g in backwards:
+            rows = _rows(g, start, stop)
             if rows.in_rows < 1:
                 return None
             calls.append(rows)
@@ -278,53 +328,103 @@ def _recomputed_stripes(ops: Sequence[Op], count: int) -> list[Stripe] | None:
     return stripes
 
 
-def _next_rows(op: Op, done: int, available: int) -> int:
-    """How far `op` can compute past row `done` with `available` rows of its input made."""
-    out_h = op.outputs[0].shape[1]
-    stop = done
-    while stop < out_h and op_rows(op, done, stop + 1).in_stop <= available:
-        stop += 1
-    return stop
+def _reach(g: _Geometry, done: int, available: int) -> int:
+    """How far the op can compute past row `done` with `available` rows of its input made: the
+    last output row whose op_rows in_stop is within them (in_stop grows with the row, so it is
+    solved for, not searched)."""
+    if g.add:
+        reach = available  # it reads the rows it writes
+    elif available >= g.in_h:
+        reach = g.out_h
+    else:  # the largest stop with (stop - 1) * stride - pad + (kernel - 1) * dilation + 1 <= available
+        reach = (available - 1 + g.pad - (g.kernel - 1) * g.dilation) // g.stride + 1
+    return max(done, min(g.out_h, reach))
+
+
+# One stripe of a rolling walk: each op's call, each slot's held rows, each slot's kept rows,
+# and how many rows of its output each op has made once the stripe has run.
+_Step = tuple[tuple[OpRows | None, ...], tuple[tuple[int, int], ...], tuple[tuple[int, int] | None, ...],
+              tuple[int, ...]]
+
+
+def _walk(ops: Sequence[Op], count: int) -> Iterator[_Step | None]:
+    """The rolling walk of `ops`, stripe by stripe, until every op is done; None (and no more)
+    where a call would see no input row or a stripe would make no call."""
+    links = len(ops) - 1
+    geometry = [_geometry(op) for op in ops]
+    heights = [g.out_h for g in geometry]
+    pace = [-(-h // count) for h in heights]
+    done = [0] * len(ops)
+    first = [0] * links
+    while done != heights:
+        calls: list[OpRows | None] = [None] * len(ops)
+        kept: list[tuple[int, int] | None] = [None] * links
+        for j in range(links):
+            needed = done[j]
+            if done[j + 1] < heights[j + 1]:
+                needed = min(needed, _first_input_row(geometry[j + 1], done[j + 1]))
+            if needed > first[j] and done[j] > needed:
+                kept[j] = (needed - first[j], done[j] - needed)
+            first[j] = max(first[j], needed)
+        for j, g in enumerate(geometry):
+            target = heights[0] if j == 0 else _reach(g, done[j], done[j - 1])
+            target = min(target, done[j] + pace[j])
+            if target > done[j]:
+                rows = _rows(g, done[j], target)
+                if rows.in_rows < 1:
+                    yield None
+                    return
+                calls[j] = rows
+                done[j] = target
+        if all(c is None for c in calls):
+            yield None
+            return
+        yield tuple(calls), tuple((first[j], done[j]) for j in range(links)), tuple(kept), tuple(done)
 
 
 def _rolling_stripes(ops: Sequence[Op], count: int) -> list[Stripe] | None:
     """Each op advances by at most 1/count of its rows per stripe, computing only rows whose
     input rows are all made (no row is computed twice), until every op is done. A slot keeps
     from the first row its reader still needs: those rows move to the slot's start before the
-    stripe's calls."""
-    links = len(ops) - 1
-    heights = [op.outputs[0].shape[1] for op in ops]
-    pace = [-(-h // count) for h in heights]
-    done = [0] * len(ops)
-    first = [0] * links
+    stripe's calls. None past 4 * count + len(ops) stripes, or if the walk stops (_walk)."""
     stripes: list[Stripe] = []
-    while done != heights:
-        if len(stripes) > 4 * count + len(ops):
+    for step in _walk(ops, count):
+        if step is None or len(stripes) > 4 * count + len(ops):
             return None
-        calls: list[OpRows | None] = [None] * len(ops)
-        kept: list[tuple[int, int] | None] = [None] * links
-        for j in range(links):
-            reader = ops[j + 1]
-            needed = done[j]
-            if done[j + 1] < heights[j + 1]:
-                needed = min(needed, op_rows(reader, done[j + 1], done[j + 1] + 1).in_start)
-            if needed > first[j] and done[j] > needed:
-                kept[j] = (needed - first[j], done[j] - needed)
-            first[j] = max(first[j], needed)
-        for j, op in enumerate(ops):
-            target = heights[0] if j == 0 else _next_rows(op, done[j], done[j - 1])
-            target = min(target, done[j] + pace[j])
-            if target > done[j]:
-                rows = op_rows(op, done[j], target)
-                if rows.in_rows < 1:
-                    return None
-                calls[j] = rows
-                done[j] = target
-        if all(c is None for c in calls):
-            return None
-        held = tuple((first[j], done[j]) for j in range(links))
-        stripes.append(Stripe(tuple(calls), held, tuple(kept)))
+        calls, held, kept, _ = step
+        stripes.append(Stripe(calls, held, kept))
     return stripes
+
+
+def rolling_prefixes(ops: Sequence[Op], count: int) -> list[list[Stripe] | None]:
+    """[_rolling_stripes(ops[:m], count) for m in 2..len(ops)], from one walk of all of `ops`.
+
+    An op's pace and progress depend only on the ops before it, and a slot's kept rows only on
+    its reader, so the walk of a prefix is the walk of the whole restricted to it, up to the
+    stripe that finishes the prefix. A prefix fails where its own walk would (too many stripes,
+    or a stripe with no call of its ops); if the whole walk stops early, the prefixes it leaves
+    unfinished are walked on their own.
+    """
+    lengths = range(2, len(ops) + 1)
+    heights = tuple(op.outputs[0].shape[1] for op in ops)
+    found: dict[int, list[Stripe] | None] = {}  # prefix length -> its walk
+    steps: list[_Step] = []
+    for step in _walk(ops, count):
+        for m in lengths:
+            if m not in found and len(steps) > 4 * count + m:
+                found[m] = None
+        if step is None or len(found) == len(lengths):
+            break
+        steps.append(step)
+        calls, _, _, done = step
+        for m in lengths:
+            if m in found:
+                continue
+            if all(c is None for c in calls[:m]):
+                found[m] = None
+            elif done[:m] == heights[:m]:
+                found[m] = [Stripe(c[:m], h[:m - 1], k[:m - 1]) for c, h, k, _ in steps]
+    return [found[m] if m in found else _rolling_stripes(ops[:m], count) for m in lengths]
 
 
 def _keeps_rows(stripes: Sequence[Stripe], links: int) -> list[bool]:
@@ -350,11 +450,15 @@ def _layout(sizes: Sequence[int], keeps: Sequence[bool]) -> tuple[list[int], int
     return offsets, kept_bytes + area
 
 
-def make_chain(ops: Sequence[Op], first_step: int, count: int, rolling: bool = False) -> Chain | None:
-    """The chain of `ops` in `count` stripes, or None if it cannot be cut so."""
-    stripes = _rolling_stripes(ops, count) if rolling else _recomputed_stripes(ops, count)
+def make_chain(ops: Sequence[Op], first_step: int, count: int, rolling: bool = False,
+               stripes: list[Stripe] | None = None) -> Chain | None:
+    """The chain of `ops` in `count` stripes, or None if it cannot be cut so; `stripes`: its
+    walk, if already made (rolling_prefixes)."""
+    if stripes is None:
+        stripes = _rolling_stripes(ops, count) if rolling else _recomputed_stripes(ops, count)
     if stripes is None:
         return None
+    stripes = list(stripes)
     slot_sizes = [_align(max(s.held[j][1] - s.held[j][0] for s in stripes) * row_bytes(op.outputs[0]))
                   for j, op in enumerate(ops[:-1])]
     offsets, region = _layout(slot_sizes, _keeps_rows(stripes, len(slot_sizes)))
@@ -372,15 +476,19 @@ def make_chain(ops: Sequence[Op], first_step: int, count: int, rolling: bool = F
 def _output_lag(chain: Chain) -> int | None:
     """Bytes the output must start before the input to share its buffer (module docstring)."""
     x, y = chain.input, chain.output
-    readers = [(j, n) for j, op in enumerate(chain.ops) for n, t in enumerate(op.inputs) if t is x]
+    readers = [(j, n == chain.flow_operand(j)) for j, op in enumerate(chain.ops)
+               for n, t in enumerate(op.inputs) if t is x]
     lag = 0
-    for k, stripe in enumerate(chain.stripes[:-1]):
-        reads = [(rows.in_start if n == chain.flow_operand(j) else rows.out_start)
-                 for s in chain.stripes[k + 1:] for j, n in readers
-                 for rows in [s.calls[j]] if rows is not None]
-        last = stripe.calls[-1]
-        if reads and last is not None:
-            lag = max(lag, last.out_stop * row_bytes(y) - min(reads) * row_bytes(x))
+    later: int | None = None  # the first input row any later stripe reads
+    for k in range(len(chain.stripes) - 2, -1, -1):
+        for j, flow in readers:
+            rows = chain.stripes[k + 1].calls[j]
+            if rows is not None:
+                row = rows.in_start if flow else rows.out_start
+                later = row if later is None else min(later, row)
+        last = chain.stripes[k].calls[-1]
+        if later is not None and last is not None:
+            lag = max(lag, last.out_stop * row_bytes(y) - later * row_bytes(x))
     return _align(lag)
 
 

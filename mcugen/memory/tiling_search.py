@@ -11,12 +11,14 @@ the tiling only if the placed plan is smaller than the untiled one.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 from collections.abc import Callable, Sequence
 
 from ..ir import Graph, Op, OpKind, Tensor
 from ..ops.registry import op_def
-from .liveness import Buffer, ScratchBytes, collect_buffers, live_by_step
-from .tiling import Chain, Tiling, make_chain
+from .liveness import ScratchBytes, collect_buffers, live_by_step
+from .tiling import Chain, Stripe, Tiling, make_chain, rolling_prefixes
 
 RECOMPUTED_COUNTS = (2, 4, 8, 16)
 MAX_ROUNDS = 6
@@ -123,9 +125,35 @@ def _best(trials: list[Trial]) -> Trial | None:
     return min(trials, key=lambda t: t[:3]) if trials else None
 
 
-def _try(tiling: Tiling, order: Sequence[Op], a: int, b: int, count: int, rolling: bool,
-         score: Score) -> Trial | None:
-    chain = make_chain(order[a:b + 1], a, count, rolling)
+class _Chains:
+    """make_chain for the search. Its first pass cuts every chain from an op in as many rolling
+    stripes as its first op has rows: those chains' walks are prefixes of one walk, made once
+    (tiling.rolling_prefixes) for the longest chain from that op."""
+
+    def __init__(self, graph: Graph, order: Sequence[Op]) -> None:
+        self.order = order
+        self.ends: dict[int, int] = {}  # first step -> the last step a chain from it may reach
+        for first, last in chain_runs(graph, order):
+            for a in range(first, last):
+                self.ends[a] = min(last, a + MAX_CHAIN_OPS - 1)
+        self.walks: dict[tuple[int, int], list[list[Stripe] | None]] = {}
+
+    def make(self, a: int, b: int, count: int, rolling: bool, shared: bool = False) -> Chain | None:
+        """make_chain(order[a:b + 1], a, count, rolling); `shared`: walk every chain from `a`
+        with this count at once (the caller will ask for them)."""
+        ops = self.order[a:b + 1]
+        key = (a, count)
+        if not rolling or b > self.ends.get(a, -1) or not (shared or key in self.walks):
+            return make_chain(ops, a, count, rolling)
+        if key not in self.walks:
+            self.walks[key] = rolling_prefixes(self.order[a:self.ends[a] + 1], count)
+        stripes = self.walks[key][b - a - 1]
+        return make_chain(ops, a, count, rolling, stripes) if stripes is not None else None
+
+
+def _try(tiling: Tiling, chains: _Chains, a: int, b: int, count: int, rolling: bool, score: Score,
+         shared: bool = False) -> Trial | None:
+    chain = chains.make(a, b, count, rolling, shared)
     if chain is None:
         return None
     trial = Tiling([*tiling.chains, chain])
@@ -142,12 +170,13 @@ def choose_tiling(graph: Graph, order: Sequence[Op], score: Score,
     """
     tiling = Tiling()
     best = score(tiling)
+    chains = _Chains(graph, order)
     for _ in range(MAX_ROUNDS):
         runs = _runs_around(graph, order, tiling.chains, peak_step(tiling))
         # Each run first with its least-memory cut (rolling, a row per stripe); then every cut
         # of the few best runs.
         first = [t for a, b in runs for count, rolling in _least_memory_cut(order[a:b + 1])
-                 for t in [_try(tiling, order, a, b, count, rolling, score)] if t is not None]
+                 for t in [_try(tiling, chains, a, b, count, rolling, score, shared=True)] if t is not None]
         first.sort(key=lambda t: t[:3])
         trials = list(first)
         for _, _, _, trial in first[:SHORTLIST]:
@@ -155,7 +184,7 @@ def choose_tiling(graph: Graph, order: Sequence[Op], score: Score,
             a, b = chain.first_step, chain.last_step
             for rolling in (True, False):
                 for count in _counts(chain.ops, rolling):
-                    result = _try(tiling, order, a, b, count, rolling, score)
+                    result = _try(tiling, chains, a, b, count, rolling, score)
                     if result is not None:
                         trials.append(result)
         winner = _best(trials)
@@ -172,16 +201,31 @@ def choose_tiling(graph: Graph, order: Sequence[Op], score: Score,
 
 def plan_tiling(graph: Graph, order: Sequence[Op], scratch_bytes: ScratchBytes) -> Tiling:
     """The chains for `order`, scored by the liveness bound of the tiled buffers (in place on)."""
+    steps = list(order)
+    known: dict[int, tuple[Tiling, list[int]]] = {}  # id(tiling) -> (it, its totals): score, then peak
+    scratch_bytes = functools.cache(scratch_bytes)  # asked for every op of every candidate
 
-    def best_buffers(tiling: Tiling) -> list[Buffer]:
-        return min((collect_buffers(graph, list(order), scratch_bytes, steps=t) for t in tiling.variants()),
-                   key=lambda buffers: sorted(live_by_step(buffers), reverse=True))
+    def variant_totals(tiling: Tiling) -> list[list[int]]:
+        """Bytes live at each step under each of the planner's variants, in variants() order."""
+        if not tiling.chains:
+            return [live_by_step(collect_buffers(graph, steps, scratch_bytes, steps=tiling))]
+        unshared = dataclasses.replace(tiling, share_output=False)
+        buffers = collect_buffers(graph, steps, scratch_bytes, steps=unshared)
+        return [live_by_step(unshared.shared_variant(buffers)), live_by_step(buffers)]
+
+    def totals(tiling: Tiling) -> list[int]:
+        """The totals of the variant with the lowest bytes live, step by step, largest first."""
+        hit = known.get(id(tiling))
+        if hit is None or hit[0] is not tiling:
+            hit = tiling, min(variant_totals(tiling), key=lambda t: sorted(t, reverse=True))
+            known[id(tiling)] = hit
+        return hit[1]
 
     def score(tiling: Tiling) -> tuple[int, ...]:
-        return tuple(sorted(live_by_step(best_buffers(tiling)), reverse=True))
+        return tuple(sorted(totals(tiling), reverse=True))
 
     def peak(tiling: Tiling) -> int:
-        totals = live_by_step(best_buffers(tiling))
-        return totals.index(max(totals)) if totals else 0
+        found = totals(tiling)
+        return found.index(max(found)) if found else 0
 
     return choose_tiling(graph, order, score, peak)

@@ -54,10 +54,11 @@ def definitions() -> list[OpDef]:
 
 
 def op_def(kind: OpKind) -> OpDef:
-    if kind not in DEFINITIONS:
+    try:  # one lookup: the planner asks thousands of times, and an enum hashes in Python
+        return DEFINITIONS[kind]
+    except KeyError:
         registered = ", ".join(sorted(k.name for k in DEFINITIONS))
-        raise UnsupportedError(f"{kind.name}: no op definition (registered: {registered})")
-    return DEFINITIONS[kind]
+        raise UnsupportedError(f"{kind.name}: no op definition (registered: {registered})") from None
 
 
 def by_builtin(code: int) -> OpDef | None:

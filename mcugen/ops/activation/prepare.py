@@ -17,7 +17,7 @@ expf/tanhf/exp (called through ctypes), which is what the TFLite runtimes call.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -33,28 +33,36 @@ f32 = np.float32
 
 # --- the C library's float functions (what TFLite's std::exp(float) etc. call) ------------
 
-_LIBM = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
-for _name in ("expf", "tanhf", "logf"):
-    getattr(_LIBM, _name).restype = ctypes.c_float
-    getattr(_LIBM, _name).argtypes = [ctypes.c_float]
-_LIBM.exp.restype = ctypes.c_double
-_LIBM.exp.argtypes = [ctypes.c_double]
+
+@functools.cache
+def _libm() -> ctypes.CDLL:
+    """The C math library, loaded at first use: finding it runs `ldconfig -p`, ~20 ms that a
+    build without these functions need not pay."""
+    import ctypes.util  # here: it imports subprocess
+
+    libm = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
+    for name in ("expf", "tanhf", "logf"):
+        getattr(libm, name).restype = ctypes.c_float
+        getattr(libm, name).argtypes = [ctypes.c_float]
+    libm.exp.restype = ctypes.c_double
+    libm.exp.argtypes = [ctypes.c_double]
+    return libm
 
 
 def expf(x: float | np.floating) -> np.float32:
-    return f32(_LIBM.expf(float(x)))
+    return f32(_libm().expf(float(x)))
 
 
 def tanhf(x: float | np.floating) -> np.float32:
-    return f32(_LIBM.tanhf(float(x)))
+    return f32(_libm().tanhf(float(x)))
 
 
 def logf(x: float | np.floating) -> np.float32:
-    return f32(_LIBM.logf(float(x)))
+    return f32(_libm().logf(float(x)))
 
 
 def libm_exp(x: float) -> float:
-    return float(_LIBM.exp(float(x)))
+    return float(_libm().exp(float(x)))
 
 
 def round_half_away(x: float | np.floating) -> float:
