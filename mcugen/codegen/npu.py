@@ -11,7 +11,6 @@ instead. A model without NPU ops gets none of this.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import jinja2
