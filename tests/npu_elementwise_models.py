@@ -35,6 +35,7 @@ class Case:
     sizes: tuple[int, ...] = (128,)
     seed: int = 0
     then: tuple[str, Quant] | None = None  # a unary op applied to the result (Vela fuses its LUT)
+    axes: tuple[int, ...] | None = None  # MEAN's constant axis input (int32)
 
     def build(self) -> bytes:
         b = ModelBuilder(self.id)
@@ -48,6 +49,8 @@ class Case:
             tensors.append(t)
             if operand.const is None:
                 inputs.append(t)
+        if self.axes is not None:
+            tensors.append(b.add_tensor("axes", (len(self.axes),), "int32", data=np.array(self.axes, np.int32)))
         y = b.add_tensor("out", self.out_shape, self.dtype, scale=self.out_quant[0], zero_point=self.out_quant[1])
         b.add_op(self.op, tensors, [y], self.options or None, options_table=self.options_table)
         if self.then is not None:
@@ -80,7 +83,7 @@ ALL = (64, 128, 256)
 
 
 def binary_cases() -> list[Case]:
-    cases = []
+    cases: list[Case] = []
     add = [
         ("add-same-scale", S, S, (0.05, 3), (0.05, 3), (0.1, -2), {}, ALL),
         ("add-scales-differ", S, S, (0.05, 3), (0.02, -7), (0.07, 5), {}, ALL),
@@ -184,5 +187,21 @@ def int16_table_cases() -> list[Case]:
     ]
 
 
+def mean_cases() -> list[Case]:
+    """MEAN over height and width: Vela 5.2 makes it a DEPTHWISE sum and an ELEMENTWISE MUL."""
+    keep = {"keep_dims": True}
+    return [
+        Case("mean-1x6x7x8", "MEAN", (Operand((1, 6, 7, 8), (0.05, -10)),), (1, 1, 1, 8), (0.05, -10),
+             options=keep, axes=(1, 2), seed=600, sizes=ALL),
+        Case("mean-1x2x2x64-rescale", "MEAN", (Operand((1, 2, 2, 64), (0.0625, 3)),), (1, 1, 1, 64), (0.02, -5),
+             options=keep, axes=(1, 2), seed=601),
+        Case("mean-1x12x12x16-rescale", "MEAN", (Operand((1, 12, 12, 16), (0.04, 7)),), (1, 1, 1, 16),
+             (0.003, 1), options=keep, axes=(1, 2), seed=602),
+        Case("mean-1x9x10x96-rescale", "MEAN", (Operand((1, 9, 10, 96), (0.05, -3)),), (1, 1, 1, 96),
+             (0.0021, 2), options=keep, axes=(1, 2), seed=603),
+    ]
+
+
 def all_cases() -> list[Case]:
-    return binary_cases() + int16_cases() + unary_cases() + fused_lut_cases() + int16_table_cases()
+    return (binary_cases() + int16_cases() + unary_cases() + fused_lut_cases() + int16_table_cases()
+            + mean_cases())

@@ -12,6 +12,7 @@ through the harness against TFLM's outputs on the original models (the models' R
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -36,7 +37,7 @@ ELEMENTWISE, LUT, ANY = "elementwise", "lut", "any"
 NPU_OPS = {"ADD": ELEMENTWISE, "SUB": ELEMENTWISE, "MUL": ELEMENTWISE, "MINIMUM": ELEMENTWISE,
            "MAXIMUM": ELEMENTWISE, "ABS": ELEMENTWISE, "PRELU": ELEMENTWISE, "SOFTMAX": ELEMENTWISE,
            "LEAKY_RELU": LUT, "LOGISTIC": LUT, "TANH": LUT, "HARD_SWISH": LUT, "RELU": ANY, "RELU6": ANY,
-           "QUANTIZE": ANY}
+           "QUANTIZE": ANY, "MEAN": ELEMENTWISE}
 
 
 def params(cases: list[Case]) -> list:
@@ -125,7 +126,7 @@ def _stream_start(words: np.ndarray) -> int:
     return i + 1
 
 
-def _patched(vm: VelaModel, tmp_path: Path, opcode: int, edit) -> VelaModel:  # type: ignore[no-untyped-def]
+def _patched(vm: VelaModel, tmp_path: Path, opcode: int, edit: Callable[[int], int]) -> VelaModel:
     """vm with the parameter of every cmd0 `opcode` replaced by edit(parameter)."""
     words = np.frombuffer(vm.payload.read_bytes(), dtype="<u4").copy()
     i, hits = _stream_start(words), 0
@@ -149,10 +150,44 @@ def _patched(vm: VelaModel, tmp_path: Path, opcode: int, edit) -> VelaModel:  # 
     ("IFM scale mode 3", SET_IFM_PRECISION, lambda p: p | (3 << 8)),
     ("IFM rounding mode 3", SET_IFM_PRECISION, lambda p: p | (3 << 14)),
 ])
-def test_unmodelled_elementwise_state_is_refused(what: str, opcode: int, edit, harness: Path,  # type: ignore[no-untyped-def]
-                                                 tmp_path: Path) -> None:
+def test_unmodelled_elementwise_state_is_refused(what: str, opcode: int, edit: Callable[[int], int],
+                                                 harness: Path, tmp_path: Path) -> None:
     """The device stops with UNSUPPORTED instead of computing something else."""
     case = next(c for c in all_cases() if c.id == "add-scales-differ")
     vm = compile_model(case.build(), 128, tmp_path / "vela")
     run = run_npu(harness, _patched(vm, tmp_path, opcode, edit), 128, case.inputs(), tmp_path / "run")
     assert run.rc != 0 and run.fault == FAULT_UNSUPPORTED, f"{what}: {run.stdout[-800:]}"
+
+
+def _cmd0_positions(words: np.ndarray) -> list[int]:
+    positions, i = [], _stream_start(words)
+    while i < len(words):
+        if (int(words[i]) >> 14) & 3 == 1:
+            i += 2
+            continue
+        positions.append(i)
+        i += 1
+    return positions
+
+
+@pytest.mark.parametrize("case_id", ["add-bcast-first-operand", "softmax", "int16-softmax", "add-then-logistic"])
+def test_corrupt_parameters_fault_or_compute_inside_the_operands(case_id: str, harness: Path, tmp_path: Path) -> None:
+    """40 streams, each with one cmd0 parameter (not an operation) set to a random 16-bit value:
+    the device completes or faults, and the harness (ASan/UBSan, run_npu asserts its exit status)
+    sees no access outside the buffers and no undefined behaviour."""
+    case = next(c for c in all_cases() if c.id == case_id)
+    vm = compile_model(case.build(), 128, tmp_path / "vela")
+    words = np.frombuffer(vm.payload.read_bytes(), dtype="<u4")
+    params = [i for i in _cmd0_positions(words) if int(words[i]) & 0x3FF >= 0x100]  # NPU_SET_* cmd0
+    rng = np.random.default_rng(sum(map(ord, case_id)))
+    outcomes = set()
+    for n in range(40):
+        corrupt = words.copy()
+        at = int(rng.choice(params))
+        corrupt[at] = (int(rng.integers(0, 1 << 16)) << 16) | (int(corrupt[at]) & 0xFFFF)
+        path = tmp_path / f"corrupt{n}.bin"
+        path.write_bytes(corrupt.tobytes())
+        bad = VelaModel(path, vm.regions, vm.scratch_region, vm.inputs, vm.outputs, vm.cpu_ops, vm.listing)
+        run = run_npu(harness, bad, 128, case.inputs(), tmp_path / f"run{n}")
+        outcomes.add(run.fault)
+    assert outcomes - {0}, "no corruption was refused: the test exercised nothing"

@@ -12,14 +12,16 @@
  *    scaled operand is TFLite's `(a << S) * multiplier` rounded in the IFM's rounding mode
  *    (S = 20 for 8-bit, 15 for 16-bit IFMs; OPA_SCALE/shift hold the multiplier times 2^S) and
  *    the other is b << (S - 1), TFLite's exact half; then the OFM scale.
- *  - MUL of 8/16-bit operands: a * b, then the OFM scale; of a 32-bit operand: a * b rounded
- *    by OFM_SCALE's shift alone (the 32-bit multiplier does not scale, as Vela's lowerings
- *    assume: OFM_SCALE 2^30 >> 31 is TFLite's SaturatingRoundingDoublingHighMul).
+ *  - MUL of 8/16-bit operands: a * b, then the OFM scale; of a 32-bit operand: a * b divided by
+ *    2^shift of OFM_SCALE alone (the 32-bit multiplier does not scale, as Vela's lowerings
+ *    assume), in TFL mode with TFLite's double rounding (shift 31: SaturatingRoundingDoubling-
+ *    HighMul, softmax; shift 34: MultiplyByQuantizedMultiplier with b the multiplier, MEAN).
  *  - ABS: |a| and LRELU: a < 0 ? a scaled : a, with the OFM scale.
  *  - MIN/MAX: of a and b; SHL/SHR: a shifted by b (SHR rounds in the OFM mode, the shift amount
  *    is taken as 0..63, SHL saturates); CLZ: leading zeros of a as a 32-bit word.  No OFM scale.
  * Then the OFM zero point, the clamp and the LUT (mcugen_npu_engine_internal.h).  Everything else
- * (IFM upscaling, other scale modes, a 32-bit operand with operand scaling) is refused.
+ * (IFM upscaling, other scale modes, 16-bit-mode operand scales above 65535, a 32-bit operand
+ * with a 32-bit operand scale, an IFM depth other than the OFM's) is refused.
  */
 #include "mcugen_npu_engine_internal.h"
 
@@ -54,7 +56,7 @@ static int64_t round_shift(int64_t v, uint32_t shift, uint32_t rounding)
         return v;
     }
     if (shift > 62u) {
-        return rounding == MCUGEN_NPU_ROUND_TRUNCATE || v >= 0 ? 0 : (v < -((int64_t)1 << 62) ? -1 : 0);
+        return 0; /* |v| / 2^63 < 1/2 */
     }
     if (rounding == MCUGEN_NPU_ROUND_TRUNCATE) {
         return v / ((int64_t)1 << shift);
@@ -63,6 +65,29 @@ static int64_t round_shift(int64_t v, uint32_t shift, uint32_t rounding)
     q = v / ((int64_t)1 << shift);
     r = v % ((int64_t)1 << shift);
     return r < 0 ? q - 1 : q; /* floor */
+}
+
+/* A 32-bit MUL's product p (|p| <= 2^62) divided by 2^shift in rounding mode `rounding`: TFL
+ * is TFLite's double rounding, as mcugen_npu_scale does it with the second operand as the
+ * multiplier (shift >= 31: round at 2^31 with ties up, then by 2^(shift-31) with ties away
+ * from zero; below 31 one rounding). */
+static int64_t round_product(int64_t p, uint32_t shift, uint32_t rounding)
+{
+    int64_t high;
+    uint32_t rest;
+    if (rounding != MCUGEN_NPU_ROUND_TFL || shift <= 31u) {
+        return round_shift(p, shift, rounding);
+    }
+    high = round_shift(p, 31u, MCUGEN_NPU_ROUND_NATURAL);
+    rest = shift - 31u;
+    if (rest > 62u) {
+        return 0;
+    }
+    /* ties away from zero: round the magnitude half up */
+    if (high < 0) {
+        return -round_shift(-high, rest, MCUGEN_NPU_ROUND_NATURAL);
+    }
+    return round_shift(high, rest, MCUGEN_NPU_ROUND_NATURAL);
 }
 
 static int64_t shift_left_saturating(int64_t v, int64_t amount)
@@ -125,7 +150,7 @@ static int64_t compute(const struct ew_op *op, int64_t a, int64_t b)
         return ofm_scaled(op, add_operand(op, a, 1) - add_operand(op, b, 0));
     case MCUGEN_NPU_ELEM_MUL:
         if (op->wide) {
-            return round_shift(a * b, op->s->ofm_scale_shift, op->out.rounding);
+            return round_product(a * b, op->s->ofm_scale_shift, op->out.rounding);
         }
         return ofm_scaled(op, a * b);
     case MCUGEN_NPU_ELEM_MIN: return a < b ? a : b;
@@ -289,8 +314,12 @@ enum mcugen_npu_fault mcugen_npu_engine_elementwise(struct mcugen_npu_device *de
     op.ifm_round = MCUGEN_NPU_IFM_PREC_ROUND(state->ifm.precision);
     ifm_bits = 8u * op.ifm.elem_bytes;
     op.input_shift = ifm_bits == 8u ? 20u : 15u;
+    /* scale mode 0 has 16-bit operand scales (Vela: up to 32768, so unsigned); the 32-bit scale's
+     * shift, with the input shift, must be one that mcugen_npu_scale takes */
     if (op.scale_mode > 2u || op.ifm_round > MCUGEN_NPU_ROUND_NATURAL ||
-        (op.scale_mode != 0u && (op.wide || (param != MCUGEN_NPU_ELEM_ADD && param != MCUGEN_NPU_ELEM_SUB)))) {
+        (op.scale_mode == 0u && (state->opa_scale > 0xFFFFu || state->opb_scale > 0xFFFFu)) ||
+        (op.scale_mode != 0u && (op.wide || (param != MCUGEN_NPU_ELEM_ADD && param != MCUGEN_NPU_ELEM_SUB) ||
+                                 state->opa_scale_shift + op.input_shift > 63u))) {
         return MCUGEN_NPU_FAULT_UNSUPPORTED;
     }
     run(&op);
