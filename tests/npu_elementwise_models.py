@@ -202,6 +202,37 @@ def mean_cases() -> list[Case]:
     ]
 
 
+def lowered_cases() -> list[Case]:
+    """Ops that Vela 5.2 lowers to several ELEMENTWISE operations or to a LUT of its own."""
+    x16 = (Operand(S, (0.001, 0)),)
+    return [
+        Case("squared-difference", "SQUARED_DIFFERENCE", (Operand(S, (0.05, 3)), Operand(S, (0.03, -7))), S,
+             (0.2, -100), seed=700),
+        Case("rsqrt", "RSQRT", (Operand(S, (0.05, -128)),), S, (0.02, -128), seed=702),
+        Case("int16-leaky-relu-rescale", "LEAKY_RELU", x16, S, (0.0007, 0), dtype="int16", options={"alpha": 0.3},
+             seed=703),
+        Case("int16-leaky-relu-alpha-1.5", "LEAKY_RELU", x16, S, (0.001, 0), dtype="int16", options={"alpha": 1.5},
+             seed=704),
+        Case("int16-leaky-relu-negative-alpha", "LEAKY_RELU", x16, S, (0.001, 0), dtype="int16",
+             options={"alpha": -0.4}, seed=705),
+        Case("int16-abs", "ABS", x16, S, (0.001, 0), dtype="int16", seed=708),
+        Case("int16-add-const-scalar", "ADD", (Operand(S, (0.001, 0)), Operand((1,), (0.0004, 0), (-3000,))), S,
+             (0.0013, 0), dtype="int16", seed=709),
+        Case("int16-mul-bcast-h", "MUL", (Operand(S, (0.001, 0)), Operand((1, 1, 7, 20), (0.0004, 0))), S,
+             (0.00002, 0), dtype="int16", seed=710),
+    ]
+
+
+def refused_cases() -> list[Case]:
+    """int16 LOGISTIC and TANH: Vela 5.2 programs the hardware's SIGMOID/TANH activation, whose
+    arithmetic is not public: the engine refuses it."""
+    x16 = (Operand(S, (0.001, 0)),)
+    return [
+        Case("int16-logistic", "LOGISTIC", x16, S, (1 / 32768, 0), dtype="int16", seed=706),
+        Case("int16-tanh", "TANH", x16, S, (1 / 32768, 0), dtype="int16", seed=707),
+    ]
+
+
 def all_cases() -> list[Case]:
     return (binary_cases() + int16_cases() + unary_cases() + fused_lut_cases() + int16_table_cases()
-            + mean_cases())
+            + mean_cases() + lowered_cases())

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from npu_elementwise_models import Case, all_cases
+import tflite
+from npu_elementwise_models import Case, all_cases, refused_cases
 from oracles import run_tflm
 from vela_models import VelaModel, build_harness, compile_model, run_npu
 
@@ -37,7 +38,8 @@ ELEMENTWISE, LUT, ANY = "elementwise", "lut", "any"
 NPU_OPS = {"ADD": ELEMENTWISE, "SUB": ELEMENTWISE, "MUL": ELEMENTWISE, "MINIMUM": ELEMENTWISE,
            "MAXIMUM": ELEMENTWISE, "ABS": ELEMENTWISE, "PRELU": ELEMENTWISE, "SOFTMAX": ELEMENTWISE,
            "LEAKY_RELU": LUT, "LOGISTIC": LUT, "TANH": LUT, "HARD_SWISH": LUT, "RELU": ANY, "RELU6": ANY,
-           "QUANTIZE": ANY, "MEAN": ELEMENTWISE}
+           "QUANTIZE": ANY, "MEAN": ELEMENTWISE,
+           "SQUARED_DIFFERENCE": ELEMENTWISE, "RSQRT": LUT}
 
 
 def params(cases: list[Case]) -> list:
@@ -53,11 +55,22 @@ def op_counts(stdout: str) -> dict[str, int]:
     return {m[1]: int(m[2]) for m in re.finditer(r"^count (\w+) (\d+)$", stdout, re.MULTILINE)}
 
 
+def ifm_order(workdir: Path) -> list[int]:
+    """For each IFM of the ethos-u op (vm.inputs' order), the index of the model input it is:
+    Vela need not list the op's IFMs in the model's input order (SQUARED_DIFFERENCE does not)."""
+    vela = tflite.Model.GetRootAsModel((workdir / "out" / "model_vela.tflite").read_bytes(), 0)
+    sg = vela.Subgraphs(0)
+    model_inputs = [int(i) for i in sg.InputsAsNumpy()]
+    (op,) = [sg.Operators(i) for i in range(sg.OperatorsLength())]
+    return [model_inputs.index(int(t)) for t in op.InputsAsNumpy()[4:]]
+
+
 def run_on_npu(model: bytes, inputs: list[np.ndarray], macs: int, harness: Path,
                tmp_path: Path) -> tuple[list[np.ndarray], dict[str, int]]:
     vm = compile_model(model, macs, tmp_path / "vela")
     assert vm.cpu_ops == [], f"Vela left {vm.cpu_ops} on the CPU: the row would test nothing"
-    run = run_npu(harness, vm, macs, inputs, tmp_path / "run")
+    ifms = [inputs[i] for i in ifm_order(tmp_path / "vela")]
+    run = run_npu(harness, vm, macs, ifms, tmp_path / "run")
     assert (run.rc, run.fault) == (0, 0), run.stdout[-1500:]
     return run.outputs, op_counts(run.stdout)
 
@@ -157,6 +170,14 @@ def test_unmodelled_elementwise_state_is_refused(what: str, opcode: int, edit: C
     vm = compile_model(case.build(), 128, tmp_path / "vela")
     run = run_npu(harness, _patched(vm, tmp_path, opcode, edit), 128, case.inputs(), tmp_path / "run")
     assert run.rc != 0 and run.fault == FAULT_UNSUPPORTED, f"{what}: {run.stdout[-800:]}"
+
+
+@pytest.mark.parametrize("case", refused_cases(), ids=lambda c: c.id)
+def test_hardware_sigmoid_and_tanh_are_refused(case: Case, harness: Path, tmp_path: Path) -> None:
+    vm = compile_model(case.build(), 128, tmp_path / "vela")
+    assert vm.cpu_ops == [] and re.search(r"activation_function = ACTIVATION_FUNCTION_(SIGMOID|TANH)", vm.listing)
+    run = run_npu(harness, vm, 128, case.inputs(), tmp_path / "run")
+    assert run.rc != 0 and run.fault == FAULT_UNSUPPORTED, run.stdout[-800:]
 
 
 def _cmd0_positions(words: np.ndarray) -> list[int]:
