@@ -180,32 +180,43 @@ def test_hardware_sigmoid_and_tanh_are_refused(case: Case, harness: Path, tmp_pa
     assert run.rc != 0 and run.fault == FAULT_UNSUPPORTED, run.stdout[-800:]
 
 
-def _cmd0_positions(words: np.ndarray) -> list[int]:
+SCALE_CMD1 = (0x024, 0x025, 0x026)  # NPU_SET_OFM_SCALE, OPA_SCALE, OPB_SCALE
+
+
+def _corruptible(words: np.ndarray) -> list[tuple[int, int]]:
+    """(word index, bit offset) of every NPU_SET_* cmd0 parameter (bits 31:16) and of the data
+    word of every OFM/OPA/OPB scale cmd1 (bits 31:0, its shift in the command word's 31:16)."""
     positions, i = [], _stream_start(words)
     while i < len(words):
-        if (int(words[i]) >> 14) & 3 == 1:
+        word = int(words[i])
+        if (word >> 14) & 3 == 1:
+            if word & 0x3FF in SCALE_CMD1:
+                positions += [(i, 16), (i + 1, 0)]
             i += 2
             continue
-        positions.append(i)
+        if word & 0x3FF >= 0x100:
+            positions.append((i, 16))
         i += 1
     return positions
 
 
-@pytest.mark.parametrize("case_id", ["add-bcast-first-operand", "softmax", "int16-softmax", "add-then-logistic"])
+@pytest.mark.parametrize("case_id", ["add-bcast-first-operand", "softmax", "int16-softmax", "add-then-logistic",
+                                     "squared-difference", "mean-1x9x10x96-rescale"])
 def test_corrupt_parameters_fault_or_compute_inside_the_operands(case_id: str, harness: Path, tmp_path: Path) -> None:
-    """40 streams, each with one cmd0 parameter (not an operation) set to a random 16-bit value:
-    the device completes or faults, and the harness (ASan/UBSan, run_npu asserts its exit status)
-    sees no access outside the buffers and no undefined behaviour."""
+    """40 streams, each with one parameter (a cmd0 NPU_SET_* parameter, a scale or its shift) set to
+    a random value: the device completes or faults, and the harness (ASan/UBSan, run_npu asserts
+    its exit status) sees no access outside the buffers and no undefined behaviour."""
     case = next(c for c in all_cases() if c.id == case_id)
     vm = compile_model(case.build(), 128, tmp_path / "vela")
     words = np.frombuffer(vm.payload.read_bytes(), dtype="<u4")
-    params = [i for i in _cmd0_positions(words) if int(words[i]) & 0x3FF >= 0x100]  # NPU_SET_* cmd0
+    places = _corruptible(words)
     rng = np.random.default_rng(sum(map(ord, case_id)))
     outcomes = set()
     for n in range(40):
         corrupt = words.copy()
-        at = int(rng.choice(params))
-        corrupt[at] = (int(rng.integers(0, 1 << 16)) << 16) | (int(corrupt[at]) & 0xFFFF)
+        at, offset = places[int(rng.integers(0, len(places)))]
+        keep = (1 << offset) - 1
+        corrupt[at] = (int(rng.integers(0, 1 << (32 - offset))) << offset) | (int(corrupt[at]) & keep)
         path = tmp_path / f"corrupt{n}.bin"
         path.write_bytes(corrupt.tobytes())
         bad = VelaModel(path, vm.regions, vm.scratch_region, vm.inputs, vm.outputs, vm.cpu_ops, vm.listing)
