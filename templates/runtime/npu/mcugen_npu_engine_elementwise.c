@@ -1,9 +1,8 @@
 /*
  * mcugen_npu_engine_elementwise.c - NPU_OP_ELEMENTWISE: binary ADD, SUB, MUL, MIN, MAX, SHL, SHR
  * and unary LRELU, ABS, CLZ, with IFM2 as a feature map (broadcast along h, w and c) or a scalar,
- * reversed operands, and the OFM's LUT: 8-bit entries (8-bit OFM), 32-bit entries indexed by an
- * int8 value (32-bit OFM, as Vela's int8 SOFTMAX writes its exp table) and the 16-bit
- * interpolating LUT (16-bit OFM: 512 entries of base | slope << 16).
+ * reversed operands.  The output stage (mcugen_npu_fm.c) adds the OFM zero point, clamps and
+ * applies the LUT (8-bit; 32-bit entries for Vela's int32 OFMs; the 16-bit interpolating one).
  *
  * The arithmetic is the one Vela 5.2 programs for TFLite's kernels (README.md, section Engine):
  * operand A is the IFM (the IFM2 with reversed operands), B the other; a, b are A, B minus their
@@ -27,8 +26,6 @@
 
 #include <stddef.h>
 
-#define LUT16_ENTRIES 512u
-
 struct ew_op {
     uint32_t mode;
     uint32_t h, w, c;
@@ -38,8 +35,6 @@ struct ew_op {
     uint32_t scale_mode, ifm_round, input_shift;
     int wide;                  /* an operand is 32-bit */
     struct mcugen_npu_output_stage out;
-    const uint8_t *lut;        /* LUT for a 16- or 32-bit OFM (the output stage has the 8-bit one) */
-    uint32_t lut_entry_bytes;  /* 4: 32-bit entries, int8 index; 0: 16-bit interpolating */
     const struct mcugen_npu_state *s;
 };
 
@@ -164,34 +159,9 @@ static int64_t compute(const struct ew_op *op, int64_t a, int64_t b)
     }
 }
 
-static int32_t lut_entry32(const uint8_t *p)
-{
-    uint32_t raw = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-    return raw >= 0x80000000u ? -(int32_t)(~raw) - 1 : (int32_t)raw;
-}
-
-/* The 16-bit LUT: 512 segments of 128 values over int16, each base | slope << 16 (both int16),
- * linearly interpolated with rounding, as TFLite's int16 table lookup. */
-static int32_t lut16(const uint8_t *lut, int32_t v)
-{
-    uint32_t u = (uint32_t)(v + 32768);
-    int32_t entry = lut_entry32(lut + 4u * (u >> 7));
-    int32_t base = (int32_t)(int16_t)(uint16_t)((uint32_t)entry & 0xFFFFu);
-    int32_t slope = (int32_t)(int16_t)(uint16_t)((uint32_t)entry >> 16);
-    int32_t r = base + (int32_t)round_shift((int64_t)slope * (int32_t)(u & 127u), 7u, MCUGEN_NPU_ROUND_NATURAL);
-    return r < -32768 ? -32768 : r > 32767 ? 32767 : r;
-}
-
 static int32_t output(const struct ew_op *op, int64_t value)
 {
-    int32_t v = mcugen_npu_output(&op->out, value);
-    if (op->lut == NULL) {
-        return v;
-    }
-    if (op->lut_entry_bytes == 4u) {
-        return lut_entry32(op->lut + 4u * (uint32_t)(v + 128));
-    }
-    return lut16(op->lut, v);
+    return mcugen_npu_output(&op->out, value);
 }
 
 static void run(const struct ew_op *op)
@@ -214,35 +184,6 @@ static void run(const struct ew_op *op)
             }
         }
     }
-}
-
-/* The LUT of a 16- or 32-bit OFM; the output stage is then made without it (clamp only). */
-static enum mcugen_npu_fault lut_setup(struct ew_op *op, const struct mcugen_npu_device *dev,
-                                       struct mcugen_npu_state *stage_state)
-{
-    uint32_t function = MCUGEN_NPU_ACT_FUNCTION(stage_state->activation);
-    uint32_t slot = function - MCUGEN_NPU_ACT_LUT_FIRST;
-    uint32_t clip = MCUGEN_NPU_ACT_CLIP_RANGE(stage_state->activation);
-    uint32_t bytes;
-    op->lut = NULL;
-    if (function < MCUGEN_NPU_ACT_LUT_FIRST || function > MCUGEN_NPU_ACT_LUT_LAST || op->ofm.elem_bytes == 1u) {
-        return MCUGEN_NPU_FAULT_NONE; /* none, or the output stage's 8-bit LUT */
-    }
-    if (op->ofm.elem_bytes == 4u && clip == 3u) {
-        op->lut_entry_bytes = 4u; /* int8 index: 256 entries */
-        bytes = 256u * 4u;
-    } else if (op->ofm.elem_bytes == 2u && op->ofm.is_signed && clip == 0u) {
-        op->lut_entry_bytes = 0u;
-        bytes = LUT16_ENTRIES * 4u;
-    } else {
-        return MCUGEN_NPU_FAULT_UNSUPPORTED;
-    }
-    if (dev->shram_bytes < MCUGEN_NPU_LUT_BYTES || slot * MCUGEN_NPU_LUT_SLOT_BYTES + bytes > MCUGEN_NPU_LUT_BYTES) {
-        return MCUGEN_NPU_FAULT_UNSUPPORTED;
-    }
-    op->lut = dev->shram + (dev->shram_bytes - MCUGEN_NPU_LUT_BYTES) + slot * MCUGEN_NPU_LUT_SLOT_BYTES;
-    stage_state->activation = (uint16_t)(stage_state->activation & ~0xFFFu);
-    return MCUGEN_NPU_FAULT_NONE;
 }
 
 static enum mcugen_npu_fault operands_setup(struct ew_op *op, struct mcugen_npu_device *dev)
@@ -275,7 +216,6 @@ enum mcugen_npu_fault mcugen_npu_engine_elementwise(struct mcugen_npu_device *de
                                                     const struct mcugen_npu_state *state)
 {
     struct ew_op op;
-    struct mcugen_npu_state stage_state = *state;
     enum mcugen_npu_fault fault;
     uint32_t ifm_bits;
     if (param > MCUGEN_NPU_ELEM_SHL || state->ifm_upscale != MCUGEN_NPU_UPSCALE_NONE ||
@@ -295,10 +235,7 @@ enum mcugen_npu_fault mcugen_npu_engine_elementwise(struct mcugen_npu_device *de
         fault = mcugen_npu_fm_view_init(&op.ofm, dev, &state->ofm, 1, op.h, op.w, op.c);
     }
     if (fault == MCUGEN_NPU_FAULT_NONE) {
-        fault = lut_setup(&op, dev, &stage_state);
-    }
-    if (fault == MCUGEN_NPU_FAULT_NONE) {
-        fault = mcugen_npu_output_stage_init(&op.out, dev, &stage_state);
+        fault = mcugen_npu_output_stage_init(&op.out, dev, state);
     }
     if (fault != MCUGEN_NPU_FAULT_NONE) {
         return fault;
