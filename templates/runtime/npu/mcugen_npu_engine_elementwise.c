@@ -18,13 +18,10 @@
  *  - ABS: |a| and LRELU: a < 0 ? a scaled : a, with the OFM scale.
  *  - MIN/MAX: of a and b; SHL/SHR: a shifted by b (SHR rounds in the OFM mode, the shift amount
  *    is taken as 0..63, SHL saturates); CLZ: leading zeros of a as a 32-bit word.  No OFM scale.
- * Then the OFM zero point, the clamp and the LUT (mcugen_npu_engine_internal.h).  Everything else
- * (IFM upscaling, other scale modes, 16-bit-mode operand scales above 65535, a 32-bit operand
- * with a 32-bit operand scale, an IFM depth other than the OFM's) is refused.
+ * Everything else (IFM upscaling, other scale modes, 16-bit-mode operand scales above 65535, a
+ * 32-bit operand with a 32-bit operand scale, an IFM depth other than the OFM's) is refused.
  */
 #include "mcugen_npu_engine_internal.h"
-
-#include <stddef.h>
 
 struct ew_op {
     uint32_t mode;
@@ -118,11 +115,10 @@ static int64_t count_leading_zeros(int64_t a)
 static int64_t add_operand(const struct ew_op *op, int64_t v, int is_a)
 {
     const struct mcugen_npu_state *s = op->s;
-    uint32_t scaled = op->scale_mode == 1u ? 1u : 2u; /* 1: A carries the 32-bit scale, 2: B */
     if (op->scale_mode == 0u) {
         return v * (int64_t)(is_a ? s->opa_scale : s->opb_scale);
     }
-    if ((is_a && scaled == 1u) || (!is_a && scaled == 2u)) {
+    if (is_a == (op->scale_mode == 1u)) { /* mode 1 scales A, mode 2 B, both by OPA_SCALE */
         return mcugen_npu_scale(v * ((int64_t)1 << op->input_shift), s->opa_scale,
                                 (uint32_t)s->opa_scale_shift + op->input_shift, op->ifm_round);
     }
@@ -159,11 +155,6 @@ static int64_t compute(const struct ew_op *op, int64_t a, int64_t b)
     }
 }
 
-static int32_t output(const struct ew_op *op, int64_t value)
-{
-    return mcugen_npu_output(&op->out, value);
-}
-
 static void run(const struct ew_op *op)
 {
     uint32_t y, x, c;
@@ -179,8 +170,8 @@ static void run(const struct ew_op *op)
                     second -= op->zp_ifm2;
                 }
                 mcugen_npu_fm_write(&op->ofm, y, x, c,
-                                    op->reversed ? output(op, compute(op, second, first))
-                                                 : output(op, compute(op, first, second)));
+                                    mcugen_npu_output(&op->out, op->reversed ? compute(op, second, first)
+                                                                             : compute(op, first, second)));
             }
         }
     }
