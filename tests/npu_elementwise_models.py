@@ -35,6 +35,7 @@ class Case:
     sizes: tuple[int, ...] = (128,)
     seed: int = 0
     then: tuple[str, Quant] | None = None  # a unary op applied to the result (Vela fuses its LUT)
+    axes: tuple[int, ...] | None = None  # MEAN's constant axis input (int32)
 
     def build(self) -> bytes:
         b = ModelBuilder(self.id)
@@ -48,6 +49,8 @@ class Case:
             tensors.append(t)
             if operand.const is None:
                 inputs.append(t)
+        if self.axes is not None:
+            tensors.append(b.add_tensor("axes", (len(self.axes),), "int32", data=np.array(self.axes, np.int32)))
         y = b.add_tensor("out", self.out_shape, self.dtype, scale=self.out_quant[0], zero_point=self.out_quant[1])
         b.add_op(self.op, tensors, [y], self.options or None, options_table=self.options_table)
         if self.then is not None:
@@ -80,7 +83,7 @@ ALL = (64, 128, 256)
 
 
 def binary_cases() -> list[Case]:
-    cases = []
+    cases: list[Case] = []
     add = [
         ("add-same-scale", S, S, (0.05, 3), (0.05, 3), (0.1, -2), {}, ALL),
         ("add-scales-differ", S, S, (0.05, 3), (0.02, -7), (0.07, 5), {}, ALL),
@@ -184,5 +187,52 @@ def int16_table_cases() -> list[Case]:
     ]
 
 
+def mean_cases() -> list[Case]:
+    """MEAN over height and width: Vela 5.2 makes it a DEPTHWISE sum and an ELEMENTWISE MUL."""
+    keep = {"keep_dims": True}
+    return [
+        Case("mean-1x6x7x8", "MEAN", (Operand((1, 6, 7, 8), (0.05, -10)),), (1, 1, 1, 8), (0.05, -10),
+             options=keep, axes=(1, 2), seed=600, sizes=ALL),
+        Case("mean-1x2x2x64-rescale", "MEAN", (Operand((1, 2, 2, 64), (0.0625, 3)),), (1, 1, 1, 64), (0.02, -5),
+             options=keep, axes=(1, 2), seed=601),
+        Case("mean-1x12x12x16-rescale", "MEAN", (Operand((1, 12, 12, 16), (0.04, 7)),), (1, 1, 1, 16),
+             (0.003, 1), options=keep, axes=(1, 2), seed=602),
+        Case("mean-1x9x10x96-rescale", "MEAN", (Operand((1, 9, 10, 96), (0.05, -3)),), (1, 1, 1, 96),
+             (0.0021, 2), options=keep, axes=(1, 2), seed=603),
+    ]
+
+
+def lowered_cases() -> list[Case]:
+    """Ops that Vela 5.2 lowers to several ELEMENTWISE operations or to a LUT of its own."""
+    x16 = (Operand(S, (0.001, 0)),)
+    return [
+        Case("squared-difference", "SQUARED_DIFFERENCE", (Operand(S, (0.05, 3)), Operand(S, (0.03, -7))), S,
+             (0.2, -100), seed=700),
+        Case("rsqrt", "RSQRT", (Operand(S, (0.05, -128)),), S, (0.02, -128), seed=702),
+        Case("int16-leaky-relu-rescale", "LEAKY_RELU", x16, S, (0.0007, 0), dtype="int16", options={"alpha": 0.3},
+             seed=703),
+        Case("int16-leaky-relu-alpha-1.5", "LEAKY_RELU", x16, S, (0.001, 0), dtype="int16", options={"alpha": 1.5},
+             seed=704),
+        Case("int16-leaky-relu-negative-alpha", "LEAKY_RELU", x16, S, (0.001, 0), dtype="int16",
+             options={"alpha": -0.4}, seed=705),
+        Case("int16-abs", "ABS", x16, S, (0.001, 0), dtype="int16", seed=708),
+        Case("int16-add-const-scalar", "ADD", (Operand(S, (0.001, 0)), Operand((1,), (0.0004, 0), (-3000,))), S,
+             (0.0013, 0), dtype="int16", seed=709),
+        Case("int16-mul-bcast-h", "MUL", (Operand(S, (0.001, 0)), Operand((1, 1, 7, 20), (0.0004, 0))), S,
+             (0.00002, 0), dtype="int16", seed=710),
+    ]
+
+
+def refused_cases() -> list[Case]:
+    """int16 LOGISTIC and TANH: Vela 5.2 programs the hardware's SIGMOID/TANH activation, whose
+    arithmetic is not public: the engine refuses it."""
+    x16 = (Operand(S, (0.001, 0)),)
+    return [
+        Case("int16-logistic", "LOGISTIC", x16, S, (1 / 32768, 0), dtype="int16", seed=706),
+        Case("int16-tanh", "TANH", x16, S, (1 / 32768, 0), dtype="int16", seed=707),
+    ]
+
+
 def all_cases() -> list[Case]:
-    return binary_cases() + int16_cases() + unary_cases() + fused_lut_cases() + int16_table_cases()
+    return (binary_cases() + int16_cases() + unary_cases() + fused_lut_cases() + int16_table_cases()
+            + mean_cases() + lowered_cases())

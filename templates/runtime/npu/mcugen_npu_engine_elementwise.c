@@ -1,9 +1,8 @@
 /*
  * mcugen_npu_engine_elementwise.c - NPU_OP_ELEMENTWISE: binary ADD, SUB, MUL, MIN, MAX, SHL, SHR
  * and unary LRELU, ABS, CLZ, with IFM2 as a feature map (broadcast along h, w and c) or a scalar,
- * reversed operands, and the OFM's LUT: 8-bit entries (8-bit OFM), 32-bit entries indexed by an
- * int8 value (32-bit OFM, as Vela's int8 SOFTMAX writes its exp table) and the 16-bit
- * interpolating LUT (16-bit OFM: 512 entries of base | slope << 16).
+ * reversed operands.  The output stage (mcugen_npu_fm.c) adds the OFM zero point, clamps and
+ * applies the LUT (8-bit; 32-bit entries for Vela's int32 OFMs; the 16-bit interpolating one).
  *
  * The arithmetic is the one Vela 5.2 programs for TFLite's kernels (README.md, section Engine):
  * operand A is the IFM (the IFM2 with reversed operands), B the other; a, b are A, B minus their
@@ -12,20 +11,17 @@
  *    scaled operand is TFLite's `(a << S) * multiplier` rounded in the IFM's rounding mode
  *    (S = 20 for 8-bit, 15 for 16-bit IFMs; OPA_SCALE/shift hold the multiplier times 2^S) and
  *    the other is b << (S - 1), TFLite's exact half; then the OFM scale.
- *  - MUL of 8/16-bit operands: a * b, then the OFM scale; of a 32-bit operand: a * b rounded
- *    by OFM_SCALE's shift alone (the 32-bit multiplier does not scale, as Vela's lowerings
- *    assume: OFM_SCALE 2^30 >> 31 is TFLite's SaturatingRoundingDoublingHighMul).
+ *  - MUL of 8/16-bit operands: a * b, then the OFM scale; of a 32-bit operand: a * b divided by
+ *    2^shift of OFM_SCALE alone (the 32-bit multiplier does not scale, as Vela's lowerings
+ *    assume), in TFL mode with TFLite's double rounding (shift 31: SaturatingRoundingDoubling-
+ *    HighMul, softmax; shift 34: MultiplyByQuantizedMultiplier with b the multiplier, MEAN).
  *  - ABS: |a| and LRELU: a < 0 ? a scaled : a, with the OFM scale.
  *  - MIN/MAX: of a and b; SHL/SHR: a shifted by b (SHR rounds in the OFM mode, the shift amount
  *    is taken as 0..63, SHL saturates); CLZ: leading zeros of a as a 32-bit word.  No OFM scale.
- * Then the OFM zero point, the clamp and the LUT (mcugen_npu_engine_internal.h).  Everything else
- * (IFM upscaling, other scale modes, a 32-bit operand with operand scaling) is refused.
+ * Everything else (IFM upscaling, other scale modes, 16-bit-mode operand scales above 65535, a
+ * 32-bit operand with a 32-bit operand scale, an IFM depth other than the OFM's) is refused.
  */
 #include "mcugen_npu_engine_internal.h"
-
-#include <stddef.h>
-
-#define LUT16_ENTRIES 512u
 
 struct ew_op {
     uint32_t mode;
@@ -36,8 +32,6 @@ struct ew_op {
     uint32_t scale_mode, ifm_round, input_shift;
     int wide;                  /* an operand is 32-bit */
     struct mcugen_npu_output_stage out;
-    const uint8_t *lut;        /* LUT for a 16- or 32-bit OFM (the output stage has the 8-bit one) */
-    uint32_t lut_entry_bytes;  /* 4: 32-bit entries, int8 index; 0: 16-bit interpolating */
     const struct mcugen_npu_state *s;
 };
 
@@ -54,7 +48,7 @@ static int64_t round_shift(int64_t v, uint32_t shift, uint32_t rounding)
         return v;
     }
     if (shift > 62u) {
-        return rounding == MCUGEN_NPU_ROUND_TRUNCATE || v >= 0 ? 0 : (v < -((int64_t)1 << 62) ? -1 : 0);
+        return 0; /* |v| / 2^63 < 1/2 */
     }
     if (rounding == MCUGEN_NPU_ROUND_TRUNCATE) {
         return v / ((int64_t)1 << shift);
@@ -63,6 +57,29 @@ static int64_t round_shift(int64_t v, uint32_t shift, uint32_t rounding)
     q = v / ((int64_t)1 << shift);
     r = v % ((int64_t)1 << shift);
     return r < 0 ? q - 1 : q; /* floor */
+}
+
+/* A 32-bit MUL's product p (|p| <= 2^62) divided by 2^shift in rounding mode `rounding`: TFL
+ * is TFLite's double rounding, as mcugen_npu_scale does it with the second operand as the
+ * multiplier (shift >= 31: round at 2^31 with ties up, then by 2^(shift-31) with ties away
+ * from zero; below 31 one rounding). */
+static int64_t round_product(int64_t p, uint32_t shift, uint32_t rounding)
+{
+    int64_t high;
+    uint32_t rest;
+    if (rounding != MCUGEN_NPU_ROUND_TFL || shift <= 31u) {
+        return round_shift(p, shift, rounding);
+    }
+    high = round_shift(p, 31u, MCUGEN_NPU_ROUND_NATURAL);
+    rest = shift - 31u;
+    if (rest > 62u) {
+        return 0;
+    }
+    /* ties away from zero: round the magnitude half up */
+    if (high < 0) {
+        return -round_shift(-high, rest, MCUGEN_NPU_ROUND_NATURAL);
+    }
+    return round_shift(high, rest, MCUGEN_NPU_ROUND_NATURAL);
 }
 
 static int64_t shift_left_saturating(int64_t v, int64_t amount)
@@ -98,11 +115,10 @@ static int64_t count_leading_zeros(int64_t a)
 static int64_t add_operand(const struct ew_op *op, int64_t v, int is_a)
 {
     const struct mcugen_npu_state *s = op->s;
-    uint32_t scaled = op->scale_mode == 1u ? 1u : 2u; /* 1: A carries the 32-bit scale, 2: B */
     if (op->scale_mode == 0u) {
         return v * (int64_t)(is_a ? s->opa_scale : s->opb_scale);
     }
-    if ((is_a && scaled == 1u) || (!is_a && scaled == 2u)) {
+    if (is_a == (op->scale_mode == 1u)) { /* mode 1 scales A, mode 2 B, both by OPA_SCALE */
         return mcugen_npu_scale(v * ((int64_t)1 << op->input_shift), s->opa_scale,
                                 (uint32_t)s->opa_scale_shift + op->input_shift, op->ifm_round);
     }
@@ -125,7 +141,7 @@ static int64_t compute(const struct ew_op *op, int64_t a, int64_t b)
         return ofm_scaled(op, add_operand(op, a, 1) - add_operand(op, b, 0));
     case MCUGEN_NPU_ELEM_MUL:
         if (op->wide) {
-            return round_shift(a * b, op->s->ofm_scale_shift, op->out.rounding);
+            return round_product(a * b, op->s->ofm_scale_shift, op->out.rounding);
         }
         return ofm_scaled(op, a * b);
     case MCUGEN_NPU_ELEM_MIN: return a < b ? a : b;
@@ -137,36 +153,6 @@ static int64_t compute(const struct ew_op *op, int64_t a, int64_t b)
     default: /* LRELU */
         return a < 0 ? ofm_scaled(op, a) : a;
     }
-}
-
-static int32_t lut_entry32(const uint8_t *p)
-{
-    uint32_t raw = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-    return raw >= 0x80000000u ? -(int32_t)(~raw) - 1 : (int32_t)raw;
-}
-
-/* The 16-bit LUT: 512 segments of 128 values over int16, each base | slope << 16 (both int16),
- * linearly interpolated with rounding, as TFLite's int16 table lookup. */
-static int32_t lut16(const uint8_t *lut, int32_t v)
-{
-    uint32_t u = (uint32_t)(v + 32768);
-    int32_t entry = lut_entry32(lut + 4u * (u >> 7));
-    int32_t base = (int32_t)(int16_t)(uint16_t)((uint32_t)entry & 0xFFFFu);
-    int32_t slope = (int32_t)(int16_t)(uint16_t)((uint32_t)entry >> 16);
-    int32_t r = base + (int32_t)round_shift((int64_t)slope * (int32_t)(u & 127u), 7u, MCUGEN_NPU_ROUND_NATURAL);
-    return r < -32768 ? -32768 : r > 32767 ? 32767 : r;
-}
-
-static int32_t output(const struct ew_op *op, int64_t value)
-{
-    int32_t v = mcugen_npu_output(&op->out, value);
-    if (op->lut == NULL) {
-        return v;
-    }
-    if (op->lut_entry_bytes == 4u) {
-        return lut_entry32(op->lut + 4u * (uint32_t)(v + 128));
-    }
-    return lut16(op->lut, v);
 }
 
 static void run(const struct ew_op *op)
@@ -184,40 +170,11 @@ static void run(const struct ew_op *op)
                     second -= op->zp_ifm2;
                 }
                 mcugen_npu_fm_write(&op->ofm, y, x, c,
-                                    op->reversed ? output(op, compute(op, second, first))
-                                                 : output(op, compute(op, first, second)));
+                                    mcugen_npu_output(&op->out, op->reversed ? compute(op, second, first)
+                                                                             : compute(op, first, second)));
             }
         }
     }
-}
-
-/* The LUT of a 16- or 32-bit OFM; the output stage is then made without it (clamp only). */
-static enum mcugen_npu_fault lut_setup(struct ew_op *op, const struct mcugen_npu_device *dev,
-                                       struct mcugen_npu_state *stage_state)
-{
-    uint32_t function = MCUGEN_NPU_ACT_FUNCTION(stage_state->activation);
-    uint32_t slot = function - MCUGEN_NPU_ACT_LUT_FIRST;
-    uint32_t clip = MCUGEN_NPU_ACT_CLIP_RANGE(stage_state->activation);
-    uint32_t bytes;
-    op->lut = NULL;
-    if (function < MCUGEN_NPU_ACT_LUT_FIRST || function > MCUGEN_NPU_ACT_LUT_LAST || op->ofm.elem_bytes == 1u) {
-        return MCUGEN_NPU_FAULT_NONE; /* none, or the output stage's 8-bit LUT */
-    }
-    if (op->ofm.elem_bytes == 4u && clip == 3u) {
-        op->lut_entry_bytes = 4u; /* int8 index: 256 entries */
-        bytes = 256u * 4u;
-    } else if (op->ofm.elem_bytes == 2u && op->ofm.is_signed && clip == 0u) {
-        op->lut_entry_bytes = 0u;
-        bytes = LUT16_ENTRIES * 4u;
-    } else {
-        return MCUGEN_NPU_FAULT_UNSUPPORTED;
-    }
-    if (dev->shram_bytes < MCUGEN_NPU_LUT_BYTES || slot * MCUGEN_NPU_LUT_SLOT_BYTES + bytes > MCUGEN_NPU_LUT_BYTES) {
-        return MCUGEN_NPU_FAULT_UNSUPPORTED;
-    }
-    op->lut = dev->shram + (dev->shram_bytes - MCUGEN_NPU_LUT_BYTES) + slot * MCUGEN_NPU_LUT_SLOT_BYTES;
-    stage_state->activation = (uint16_t)(stage_state->activation & ~0xFFFu);
-    return MCUGEN_NPU_FAULT_NONE;
 }
 
 static enum mcugen_npu_fault operands_setup(struct ew_op *op, struct mcugen_npu_device *dev)
@@ -250,7 +207,6 @@ enum mcugen_npu_fault mcugen_npu_engine_elementwise(struct mcugen_npu_device *de
                                                     const struct mcugen_npu_state *state)
 {
     struct ew_op op;
-    struct mcugen_npu_state stage_state = *state;
     enum mcugen_npu_fault fault;
     uint32_t ifm_bits;
     if (param > MCUGEN_NPU_ELEM_SHL || state->ifm_upscale != MCUGEN_NPU_UPSCALE_NONE ||
@@ -270,10 +226,7 @@ enum mcugen_npu_fault mcugen_npu_engine_elementwise(struct mcugen_npu_device *de
         fault = mcugen_npu_fm_view_init(&op.ofm, dev, &state->ofm, 1, op.h, op.w, op.c);
     }
     if (fault == MCUGEN_NPU_FAULT_NONE) {
-        fault = lut_setup(&op, dev, &stage_state);
-    }
-    if (fault == MCUGEN_NPU_FAULT_NONE) {
-        fault = mcugen_npu_output_stage_init(&op.out, dev, &stage_state);
+        fault = mcugen_npu_output_stage_init(&op.out, dev, state);
     }
     if (fault != MCUGEN_NPU_FAULT_NONE) {
         return fault;
@@ -289,8 +242,12 @@ enum mcugen_npu_fault mcugen_npu_engine_elementwise(struct mcugen_npu_device *de
     op.ifm_round = MCUGEN_NPU_IFM_PREC_ROUND(state->ifm.precision);
     ifm_bits = 8u * op.ifm.elem_bytes;
     op.input_shift = ifm_bits == 8u ? 20u : 15u;
+    /* scale mode 0 has 16-bit operand scales (Vela: up to 32768, so unsigned); the 32-bit scale's
+     * shift, with the input shift, must be one that mcugen_npu_scale takes */
     if (op.scale_mode > 2u || op.ifm_round > MCUGEN_NPU_ROUND_NATURAL ||
-        (op.scale_mode != 0u && (op.wide || (param != MCUGEN_NPU_ELEM_ADD && param != MCUGEN_NPU_ELEM_SUB)))) {
+        (op.scale_mode == 0u && (state->opa_scale > 0xFFFFu || state->opb_scale > 0xFFFFu)) ||
+        (op.scale_mode != 0u && (op.wide || (param != MCUGEN_NPU_ELEM_ADD && param != MCUGEN_NPU_ELEM_SUB) ||
+                                 state->opa_scale_shift + op.input_shift > 63u))) {
         return MCUGEN_NPU_FAULT_UNSUPPORTED;
     }
     run(&op);

@@ -66,14 +66,22 @@ int64_t mcugen_npu_acc_wrap(int64_t acc, uint16_t acc_format);
 int64_t mcugen_npu_scale(int64_t acc, uint32_t scale, uint32_t shift, uint32_t rounding);
 
 /* The OFM end of an operation: scaled value + OFM zero point, clamped to ACTIVATION_MIN/MAX and
- * the clip range, then the 8-bit LUT when ACTIVATION selects one. */
+ * the clip range, then the LUT when ACTIVATION selects one. */
 struct mcugen_npu_output_stage {
     uint32_t rounding;         /* MCUGEN_NPU_ROUND_* from OFM_PRECISION */
     int32_t ofm_zero_point;
     int64_t min, max;          /* the clamp: activation range within the clip range */
     const uint8_t *lut;        /* 256 bytes in SHRAM, or NULL */
     int lut_signed;            /* index = value + 128 */
+    uint32_t lut_kind;         /* MCUGEN_NPU_LUT_* (what `lut` holds) */
 };
+
+/* The three LUTs (README.md, section Engine): 256 bytes indexed by an 8-bit value; 256 32-bit
+ * entries indexed by an int8 value (a 32-bit OFM, clip range forced to int8: Vela's int8 SOFTMAX);
+ * 512 32-bit entries `base | slope << 16` interpolated over int16 (a 16-bit signed OFM). */
+#define MCUGEN_NPU_LUT_8BIT        0u
+#define MCUGEN_NPU_LUT_32BIT_ENTRY 1u
+#define MCUGEN_NPU_LUT_16BIT       2u
 
 /* SHRAM layout of the LUT slots (Vela: the last 2 KiB of SHRAM, 8 slots of 256 bytes). */
 #define MCUGEN_NPU_LUT_BYTES      2048u

@@ -290,25 +290,62 @@ enum mcugen_npu_fault mcugen_npu_output_stage_init(struct mcugen_npu_output_stag
     out->max = hi;
     out->lut = NULL;
     out->lut_signed = 0;
+    out->lut_kind = MCUGEN_NPU_LUT_8BIT;
     if (function >= MCUGEN_NPU_ACT_LUT_FIRST && function <= MCUGEN_NPU_ACT_LUT_LAST) {
         uint32_t clip = MCUGEN_NPU_ACT_CLIP_RANGE(state->activation);
+        uint32_t offset = (function - MCUGEN_NPU_ACT_LUT_FIRST) * MCUGEN_NPU_LUT_SLOT_BYTES;
+        uint32_t bytes = 256u;
         int64_t lut_lo, lut_hi;
-        /* the 8-bit LUT: an 8-bit OFM, or a clip range forced to 8 bits (Vela's int32 OFMs); the
-         * 16-bit LUT belongs to ELEMENTWISE */
-        if (!(elem == 1u || clip == 2u || clip == 3u) || dev->shram_bytes < MCUGEN_NPU_LUT_BYTES) {
+        if (dev->shram_bytes < MCUGEN_NPU_LUT_BYTES) {
             return MCUGEN_NPU_FAULT_UNSUPPORTED;
         }
-        out->lut_signed = clip == 3u || (clip != 2u && is_signed);
-        range_of(1u, out->lut_signed, &lut_lo, &lut_hi);
-        if (out->min < lut_lo || out->max > lut_hi) {
-            return MCUGEN_NPU_FAULT_UNSUPPORTED;
+        if (elem == 2u && is_signed && clip == 0u) {
+            /* the 16-bit LUT: the whole int16 range indexes 512 entries */
+            out->lut_kind = MCUGEN_NPU_LUT_16BIT;
+            bytes = 512u * 4u;
+        } else {
+            /* an 8-bit index: an 8-bit OFM, or a clip range forced to 8 bits; a 32-bit OFM reads
+             * 32-bit entries (Vela's int32 OFMs) */
+            if (!(elem == 1u || clip == 2u || clip == 3u)) {
+                return MCUGEN_NPU_FAULT_UNSUPPORTED;
+            }
+            out->lut_signed = clip == 3u || (clip != 2u && is_signed);
+            range_of(1u, out->lut_signed, &lut_lo, &lut_hi);
+            if (out->min < lut_lo || out->max > lut_hi || elem == 2u) {
+                return MCUGEN_NPU_FAULT_UNSUPPORTED;
+            }
+            if (elem == 4u) {
+                out->lut_kind = MCUGEN_NPU_LUT_32BIT_ENTRY;
+                bytes = 256u * 4u;
+            }
         }
-        out->lut = dev->shram + (dev->shram_bytes - MCUGEN_NPU_LUT_BYTES) +
-                   (function - MCUGEN_NPU_ACT_LUT_FIRST) * MCUGEN_NPU_LUT_SLOT_BYTES;
+        if (offset + bytes > MCUGEN_NPU_LUT_BYTES) {
+            return MCUGEN_NPU_FAULT_UNSUPPORTED; /* the table would run past the LUT area */
+        }
+        out->lut = dev->shram + (dev->shram_bytes - MCUGEN_NPU_LUT_BYTES) + offset;
     } else if (function != 0u) {
         return MCUGEN_NPU_FAULT_UNSUPPORTED; /* TANH, SIGMOID: not modelled */
     }
     return MCUGEN_NPU_FAULT_NONE;
+}
+
+static int32_t lut_word(const uint8_t *p)
+{
+    uint32_t raw = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+    return raw >= 0x80000000u ? -(int32_t)(~raw) - 1 : (int32_t)raw;
+}
+
+/* The 16-bit LUT: segment u >> 7 of u = v + 32768, its base plus slope * (u & 127) / 128 rounded
+ * (ties up), saturated to int16: TFLite's int16 table lookup, for which Vela makes the table. */
+static int32_t lut16(const uint8_t *lut, int64_t v)
+{
+    uint32_t u = (uint32_t)(v + 32768);
+    uint32_t entry = (uint32_t)lut_word(lut + 4u * (u >> 7));
+    int32_t base = (int32_t)(entry & 0xFFFFu) - ((entry & 0x8000u) != 0u ? 0x10000 : 0);
+    int32_t slope = (int32_t)(entry >> 16) - ((entry & 0x80000000u) != 0u ? 0x10000 : 0);
+    int32_t delta = slope * (int32_t)(u & 127u) + 64;
+    int32_t r = base + (delta >= 0 ? delta / 128 : -((-delta + 127) / 128));
+    return r < -32768 ? -32768 : r > 32767 ? 32767 : r;
 }
 
 int32_t mcugen_npu_output(const struct mcugen_npu_output_stage *out, int64_t scaled)
@@ -318,7 +355,14 @@ int32_t mcugen_npu_output(const struct mcugen_npu_output_stage *out, int64_t sca
     v = v < out->min ? out->min : v;
     v = v > out->max ? out->max : v;
     if (out->lut != NULL) {
-        uint8_t b = out->lut[out->lut_signed ? v + 128 : v];
+        uint8_t b;
+        if (out->lut_kind == MCUGEN_NPU_LUT_16BIT) {
+            return lut16(out->lut, v);
+        }
+        if (out->lut_kind == MCUGEN_NPU_LUT_32BIT_ENTRY) {
+            return lut_word(out->lut + 4u * (uint32_t)(out->lut_signed ? v + 128 : v));
+        }
+        b = out->lut[out->lut_signed ? v + 128 : v];
         return out->lut_signed ? (int32_t)b - (b >= 128u ? 256 : 0) : (int32_t)b;
     }
     return (int32_t)v;
