@@ -7,9 +7,8 @@ op must become), runs the payload through our driver, device and engine in the h
 under ASan/UBSan with the input loaded where TFLM's offline planner puts it, and requires the
 output to equal TFLM's on the original model, bit for bit, with a spread of values.
 
-Vela 5.2 lowers MEAN to a DEPTHWISE sum and an ELEMENTWISE multiply, which the engine does
-not model yet: those rows are strict xfails (they start failing, as a reminder, once
-ELEMENTWISE lands). The engine's scaling is also checked on its own against exact rational
+Vela 5.2 lowers MEAN to a DEPTHWISE sum and an ELEMENTWISE multiply: those rows check the two
+together (tests/test_npu_elementwise.py has the ELEMENTWISE modes on their own). The engine's scaling is also checked on its own against exact rational
 arithmetic and TFLite's integer definition, and two corrupted streams check that the engine
 refuses what it does not model instead of computing something.
 """
@@ -103,8 +102,6 @@ def test_op_on_the_npu_is_bit_exact(row: Row, macs: int, harness: Path, compiled
     check_row(row, macs, harness, compiled, tmp_path)
 
 
-@pytest.mark.xfail(strict=True, reason="Vela 5.2 lowers MEAN to DEPTHWISE + ELEMENTWISE MUL; ELEMENTWISE is "
-                                       "not modelled yet (mcugen_npu_engine_elementwise.c refuses it)")
 @pytest.mark.parametrize("row, macs", params(mean_rows()))
 def test_mean_on_the_npu_is_bit_exact(row: Row, macs: int, harness: Path, compiled: Compiled,
                                       tmp_path: Path) -> None:
@@ -130,17 +127,16 @@ def test_public_fully_connected_model_is_bit_exact(macs: int, harness: Path, tmp
 
 @pytest.mark.parametrize("macs", (64, 128, 256))
 @pytest.mark.parametrize("name", ("kws_dscnn", "ic_resnet8", "vww_mobilenet_v1_025"))
-def test_public_model_streams_run_up_to_elementwise(name: str, macs: int, harness: Path, tmp_path: Path) -> None:
-    """The other public models' CONV/DEPTHWISE/POOL operations run without a fault: the device
-    stops only at an ELEMENTWISE (refused until it is modelled), or completes once it is."""
+def test_public_model_streams_run_without_a_fault(name: str, macs: int, harness: Path, tmp_path: Path) -> None:
+    """The other public models' streams run to the end with CONV/DEPTHWISE/POOL operations among
+    them (their outputs against TFLM: tests/test_npu_elementwise.py and test_npu_frontend.py)."""
     path = public_model(name)
     vm = compile_model(path.read_bytes(), macs, tmp_path / "vela")
     run = run_npu(harness, vm, macs, [np.load(path.with_name(f"{name}.case0.npz"))["input0"]], tmp_path / "run")
     ops = [line.split()[2] for line in run.stdout.splitlines()
            if line.startswith("cmd ") and " NPU_OP_" in line and "NPU_OP_STOP" not in line]
     assert sum(op in ("NPU_OP_CONV", "NPU_OP_DEPTHWISE", "NPU_OP_POOL") for op in ops) >= 3
-    if run.rc != 0:
-        assert run.fault == FAULT_UNSUPPORTED and ops[-1] == "NPU_OP_ELEMENTWISE", run.stdout[-800:]
+    assert (run.rc, run.fault) == (0, 0), run.stdout[-800:]
 
 
 # ---- refusals ------------------------------------------------------------------------------------
