@@ -5,7 +5,7 @@ in the host harness (ASan/UBSan), and the run's cycles (MODEL_CYCLES, read throu
 interface) are compared with `cycles_total` of Vela's summary CSV.
 
 Bounds: the public models within 0.8-1.25 of Vela (the issue's target; measured 0.987-1.028 on
-u55-32/64/128/256, see templates/runtime/npu/README.md), and each single-op model too (measured
+u55-32/64/128/256, see docs/npu.md, "Cycle model"), and each single-op model too (measured
 0.89-1.23). Where they differ: our model computes every OFM block at its real (edge) size from the
 block config the command stream programs and counts the weights' re-reads from SRAM for every
 block position, which Vela's estimate leaves out for weights it buffered in SRAM."""

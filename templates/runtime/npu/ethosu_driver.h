@@ -31,7 +31,7 @@ extern "C" {
 #define ETHOSU_SEMAPHORE_WAIT_INFERENCE ETHOSU_SEMAPHORE_WAIT_FOREVER
 #endif
 
-/* The simulated NPU time ethosu_wait() allows a job, in device cycles (see README). */
+/* The simulated NPU time ethosu_wait() allows a job, in device cycles (see docs/npu.md, The driver). */
 #ifndef MCUGEN_NPU_DRIVER_TIMEOUT_CYCLES
 #define MCUGEN_NPU_DRIVER_TIMEOUT_CYCLES UINT64_MAX
 #endif

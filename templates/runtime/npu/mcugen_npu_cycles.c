@@ -1,6 +1,6 @@
 /*
  * mcugen_npu_cycles.c - the cycle model of the simulated Ethos-U55 (see mcugen_npu_cycles.h and
- * README.md, section "Cycle model").  All fractional quantities are Q8: 256 = one cycle.
+ * docs/npu.md, section "Cycle model").  All fractional quantities are Q8: 256 = one cycle.
  */
 #include "mcugen_npu_cycles.h"
 

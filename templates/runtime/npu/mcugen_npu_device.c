@@ -1,6 +1,6 @@
 /*
  * mcugen_npu_device.c - the register file, command walker, DMA and PMU of mcugen's
- * Ethos-U55-compatible NPU model.  See mcugen_npu_device.h and README.md for the semantics.
+ * Ethos-U55-compatible NPU model.  See mcugen_npu_device.h and docs/npu.md for the semantics.
  */
 #include "mcugen_npu_device.h"
 

@@ -4,7 +4,7 @@
  * reversed operands.  The output stage (mcugen_npu_fm.c) adds the OFM zero point, clamps and
  * applies the LUT (8-bit; 32-bit entries for Vela's int32 OFMs; the 16-bit interpolating one).
  *
- * The arithmetic is the one Vela 5.2 programs for TFLite's kernels (README.md, section Engine):
+ * The arithmetic is the one Vela 5.2 programs for TFLite's kernels (docs/npu.md, section Engine):
  * operand A is the IFM (the IFM2 with reversed operands), B the other; a, b are A, B minus their
  * zero points.
  *  - ADD/SUB with IFM scale mode 0: a * OPA_SCALE +- b * OPB_SCALE; with mode 1 (2 mirrors it) the

@@ -76,7 +76,7 @@ struct mcugen_npu_output_stage {
     uint32_t lut_kind;         /* MCUGEN_NPU_LUT_* (what `lut` holds) */
 };
 
-/* The three LUTs (README.md, section Engine): 256 bytes indexed by an 8-bit value; 256 32-bit
+/* The three LUTs (docs/npu.md, section Engine): 256 bytes indexed by an 8-bit value; 256 32-bit
  * entries indexed by an int8 value (a 32-bit OFM, clip range forced to int8: Vela's int8 SOFTMAX);
  * 512 32-bit entries `base | slope << 16` interpolated over int16 (a 16-bit signed OFM). */
 #define MCUGEN_NPU_LUT_8BIT        0u

@@ -1,6 +1,6 @@
 /*
  * mcugen_npu_fm.c - the engine's shared infrastructure: feature-map views, the OFM output stage
- * and the kernel geometry (see mcugen_npu_engine_internal.h and README.md, section Engine).
+ * and the kernel geometry (see mcugen_npu_engine_internal.h and docs/npu.md, section Engine).
  */
 #include "mcugen_npu_engine_internal.h"
 
