@@ -107,8 +107,9 @@ def compile_model(model: bytes, macs: int, workdir: Path) -> VelaModel:
     offsets = _offline_offsets(vela)
     payload_index, read_only, scratch = inputs[0], inputs[1], inputs[2]
     base = offsets[scratch]
-    ifms = [_feature(sg, i, offsets[i] - base) for i in inputs[4:]]
-    ofms = [_feature(sg, i, offsets[i] - base) for i in outputs]
+    # In the model's input/output order (the op's own order may differ: SQUARED_DIFFERENCE).
+    ifms = [_feature(sg, i, offsets[i] - base) for i in _in_graph_order(inputs[4:], sg.InputsAsNumpy())]
+    ofms = [_feature(sg, i, offsets[i] - base) for i in _in_graph_order(outputs, sg.OutputsAsNumpy())]
     scratch_bytes = max([_feature(sg, scratch, 0).nbytes] + [f.offset + f.nbytes for f in ifms + ofms])
     payload = workdir / "payload.bin"
     payload.write_bytes(_buffer(vela, sg, payload_index))
@@ -119,6 +120,12 @@ def compile_model(model: bytes, macs: int, workdir: Path) -> VelaModel:
     # the scratch region; they alias it here (TFLM's pointers lie inside the same arena).
     regions += ["same:1"] * (len(inputs) - 3 + len(outputs))
     return VelaModel(payload, regions, 1, ifms, ofms, cpu_ops, result.stdout)
+
+
+def _in_graph_order(tensors: list[int], graph_tensors: np.ndarray) -> list[int]:
+    """`tensors` sorted by their position among the graph's inputs (or outputs), if all are."""
+    order = [int(t) for t in graph_tensors]
+    return sorted(tensors, key=order.index) if set(tensors) <= set(order) else tensors
 
 
 def _buffer(model: tflite.Model, sg: tflite.SubGraph, index: int) -> bytes:
