@@ -20,9 +20,8 @@ import numpy as np
 import pytest
 from conftest import PUBLIC_NAMES, public_model
 from modelbuilder import ModelBuilder
-from npu_vela import DeviceRun, VelaBuild, build_harness, run_device, vela_compile
-
-from mcugen.toolchain.host import SANITIZE_FLAGS, WARNING_FLAGS, compiler
+from npu_vela import DeviceRun, run_device, vela_compile
+from vela_models import VelaModel, build_harness
 
 CONFIGS = (32, 64, 128, 256)
 NETWORK_BOUND = (0.8, 1.25)
@@ -33,17 +32,17 @@ SINGLE_OP_BOUND = (0.8, 1.25)
 @pytest.fixture(scope="module")
 def harness(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("npu-cycles") / "npu_harness"
-    return build_harness(out, compiler(), [*WARNING_FLAGS, *SANITIZE_FLAGS])
+    return build_harness(out)
 
 
-Compile = Callable[[Path, int], VelaBuild]
+Compile = Callable[[Path, int], VelaModel]
 
 
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory: pytest.TempPathFactory) -> Compile:
-    cache: dict[tuple[Path, int], VelaBuild] = {}
+    cache: dict[tuple[Path, int], VelaModel] = {}
 
-    def get(model: Path, macs: int) -> VelaBuild:
+    def get(model: Path, macs: int) -> VelaModel:
         if (model, macs) not in cache:
             cache[model, macs] = vela_compile(model, macs, tmp_path_factory.mktemp(f"vela-{model.stem}-{macs}"))
         return cache[model, macs]
@@ -51,8 +50,8 @@ def compiled(tmp_path_factory: pytest.TempPathFactory) -> Compile:
     return get
 
 
-def ratio(run: DeviceRun, build: VelaBuild) -> float:
-    return run.cycles / build.vela_cycles
+def ratio(run: DeviceRun, build: VelaModel) -> float:
+    return run.cycles / build.estimate.cycles
 
 
 @pytest.mark.parametrize("macs", CONFIGS)
@@ -62,7 +61,7 @@ def test_public_model_cycles_match_vela(harness: Path, compiled: Compile, name: 
     run = run_device(harness, build)
     low, high = NETWORK_BOUND
     assert low <= ratio(run, build) <= high, (
-        f"{name} u55-{macs}: {run.cycles} simulated cycles, Vela estimates {build.vela_cycles}")
+        f"{name} u55-{macs}: {run.cycles} simulated cycles, Vela estimates {build.estimate.cycles}")
     # the PMU, read through the registers: CYCLE and NPU_ACTIVE are the run's cycles; MAC_ACTIVE
     # counts the MAC array's cycles, part of them
     assert run.pmu_cycles == run.pmu_active == run.cycles
@@ -158,7 +157,7 @@ def test_single_op_cycles_match_vela(harness: Path, compiled: Compile, single_op
     assert any(op != "NPU_OP_DMA_START" and c > 0 for op, c in run.op_cycles), "no operation on the NPU"
     low, high = SINGLE_OP_BOUND
     assert low <= ratio(run, build) <= high, (
-        f"{case} u55-{macs}: {run.cycles} simulated cycles, Vela estimates {build.vela_cycles}")
+        f"{case} u55-{macs}: {run.cycles} simulated cycles, Vela estimates {build.estimate.cycles}")
     assert run.pmu_cycles == run.pmu_active == run.cycles
 
 
@@ -197,8 +196,8 @@ def test_memory_configuration_sets_the_flash_bound(harness: Path, compiled: Comp
     per cycle) leaves the compute as the bound, under the flash-bound time."""
     build = compiled(public_model("ad_autoencoder"), 128)
     default = run_device(harness, build)
-    assert default.cycles == build.vela_flash_cycles == build.vela_cycles
-    assert run_device(harness, build, ["-m", "1,128,128,64,0"]).cycles == 2 * build.vela_flash_cycles
+    assert default.cycles == build.estimate.flash_cycles == build.estimate.cycles
+    assert run_device(harness, build, ["-m", "1,128,128,64,0"]).cycles == 2 * build.estimate.flash_cycles
     fast = run_device(harness, build, ["-m", "1,2048,128,64,0"])
     kernels = sum(c for op, c in fast.op_cycles if op != "NPU_OP_DMA_START")
-    assert fast.cycles == kernels < build.vela_flash_cycles // 4
+    assert fast.cycles == kernels < build.estimate.flash_cycles // 4

@@ -11,6 +11,7 @@ through the harness against TFLM's outputs on the original models (the models' R
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -267,7 +268,7 @@ def _patched(vm: VelaModel, tmp_path: Path, opcode: int, edit: Callable[[int], i
     assert hits > 0, f"no command {opcode:#x} in the stream"
     path = tmp_path / "patched.bin"
     path.write_bytes(words.tobytes())
-    return VelaModel(path, vm.regions, vm.scratch_region, vm.inputs, vm.outputs, vm.cpu_ops, vm.listing)
+    return dataclasses.replace(vm, payload=path)
 
 
 @pytest.mark.parametrize("what, opcode, edit", [
@@ -331,7 +332,7 @@ def test_corrupt_parameters_fault_or_compute_inside_the_operands(case_id: str, h
         corrupt[at] = (int(rng.integers(0, 1 << (32 - offset))) << offset) | (int(corrupt[at]) & keep)
         path = tmp_path / f"corrupt{n}.bin"
         path.write_bytes(corrupt.tobytes())
-        bad = VelaModel(path, vm.regions, vm.scratch_region, vm.inputs, vm.outputs, vm.cpu_ops, vm.listing)
+        bad = dataclasses.replace(vm, payload=path)
         run = run_npu(harness, bad, 128, case.inputs(), tmp_path / f"run{n}")
         outcomes.add(run.fault)
     assert outcomes - {0}, "no corruption was refused: the test exercised nothing"

@@ -15,6 +15,7 @@ refuses what it does not model instead of computing something.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import re
 import subprocess
@@ -147,7 +148,7 @@ def _patched_payload(vm: VelaModel, tmp_path: Path, name: str, patch) -> VelaMod
     patch(words)
     path = tmp_path / f"{name}.bin"
     path.write_bytes(words.tobytes())
-    return VelaModel(path, vm.regions, vm.scratch_region, vm.inputs, vm.outputs, vm.cpu_ops, vm.listing)
+    return dataclasses.replace(vm, payload=path)
 
 
 def _cmd0_positions(words: np.ndarray, opcode: int) -> list[int]:

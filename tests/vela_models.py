@@ -15,8 +15,11 @@ ASan/UBSan) and reads the outputs back from the same place.
 
 from __future__ import annotations
 
+import csv
+import re
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,7 +52,19 @@ class Feature:
 
 
 @dataclass(frozen=True)
+class VelaEstimate:
+    """Vela's own figures for the compilation (its summary CSV and register listing)."""
+
+    cycles: int  # cycles_total
+    flash_cycles: int  # cycles_off_chip_flash_access
+    npu_ops: int  # NPU_OP_CONV/DEPTHWISE/POOL/ELEMENTWISE/DMA_START in the command stream
+    stream_bytes: int  # the payload's COMMAND_STREAM part
+
+
+@dataclass(frozen=True)
 class VelaModel:
+    name: str
+    macs: int
     payload: Path
     regions: list[str]  # harness region specs in TFLM's base-address order
     scratch_region: int
@@ -57,12 +72,13 @@ class VelaModel:
     outputs: list[Feature]
     cpu_ops: list[str]  # builtin operators Vela left for the CPU
     listing: str  # Vela's --verbose-register-command-stream output
+    estimate: VelaEstimate | None  # None when Vela made no single ethos-u op
 
 
-def build_harness(out: Path) -> Path:
-    """The harness with driver, device and engine, under ASan and UBSan."""
+def build_harness(out: Path, flags: Sequence[str] = (*WARNING_FLAGS, *SANITIZE_FLAGS)) -> Path:
+    """The harness with driver, device and engine (default: under ASan and UBSan)."""
     sources = [str(HARNESS), *(str(p) for p in sorted(NPU.glob("*.c")))]
-    subprocess.run([compiler(), *WARNING_FLAGS, *SANITIZE_FLAGS, f"-I{NPU}", *sources, "-o", str(out)],
+    subprocess.run([compiler(), *flags, f"-I{NPU}", *sources, "-o", str(out)],
                    check=True, capture_output=True, text=True)
     return out
 
@@ -83,8 +99,9 @@ def _feature(sg: tflite.SubGraph, index: int, arena_offset: int) -> Feature:
     return Feature(arena_offset, shape, _NUMPY_TYPES[tensor.Type()])
 
 
-def compile_model(model: bytes, macs: int, workdir: Path) -> VelaModel:
-    """Vela's compilation of `model` for ethos-u55-`macs` (default system config)."""
+def compile_model(model: bytes, macs: int, workdir: Path, name: str = "model") -> VelaModel:
+    """Vela's compilation of `model` for ethos-u55-`macs` (Vela's default system config,
+    Ethos_U55_High_End_Embedded with Shared_Sram)."""
     workdir.mkdir(parents=True, exist_ok=True)
     source = workdir / "model.tflite"
     source.write_bytes(model)
@@ -101,7 +118,7 @@ def compile_model(model: bytes, macs: int, workdir: Path) -> VelaModel:
     cpu_ops = [_BUILTIN_NAMES.get(max(c.BuiltinCode(), c.DeprecatedBuiltinCode()), "?") for c in codes
                if c.CustomCode() != b"ethos-u"]
     if len(ethos) != 1:
-        return VelaModel(workdir, [], 1, [], [], cpu_ops or ["no ethos-u op"], result.stdout)
+        return VelaModel(name, macs, workdir, [], 1, [], [], cpu_ops or ["no ethos-u op"], result.stdout, None)
     op = ethos[0]
     inputs, outputs = [int(i) for i in op.InputsAsNumpy()], [int(i) for i in op.OutputsAsNumpy()]
     offsets = _offline_offsets(vela)
@@ -113,13 +130,35 @@ def compile_model(model: bytes, macs: int, workdir: Path) -> VelaModel:
     scratch_bytes = max([_feature(sg, scratch, 0).nbytes] + [f.offset + f.nbytes for f in ifms + ofms])
     payload = workdir / "payload.bin"
     payload.write_bytes(_buffer(vela, sg, payload_index))
+    estimate = _estimate(workdir / "out", result.stdout, payload.read_bytes())
     flash = workdir / "read_only.bin"
     flash.write_bytes(_buffer(vela, sg, read_only) or b"\0" * 16)
     regions = [f"file:{flash}", f"zero:{scratch_bytes}"]
     # The fast scratch and the feature maps' own regions: the stream addresses the arena through
     # the scratch region; they alias it here (TFLM's pointers lie inside the same arena).
     regions += ["same:1"] * (len(inputs) - 3 + len(outputs))
-    return VelaModel(payload, regions, 1, ifms, ofms, cpu_ops, result.stdout)
+    return VelaModel(name, macs, payload, regions, 1, ifms, ofms, cpu_ops, result.stdout, estimate)
+
+
+def _estimate(out: Path, listing: str, payload: bytes) -> VelaEstimate:
+    with open(next(out.glob("model_summary_*.csv")), newline="") as f:
+        summary = next(csv.DictReader(f))
+    ops = sum(1 for line in listing.splitlines()
+              if re.search(r" - NPU_OP_(CONV|DEPTHWISE|POOL|ELEMENTWISE|DMA_START)\b", line))
+    return VelaEstimate(int(float(summary["cycles_total"])), int(float(summary["cycles_off_chip_flash_access"])),
+                        ops, _stream_bytes(payload))
+
+
+def _stream_bytes(payload: bytes) -> int:
+    """The COMMAND_STREAM length of a COP1 payload (driver actions: 1 CONFIG +2 words, 2 stream, 5 NOP)."""
+    words = np.frombuffer(payload, dtype="<u4")
+    i = 1
+    while i < len(words):
+        action = int(words[i]) & 0xFF
+        if action == 2:
+            return ((int(words[i]) >> 16) | ((int(words[i]) >> 8 & 0xFF) << 16)) * 4
+        i += 3 if action == 1 else 1
+    raise ValueError("payload without COMMAND_STREAM")
 
 
 def _in_graph_order(tensors: list[int], graph_tensors: np.ndarray) -> list[int]:

@@ -34,16 +34,17 @@ REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 
-from npu_vela import VelaBuild, build_harness, run_device, vela_compile
+from npu_vela import run_device, vela_compile
+from vela_models import VelaModel, build_harness
 
-from mcugen.toolchain.host import RELEASE_FLAGS, WARNING_FLAGS, compiler
+from mcugen.toolchain.host import RELEASE_FLAGS, WARNING_FLAGS
 
 MODELS = ("ad_autoencoder", "ic_resnet8", "kws_dscnn", "vww_mobilenet_v1_025")
 CONFIGS = (32, 64, 128, 256)
 KERNEL_OPS = ("NPU_OP_CONV", "NPU_OP_DEPTHWISE", "NPU_OP_POOL", "NPU_OP_ELEMENTWISE")
 
 
-def invoke_seconds(harness: Path, build: VelaBuild) -> float:
+def invoke_seconds(harness: Path, build: VelaModel) -> float:
     result = subprocess.run([str(harness), str(build.macs), str(build.payload), *build.regions, "-q", "-E"],
                             check=True, capture_output=True, text=True, timeout=300)
     m = re.search(r"^invoke_seconds ([0-9.]+)$", result.stdout, re.MULTILINE)
@@ -57,11 +58,11 @@ def measure(harness: Path, model: Path, macs: int, repeat: int, work: Path) -> d
     run = run_device(harness, build)
     times = [invoke_seconds(harness, build) for _ in range(repeat)]
     return {
-        "model": model.stem, "config": f"u55-{macs}", "cycles": run.cycles, "vela_cycles": build.vela_cycles,
-        "ratio": run.cycles / build.vela_cycles,
+        "model": model.stem, "config": f"u55-{macs}", "cycles": run.cycles, "vela_cycles": build.estimate.cycles,
+        "ratio": run.cycles / build.estimate.cycles,
         "kernel_ops": sum(1 for op, _ in run.op_cycles if op in KERNEL_OPS),
         "dma_ops": sum(1 for op, _ in run.op_cycles if op == "NPU_OP_DMA_START"),
-        "mac_active": run.pmu_mac, "command_stream_bytes": build.stream_bytes,
+        "mac_active": run.pmu_mac, "command_stream_bytes": build.estimate.stream_bytes,
         "wall_seconds_median": statistics.median(times), "wall_seconds_runs": times,
     }
 
@@ -88,7 +89,7 @@ def main() -> int:
     args = parser.parse_args()
     results = []
     with tempfile.TemporaryDirectory() as tmp:
-        harness = build_harness(Path(tmp) / "npu_harness", compiler(), [*WARNING_FLAGS, *RELEASE_FLAGS])
+        harness = build_harness(Path(tmp) / "npu_harness", [*WARNING_FLAGS, *RELEASE_FLAGS])
         for name in args.only:
             for macs in args.configs:
                 work = Path(tmp) / f"{name}-{macs}"
