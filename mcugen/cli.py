@@ -78,12 +78,19 @@ TILING_OPTION = click.option(
     help="Run the memory-peak chains of spatial ops in stripes when that lowers the arena.")
 
 
-def _build_options(function: Callable[..., Any]) -> Callable[..., Any]:
+PREFIX_OPTION = click.option("--prefix", default=None, help="C name prefix (default: from the model's file name).")
+# build takes several models: --prefix once per model, in their order
+PREFIXES_OPTION = click.option(
+    "--prefix", "prefixes", multiple=True, metavar="NAME",
+    help="C name prefix, once per model in the models' order (default: from each model's file name).")
+
+
+def _build_options(function: Callable[..., Any], prefix: Any = PREFIX_OPTION) -> Callable[..., Any]:
     options = [
         click.option("--rounding", type=click.Choice([r.value for r in Rounding]), default="tflm",
                      show_default=True,
                      help="tflm: bit-exact with TensorFlow Lite Micro; litert: with LiteRT's reference kernels."),
-        click.option("--prefix", default=None, help="C name prefix (default: from the model's file name)."),
+        prefix,
         click.option("--target", default="host", show_default=True, type=click.Choice(TARGET_NAMES),
                      help="The CPU: its kernels' fast paths, compiler flags, emulator and clock."),
         POOL_OPTION,
@@ -94,13 +101,13 @@ def _build_options(function: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _options(rounding: str, prefix: str | None, target_name: str, pools: Sequence[str] = (),
-             tiling: bool = True) -> Any:
+             tiling: bool = True, arena: str = "static") -> Any:
     from .driver import BuildOptions
     from .memory.pools import parse_pools
     from .targets import target
 
     return BuildOptions(rounding=Rounding(rounding), prefix=prefix, target=target(target_name),
-                        pools=parse_pools(pools), tiling=tiling)
+                        pools=parse_pools(pools), tiling=tiling, arena=arena)
 
 
 MODEL = click.argument("model", type=click.Path(path_type=Path))
@@ -113,28 +120,41 @@ def main() -> None:
 
 
 @main.command()
-@MODEL
+@click.argument("models", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("-o", "--output-dir", "out_dir", required=True, type=click.Path(path_type=Path),
-              help="Directory for the generated C, mcugen.mk and report.json.")
+              help="Directory for the generated C, mcugen.mk, CMakeLists.txt and report.json.")
 @click.option("--size/--no-size", "size", default=None,
               help="Measure code size (arm-none-eabi-gcc -Os) into report.json; default: for Cortex-M targets.")
 @click.option("--instructions", is_flag=True,
               help="Run the model on the emulated core of --target (QEMU, as mcugen profile --qemu) and record "
                    "instructions per inference and per op in report.json.")
-@_build_options
+@click.option("--arena", type=click.Choice(["static", "external"]), default="static", show_default=True,
+              help="static: each model owns its arena; external: the application binds one with "
+                   "<prefix>_init_arena(), and models that run in turn can share it.")
+@functools.partial(_build_options, prefix=PREFIXES_OPTION)
 @TILING_OPTION
 @_fail_cleanly
-def build(model: Path, out_dir: Path, rounding: str, prefix: str | None, target: str,
-          pools: Sequence[str], size: bool | None, instructions: bool, tiling: bool) -> None:
-    """Generate C sources for MODEL into a directory."""
-    from .analysis.measure import build as run_build
+def build(models: Sequence[Path], out_dir: Path, rounding: str, prefixes: Sequence[str], target: str,
+          pools: Sequence[str], size: bool | None, instructions: bool, tiling: bool, arena: str) -> None:
+    """Generate C sources for one or more MODELS into one directory (one shared runtime)."""
+    from .analysis.measure import build_models
+    from .modelset import check_output_dir
 
     _output_directory(out_dir)
-    compiled = run_build(model, out_dir, _options(rounding, prefix, target, pools, tiling), size=size,
-                         instructions=instructions)
+    if prefixes:
+        check_output_dir(out_dir, prefixes)  # before the work, when the prefixes are known
+    options = _options(rounding, None, target, pools, tiling, arena)
+    for compiled in build_models(models, out_dir, options, prefixes, size=size, instructions=instructions):
+        _print_build(compiled, out_dir)
+    if len(models) > 1:
+        click.echo(f"{len(models)} models, one runtime -> {out_dir}/mcugen.mk, {out_dir}/CMakeLists.txt")
+
+
+def _print_build(compiled: Any, out_dir: Path) -> None:
+    target, rounding = compiled.options.target.name, compiled.options.rounding.value
     plan = compiled.plan
     click.echo(
-        f"{model.name}: {len(compiled.order)} ops, arena {plan.arena_size} bytes "
+        f"{compiled.model_label}: {len(compiled.order)} ops, arena {plan.arena_size} bytes "
         f"(lower bound {plan.lower_bound}, TFLite's order {plan.file_lower_bound}, gap {plan.gap_percent:+.1f}%), "
         f"weights {compiled.code.weights_bytes} bytes, "
         f"rounding {rounding} -> {out_dir}/{compiled.prefix}_model.c"
