@@ -224,6 +224,8 @@ def generate(graph: Graph, order: list[Op], plan: Plan, prefix: str, rounding: R
         "target": target.name,
         "external_arena": external_arena,  # --arena external: <prefix>_init_arena binds the arena
         "arena_symbol": pool_symbol(prefix, DEFAULT_POOL_NAME),
+        "fast_path": target.fast_path,  # isa_check.c.j2: the core the scratch is planned for
+        "core_flags": list(target.core_flags),
         "arena_size": plan.arena_size,
         "pools": pool_entries(plan, prefix),
         "guard": plan.guard,
