@@ -66,3 +66,41 @@ def test_external_arena_compiles_for_cortex_m55_warning_free(tmp_path: Path) -> 
         (tmp_path / name).write_text(text)
     result = compile_for(tmp_path, "cortex-m55", "-Werror", "-pedantic")
     assert result.returncode == 0, result.stderr
+
+
+def _cli(*args: str) -> str:
+    from click.testing import CliRunner
+
+    from mcugen.cli import main
+
+    result = CliRunner().invoke(main, list(args))
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_plan_takes_the_target_of_the_build(tmp_path: Path) -> None:
+    """plan --target plans the scratch of that core's kernels: the numbers of build --target's
+    report.json, which differ between the cores (the DSP and Helium paths need scratch)."""
+    import json
+
+    model = str(model_path("kws_dscnn"))
+    arenas = {}
+    for name in ("host", "cortex-m4", "cortex-m55"):
+        data = json.loads(_cli("plan", model, "--json", "--target", name))
+        _cli("build", model, "-o", str(tmp_path / name), "--target", name, "--no-size")
+        report = json.loads((tmp_path / name / "report.json").read_text())
+        assert data["target"] == report["target"] == name
+        for key in ("arena_bytes", "lower_bound_bytes", "buffers"):
+            assert data[key] == report[key], (name, key)
+        arenas[name] = data["arena_bytes"]
+    assert len(set(arenas.values())) == 3, arenas
+    assert _cli("plan", model, "--target", "cortex-m4").splitlines()[0].endswith("--target cortex-m4")
+
+
+def test_verify_and_report_take_the_target(tmp_path: Path) -> None:
+    import json
+
+    model = str(model_path("ad_autoencoder"))
+    assert "--target cortex-m55 on the host" in _cli("verify", model, "--cases", "1", "--target", "cortex-m55")
+    out = _cli("report", model, "-o", str(tmp_path / "r.html"), "--runs", "1", "--json", "--target", "cortex-m4")
+    assert json.loads(out)["summary"]["target"] == "cortex-m4"
