@@ -266,7 +266,7 @@ def verify(model: Path, cases: int, input_paths: Sequence[Path], seed: int, roun
            reference: str, float_model: Path | None, threshold: float, as_json: bool, target: str,
            tiling: bool) -> None:
     """Check the compiled C against mcugen's Python reference, case by case (exit 1 on mismatch)."""
-    from .driver import BuildOptions, load_graph
+    from .driver import load_graph
     from .reference import run_outputs
     from .toolchain.host import build_program, run_program
 
@@ -277,7 +277,7 @@ def verify(model: Path, cases: int, input_paths: Sequence[Path], seed: int, roun
     if cases == 0 and not input_paths:
         raise McugenError("--cases 0 and no --input: nothing to verify")
     # --target: the C and memory plan for that core, run on the host (its portable paths)
-    options = BuildOptions(rounding=Rounding(rounding), tiling=tiling, target=target)
+    options = _options(rounding, None, target, (), tiling)
     graph = load_graph(model, rounding=options.rounding, target=options.target)
     rng = np.random.default_rng(seed)
     if per_layer or float_model is not None:

@@ -17,7 +17,7 @@ from typing import Any
 from . import __version__
 from .codegen.cnames import default_prefix, is_valid_prefix
 from .codegen.generate import GeneratedCode, generate
-from .errors import BuildError, McugenError
+from .errors import McugenError
 from .frontend.tflite import parse_model, read_model
 from .ir import Graph, Op, verify_graph
 from .memory.plan import Plan, plan_model, plan_report, tiling_report

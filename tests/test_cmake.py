@@ -17,8 +17,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from deploy_apps import write_app
 from test_model_sets import PAIR, QEMU_M4, build, model_case, model_path, require
 

@@ -18,7 +18,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from deploy_apps import ModelCase, write_app
 from oracles import run_tflm
 

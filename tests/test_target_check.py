@@ -11,10 +11,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from test_model_sets import model_path, require
 
 from mcugen.driver import BuildOptions, compile_model
 from mcugen.targets import target
-from test_model_sets import model_path, require
 
 CORES = {name: list(target(name).core_flags) for name in ("cortex-m4", "cortex-m55")}
 CORES["cortex-m0"] = ["-mcpu=cortex-m0", "-mthumb"]  # no DSP, no MVE: what the host target plans for
