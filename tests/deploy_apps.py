@@ -113,11 +113,17 @@ static uint8_t second[{P}_ARENA_SIZE] __attribute__((aligned(16)));
 
 int main(void)
 {{
-    check({p}_invoke() == MCUGEN_ARG_ERROR && {p}_input(0) == NULL, "{p} invoke before init_arena is an error");
+    static float values[{P}_INPUT0_BYTES]; /* int8 input: one float per byte */
+    memset(values, 0, sizeof(values));
+    check({p}_invoke() == MCUGEN_ARG_ERROR && {p}_input(0) == NULL && {p}_output(0) == NULL &&
+          {p}_quantize_input(0, values) == MCUGEN_ARG_ERROR, "{p} invoke before init_arena is an error");
     check({p}_init_arena(NULL, sizeof(shared)) == MCUGEN_ARG_ERROR, "{p} init_arena(NULL) is an error");
     check({p}_init_arena(shared + 8, SHARED_ARENA_BYTES) == MCUGEN_ARG_ERROR, "{p} misaligned arena is an error");
     check({p}_init_arena(shared, {P}_ARENA_SIZE - 1) == MCUGEN_ARG_ERROR, "{p} too small arena is an error");
-    check({p}_invoke() == MCUGEN_ARG_ERROR, "{p} invoke after a refused init_arena is an error");
+    check({p}_init_arena(shared, SHARED_ARENA_BYTES) == MCUGEN_OK && {p}_input(0) != NULL &&
+          {p}_init_arena(shared + 8, SHARED_ARENA_BYTES) == MCUGEN_ARG_ERROR &&
+          {p}_invoke() == MCUGEN_ARG_ERROR && {p}_input(0) == NULL,
+          "{p} invoke after a refused init_arena is an error, even with an arena bound before");
     memset(shared, 0xA5, sizeof(shared)); /* garbage: nothing may rely on a cleared arena */
 {runs}
     /* Two instances of {p}: each its own arena, interleaved; binding neither clears nor moves. */
