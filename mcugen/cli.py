@@ -78,14 +78,23 @@ TILING_OPTION = click.option(
     help="Run the memory-peak chains of spatial ops in stripes when that lowers the arena.")
 
 
-def _build_options(function: Callable[..., Any]) -> Callable[..., Any]:
+TARGET_OPTION = click.option(
+    "--target", default="host", show_default=True, type=click.Choice(TARGET_NAMES),
+    help="The CPU: its kernels' fast paths (and the scratch planned for them), compiler flags, emulator and clock.")
+PREFIX_OPTION = click.option("--prefix", default=None, help="C name prefix (default: from the model's file name).")
+# build takes several models: --prefix once per model, in their order
+PREFIXES_OPTION = click.option(
+    "--prefix", "prefixes", multiple=True, metavar="NAME",
+    help="C name prefix, once per model in the models' order (default: from each model's file name).")
+
+
+def _build_options(function: Callable[..., Any], prefix: Any = PREFIX_OPTION) -> Callable[..., Any]:
     options = [
         click.option("--rounding", type=click.Choice([r.value for r in Rounding]), default="tflm",
                      show_default=True,
                      help="tflm: bit-exact with TensorFlow Lite Micro; litert: with LiteRT's reference kernels."),
-        click.option("--prefix", default=None, help="C name prefix (default: from the model's file name)."),
-        click.option("--target", default="host", show_default=True, type=click.Choice(TARGET_NAMES),
-                     help="The CPU: its kernels' fast paths, compiler flags, emulator and clock."),
+        prefix,
+        TARGET_OPTION,
         POOL_OPTION,
     ]
     for option in reversed(options):
@@ -94,13 +103,13 @@ def _build_options(function: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _options(rounding: str, prefix: str | None, target_name: str, pools: Sequence[str] = (),
-             tiling: bool = True) -> Any:
+             tiling: bool = True, arena: str = "static") -> Any:
     from .driver import BuildOptions
     from .memory.pools import parse_pools
     from .targets import target
 
     return BuildOptions(rounding=Rounding(rounding), prefix=prefix, target=target(target_name),
-                        pools=parse_pools(pools), tiling=tiling)
+                        pools=parse_pools(pools), tiling=tiling, arena=arena)
 
 
 MODEL = click.argument("model", type=click.Path(path_type=Path))
@@ -113,28 +122,41 @@ def main() -> None:
 
 
 @main.command()
-@MODEL
+@click.argument("models", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("-o", "--output-dir", "out_dir", required=True, type=click.Path(path_type=Path),
-              help="Directory for the generated C, mcugen.mk and report.json.")
+              help="Directory for the generated C, mcugen.mk, CMakeLists.txt and report.json.")
 @click.option("--size/--no-size", "size", default=None,
               help="Measure code size (arm-none-eabi-gcc -Os) into report.json; default: for Cortex-M targets.")
 @click.option("--instructions", is_flag=True,
               help="Run the model on the emulated core of --target (QEMU, as mcugen profile --qemu) and record "
                    "instructions per inference and per op in report.json.")
-@_build_options
+@click.option("--arena", type=click.Choice(["static", "external"]), default="static", show_default=True,
+              help="static: each model owns its arena; external: the application binds one with "
+                   "<prefix>_init_arena(), and models that run in turn can share it.")
+@functools.partial(_build_options, prefix=PREFIXES_OPTION)
 @TILING_OPTION
 @_fail_cleanly
-def build(model: Path, out_dir: Path, rounding: str, prefix: str | None, target: str,
-          pools: Sequence[str], size: bool | None, instructions: bool, tiling: bool) -> None:
-    """Generate C sources for MODEL into a directory."""
-    from .analysis.measure import build as run_build
+def build(models: Sequence[Path], out_dir: Path, rounding: str, prefixes: Sequence[str], target: str,
+          pools: Sequence[str], size: bool | None, instructions: bool, tiling: bool, arena: str) -> None:
+    """Generate C sources for one or more MODELS into one directory (one shared runtime)."""
+    from .analysis.measure import build_models
+    from .modelset import check_output_dir
 
     _output_directory(out_dir)
-    compiled = run_build(model, out_dir, _options(rounding, prefix, target, pools, tiling), size=size,
-                         instructions=instructions)
+    if prefixes:
+        check_output_dir(out_dir, prefixes)  # before the work, when the prefixes are known
+    options = _options(rounding, None, target, pools, tiling, arena)
+    for compiled in build_models(models, out_dir, options, prefixes, size=size, instructions=instructions):
+        _print_build(compiled, out_dir)
+    if len(models) > 1:
+        click.echo(f"{len(models)} models, one runtime -> {out_dir}/mcugen.mk, {out_dir}/CMakeLists.txt")
+
+
+def _print_build(compiled: Any, out_dir: Path) -> None:
+    target, rounding = compiled.options.target.name, compiled.options.rounding.value
     plan = compiled.plan
     click.echo(
-        f"{model.name}: {len(compiled.order)} ops, arena {plan.arena_size} bytes "
+        f"{compiled.model_label}: {len(compiled.order)} ops, arena {plan.arena_size} bytes "
         f"(lower bound {plan.lower_bound}, TFLite's order {plan.file_lower_bound}, gap {plan.gap_percent:+.1f}%), "
         f"weights {compiled.code.weights_bytes} bytes, "
         f"rounding {rounding} -> {out_dir}/{compiled.prefix}_model.c"
@@ -237,12 +259,14 @@ def _random_inputs(graph: Any, rng: np.random.Generator) -> list[np.ndarray]:
 @click.option("--threshold", default=0.99, show_default=True,
               help="With --float: a layer diverges when its cosine similarity falls below this.")
 @click.option("--json", "as_json", is_flag=True, help="With --per-layer: print the table as JSON.")
+@TARGET_OPTION
 @TILING_OPTION
 @_fail_cleanly
 def verify(model: Path, cases: int, input_paths: Sequence[Path], seed: int, rounding: str, per_layer: bool,
-           reference: str, float_model: Path | None, threshold: float, as_json: bool, tiling: bool) -> None:
+           reference: str, float_model: Path | None, threshold: float, as_json: bool, target: str,
+           tiling: bool) -> None:
     """Check the compiled C against mcugen's Python reference, case by case (exit 1 on mismatch)."""
-    from .driver import BuildOptions, load_graph
+    from .driver import load_graph
     from .reference import run_outputs
     from .toolchain.host import build_program, run_program
 
@@ -252,8 +276,9 @@ def verify(model: Path, cases: int, input_paths: Sequence[Path], seed: int, roun
         raise McugenError(f"--cases {cases}: the number of random cases is 0 or more")
     if cases == 0 and not input_paths:
         raise McugenError("--cases 0 and no --input: nothing to verify")
-    options = BuildOptions(rounding=Rounding(rounding), tiling=tiling)
-    graph = load_graph(model, rounding=options.rounding)
+    # --target: the C and memory plan for that core, run on the host (its portable paths)
+    options = _options(rounding, None, target, (), tiling)
+    graph = load_graph(model, rounding=options.rounding, target=options.target)
     rng = np.random.default_rng(seed)
     if per_layer or float_model is not None:
         from .analysis.per_layer import verify_per_layer
@@ -280,7 +305,8 @@ def verify(model: Path, cases: int, input_paths: Sequence[Path], seed: int, roun
     total = len(all_cases) * len(graph.outputs)
     if failures:
         raise VerifyMismatch(f"{model.name}: {failures} of {total} outputs differ from the reference")
-    click.echo(f"{model.name}: {len(all_cases)} cases, all {total} outputs bit-exact with the reference ({rounding})")
+    click.echo(f"{model.name}: {len(all_cases)} cases, all {total} outputs bit-exact with the reference ({rounding}, "
+               f"--target {target} on the host)")
 
 
 @main.command()
@@ -312,17 +338,18 @@ def inspect(model: Path, rounding: str) -> None:
 @click.option("--picture", type=click.Path(path_type=Path), default=None,
               help="Also draw the plan as an SVG: time across, address up, one box per buffer.")
 @click.option("--rounding", type=click.Choice([r.value for r in Rounding]), default="tflm", show_default=True)
+@TARGET_OPTION
 @POOL_OPTION
 @TILING_OPTION
 @_fail_cleanly
-def plan(model: Path, as_json: bool, picture: Path | None, rounding: str, pools: Sequence[str],
+def plan(model: Path, as_json: bool, picture: Path | None, rounding: str, target: str, pools: Sequence[str],
          tiling: bool) -> None:
     """The memory plan: pools, lower bounds and gap, and every buffer's pool, offset and lifetime."""
     from .analysis.memory_plan import plan_lines, plan_svg, planned
 
     if picture is not None:
         _writable_file(picture)
-    compiled = planned(model, _options(rounding, None, "host", pools, tiling))
+    compiled = planned(model, _options(rounding, None, target, pools, tiling))
     if picture is not None:
         picture.write_text(plan_svg(compiled))
     for line in plan_lines(compiled, as_json):
@@ -370,10 +397,11 @@ def profile(model: Path, qemu: bool, runs: int, per_op: bool, cpu_mhz: float | N
               help="Accuracy reference: runtime = TFLM (tflm) or LiteRT (litert); python = mcugen's numpy reference.")
 @click.option("--json", "as_json", is_flag=True, help="Also print the report's numbers as JSON.")
 @click.option("--rounding", type=click.Choice([r.value for r in Rounding]), default="tflm", show_default=True)
+@TARGET_OPTION
 @POOL_OPTION
 @_fail_cleanly
 def report(model: Path, out: Path, runs: int, input_path: Path | None, reference: str, as_json: bool,
-           rounding: str, pools: Sequence[str]) -> None:
+           rounding: str, target: str, pools: Sequence[str]) -> None:
     """One self-contained HTML report: summary, per-op charts, time, memory plan, per-layer accuracy."""
     from .analysis.report_html import report_json, write_report
 
@@ -381,7 +409,7 @@ def report(model: Path, out: Path, runs: int, input_path: Path | None, reference
         raise ModelError(f"{model}: no such file")
     _writable_file(out)
     case = _load_cases(input_path) if input_path is not None else None
-    data = write_report(model, _options(rounding, None, "host", pools), out, runs, reference, case)
+    data = write_report(model, _options(rounding, None, target, pools), out, runs, reference, case)
     if as_json:
         click.echo(report_json(data))
     else:

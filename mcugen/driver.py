@@ -10,9 +10,6 @@ partial output that looks good.
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,7 +17,7 @@ from typing import Any
 from . import __version__
 from .codegen.cnames import default_prefix, is_valid_prefix
 from .codegen.generate import GeneratedCode, generate
-from .errors import BuildError, McugenError, PlanningError
+from .errors import McugenError, PlanningError
 from .frontend.tflite import parse_model, read_model
 from .ir import Graph, Op, verify_graph
 from .memory.liveness import check_pinned
@@ -44,15 +41,34 @@ class BuildOptions:
     pools: tuple[PoolSpec, ...] = ()  # --pool; () is the one unlimited arena
     guard: int = 0  # canary bytes after every buffer and around every pool (tests only)
     tiling: bool = True  # stripe memory-peak chains (memory/tiling.py) where that lowers the arena
+    # --arena: "static" (the model owns its arena) or "external" (<prefix>_init_arena binds one)
+    arena: str = "static"
 
     def __post_init__(self) -> None:
         if isinstance(self.target, str):  # BuildOptions(target="cortex-m4"): the same as target(...)
             object.__setattr__(self, "target", target(self.target))
+        check_arena_option(self)
 
     def key(self) -> str:
         pools = ",".join(f"{p.name}:{p.capacity}:{p.speed}" for p in self.pools)
         tiling = "" if self.tiling else "-notiling"
-        return f"{self.rounding.value}-{self.prefix or ''}-{self.target.name}-{pools}-{self.guard}{tiling}"
+        arena = "" if self.arena == "static" else f"-arena-{self.arena}"
+        return f"{self.rounding.value}-{self.prefix or ''}-{self.target.name}-{pools}-{self.guard}{tiling}{arena}"
+
+
+ARENA_KINDS = ("static", "external")
+
+
+def check_arena_option(options: BuildOptions) -> None:
+    """--arena external binds one application buffer to the default arena: not to memory pools,
+    and not with the test-only guard bytes, which init() fills in a static arena."""
+    if options.arena not in ARENA_KINDS:
+        raise McugenError(f"--arena '{options.arena}' is not one of {', '.join(ARENA_KINDS)}")
+    if options.arena == "external" and options.pools:
+        raise McugenError("--arena external cannot be combined with --pool: the application binds "
+                          "one buffer, the default arena; pools stay static arrays")
+    if options.arena == "external" and options.guard:
+        raise McugenError("--arena external cannot be combined with guard bytes (a test-only build)")
 
 
 @dataclass
@@ -171,36 +187,21 @@ def compile_model(model: Path | bytes, options: BuildOptions, label: str | None 
     graph = load_graph(model, label, options.rounding, options.target)
     model_label = label or (model.name if isinstance(model, Path) else "model.tflite")
     prefix = resolve_prefix(graph, options.prefix)
+    if options.arena == "external" and npu_ops(graph.ops):
+        raise McugenError(f"{model_label}: --arena external is not supported for Vela-compiled models "
+                          "(their init sets up the NPU); build it with the default static arena")
     order, plan = schedule_and_plan(graph, options, model_label)
-    code = generate(graph, order, plan, prefix, options.rounding, model_label, options.target)
+    code = generate(graph, order, plan, prefix, options.rounding, model_label, options.target,
+                    external_arena=options.arena == "external")
     compiled = Compiled(graph, order, plan, code, prefix, options, model_label)
     compiled.npu = npu_report(order, plan)
     return compiled
 
 
 def write_files(compiled: Compiled, directory: Path) -> None:
-    """The generated C, mcugen.mk and report.json, into an existing directory."""
+    """One model's generated C and report.json, into an existing directory (the host harness's
+    build; `mcugen build` writes a whole directory with modelset.write_set)."""
     for name, text in compiled.code.files.items():
         (directory / name).write_text(text)
     report = json.dumps(compiled.report(), indent=2, sort_keys=True) + "\n"
     (directory / "report.json").write_text(report)
-
-
-def write_output(compiled: Compiled, out_dir: Path) -> None:
-    """Write the generated files and report.json into out_dir, replacing what mcugen wrote there.
-
-    Files are written to a temporary directory beside out_dir first and moved into place only
-    when all of them are written.
-    """
-    out_dir = Path(out_dir)
-    if out_dir.exists() and not out_dir.is_dir():
-        raise BuildError(f"{out_dir}: exists and is not a directory")
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".mcugen-", dir=out_dir.parent))
-    try:
-        write_files(compiled, staging)
-        out_dir.mkdir(exist_ok=True)
-        for entry in sorted(staging.iterdir()):
-            os.replace(entry, out_dir / entry.name)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)

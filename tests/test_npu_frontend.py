@@ -31,6 +31,7 @@ from oracles import run_tflm
 from mcugen.cli import main
 from mcugen.codegen.generate import render_harness
 from mcugen.driver import BuildOptions, compile_model, write_files
+from mcugen.modelset import write_set
 from mcugen.errors import BuildError
 from mcugen.memory.pools import PoolSpec
 from mcugen.toolchain.host import SANITIZE_FLAGS, WARNING_FLAGS, compiler, run_model
@@ -335,14 +336,18 @@ def test_scratch_area_goes_to_a_pool(mixed: Vela) -> None:
     assert area.first == 0 and area.last == len(built.order)
 
 
-def test_npu_runtime_only_with_npu_ops(mixed: Vela) -> None:
+def test_npu_runtime_only_with_npu_ops(mixed: Vela, tmp_path: Path) -> None:
     npu_files = {f for f in compile_model(mixed.compiled, BuildOptions()).code.files if "npu" in f or "ethosu" in f}
     assert {"mcugen_npu_model.c", "mcugen_npu_device.c", "mcugen_npu_driver.c", "ethosu_driver.h"} <= npu_files
     plain = compile_model(conv_model(), BuildOptions(), label="plain.tflite")
     assert not [f for f in plain.code.files if "npu" in f or "ethosu" in f]
-    mk = compile_model(mixed.compiled, BuildOptions()).code.files["mcugen.mk"]
-    assert "MCUGEN_NPU_SIM_SRCS :=" in mk and "mcugen_npu_device.c" in mk
-    assert "mcugen_npu_model.c" in mk.split("MCUGEN_SRCS :=")[1].splitlines()[0]
+    result = CliRunner().invoke(main, ["build", str(mixed.compiled), "-o", str(tmp_path / "gen"), "--prefix", "mixed"])
+    assert result.exit_code == 0, result.output
+    mk = (tmp_path / "gen" / "mcugen.mk").read_text()
+    sim = mk.split("MCUGEN_NPU_SIM_SRCS :=")[1].splitlines()[0]
+    assert "mcugen_npu_device.c" in sim and "mcugen_npu_model.c" not in sim
+    assert "mcugen_npu_model.c" in mk.split("MCUGEN_mixed_SRCS :=")[1].splitlines()[0]
+    assert "mcugen_npu_device.c" not in mk.split("MCUGEN_RUNTIME_ALL :=")[1].splitlines()[0]
 
 
 def test_cortex_m55_build_compiles_the_simulated_npu(single: Vela, tmp_path: Path) -> None:
@@ -549,8 +554,7 @@ def test_external_driver_build_needs_only_the_driver_api(mixed: Vela, tmp_path: 
 
     built = compile_model(mixed.compiled, BuildOptions(target="cortex-m55" if cc != "host" else "host"))
     src = tmp_path / "gen"
-    src.mkdir()
-    write_files(built, src)
+    write_set([built], src)
     mk = tmp_path / "Makefile"
     mk.write_text(f"include {src}/mcugen.mk\nshow:\n\t@echo $(MCUGEN_SRCS) '|' $(MCUGEN_CFLAGS)\n")
     shown = subprocess.run(["make", "-s", "-f", str(mk), "show", "MCUGEN_NPU_EXTERNAL_DRIVER=1"], check=True,
@@ -640,3 +644,11 @@ def test_example_runs_on_the_simulated_npu(target: str, tmp_path: Path) -> None:
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+def test_external_arena_is_refused_for_vela_models(single: Vela, tmp_path: Path) -> None:
+    """The NPU is set up by <prefix>_init(), which --arena external replaces: one line, exit 2."""
+    result = CliRunner().invoke(main, ["build", str(single.compiled), "-o", str(tmp_path / "gen"),
+                                       "--arena", "external"])
+    assert result.exit_code == 2 and "--arena external is not supported for Vela-compiled models" in result.output
+    assert len(result.output.strip().splitlines()) == 1 and not (tmp_path / "gen").exists()

@@ -74,22 +74,22 @@ ARM_APPSRCS := $(COMMON_DIR)/main.c $(COMMON_DIR)/startup.c $(COMMON_DIR)/semiho
 QEMU_EXTRA  ?=
 QEMU_FLAGS  := -nographic -monitor none -serial none -semihosting-config enable=on,target=native $(QEMU_EXTRA)
 
+# The core's flags (-mcpu, -mfpu, float ABI) come from the generated mcugen.mk
+# (MCUGEN_ARCH_CFLAGS, for the --target below), for compiling and linking alike.
 TARGET_m4   := cortex-m4
-ARCH_m4     := -mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16
 CC_m4       := $(CROSS)gcc
-CFLAGS_m4   := $(ARCH_m4) $(ARM_CFLAGS)
+CFLAGS_m4   := $(ARM_CFLAGS)
 LDSCRIPT_m4 := $(COMMON_DIR)/mps2_an386.ld
-LDFLAGS_m4  := $(ARCH_m4) $(ARM_LDFLAGS) -T$(LDSCRIPT_m4) -Wl,-Map=$(BUILD)/m4/app.map
+LDFLAGS_m4  := $(ARM_LDFLAGS) -T$(LDSCRIPT_m4) -Wl,-Map=$(BUILD)/m4/app.map
 APPSRCS_m4  := $(ARM_APPSRCS)
 EXE_m4      := $(BUILD)/m4/app.elf
 QEMU_m4     := $(QEMU) -M mps2-an386 -cpu cortex-m4 $(QEMU_FLAGS)
 
 TARGET_m55   := cortex-m55
-ARCH_m55     := -mcpu=cortex-m55 -mthumb -mfloat-abi=hard
 CC_m55       := $(CROSS)gcc
-CFLAGS_m55   := $(ARCH_m55) $(ARM_CFLAGS)
+CFLAGS_m55   := $(ARM_CFLAGS)
 LDSCRIPT_m55 := $(COMMON_DIR)/mps3_an547.ld
-LDFLAGS_m55  := $(ARCH_m55) $(ARM_LDFLAGS) -T$(LDSCRIPT_m55) -Wl,-Map=$(BUILD)/m55/app.map
+LDFLAGS_m55  := $(ARM_LDFLAGS) -T$(LDSCRIPT_m55) -Wl,-Map=$(BUILD)/m55/app.map
 APPSRCS_m55  := $(ARM_APPSRCS)
 EXE_m55      := $(BUILD)/m55/app.elf
 QEMU_m55     := $(QEMU) -M mps3-an547 -cpu cortex-m55 $(QEMU_FLAGS)
@@ -143,14 +143,18 @@ $(BUILD)/$(1)/gen/mcugen.mk: $(MODEL) $(BUILD)/$(1)/mcugen.options
 endef
 
 # $(call core_rules,CORE), evaluated right after BUILD/CORE/gen/mcugen.mk is included:
-# the objects (with -MMD header dependencies), the compile-flags stamp and the link.
+# the objects (with -MMD header dependencies), the compile-flags stamp and the link. Every
+# file gets the core's flags and the include path (MCUGEN_ARCH_CFLAGS, MCUGEN_CFLAGS); only
+# mcugen's own files get MCUGEN_OWN_CFLAGS (-std=c99, -ffp-contract=off).
 define core_rules
 PREFIX_$(1) := $$(MCUGEN_PREFIX)
 SRCS_$(1) := $$(APPSRCS_$(1)) $$(MCUGEN_SRCS)
-ALLCFLAGS_$(1) := $$(CFLAGS_$(1)) $$(MCUGEN_CFLAGS) -I$(BUILD) -I$(COMMON_DIR) \
+ALLCFLAGS_$(1) := $$(MCUGEN_ARCH_CFLAGS) $$(CFLAGS_$(1)) $$(MCUGEN_CFLAGS) -I$(BUILD) -I$(COMMON_DIR) \
     -DAPP_PREFIX=$$(MCUGEN_PREFIX) -DAPP_MODEL_H=\"$$(MCUGEN_PREFIX)_model.h\" $(EXTRA_CFLAGS)
+OWNCFLAGS_$(1) := $$(MCUGEN_OWN_CFLAGS)
+LDFLAGS_$(1) := $$(MCUGEN_ARCH_CFLAGS) $$(LDFLAGS_$(1))
 OBJS_$(1) := $$(patsubst %.c,$(BUILD)/$(1)/obj/%.o,$$(notdir $$(SRCS_$(1))))
-FLAGS_STAMP_$(1) := $$(CC_$(1)) $$(ALLCFLAGS_$(1)) $$(LDFLAGS_$(1))
+FLAGS_STAMP_$(1) := $$(CC_$(1)) $$(ALLCFLAGS_$(1)) $$(OWNCFLAGS_$(1)) $$(LDFLAGS_$(1))
 $(call stamp_rule,$(BUILD)/$(1)/cflags,FLAGS_STAMP_$(1))
 
 $(BUILD)/$(1)/obj/%.o: $(COMMON_DIR)/%.c $(BUILD)/$(1)/cflags
@@ -158,7 +162,7 @@ $(BUILD)/$(1)/obj/%.o: $(COMMON_DIR)/%.c $(BUILD)/$(1)/cflags
 	$$(CC_$(1)) $$(ALLCFLAGS_$(1)) -MMD -MP -c $$< -o $$@
 $(BUILD)/$(1)/obj/%.o: $(BUILD)/$(1)/gen/%.c $(BUILD)/$(1)/cflags
 	@mkdir -p $$(@D)
-	$$(CC_$(1)) $$(ALLCFLAGS_$(1)) -MMD -MP -c $$< -o $$@
+	$$(CC_$(1)) $$(ALLCFLAGS_$(1)) $$(OWNCFLAGS_$(1)) -MMD -MP -c $$< -o $$@
 $(BUILD)/$(1)/obj/main.o: $(CASE_H)
 
 $$(EXE_$(1)): $$(OBJS_$(1)) $$(LDSCRIPT_$(1)) $$(if $$(LDSCRIPT_$(1)),$(COMMON_DIR)/sections.ld)
@@ -168,7 +172,8 @@ $$(EXE_$(1)): $$(OBJS_$(1)) $$(LDSCRIPT_$(1)) $$(if $$(LDSCRIPT_$(1)),$(COMMON_D
 endef
 
 $(foreach c,$(CORES),$(eval $(call gen_rules,$(c))))
-$(foreach c,$(CORES),$(eval include $(BUILD)/$(c)/gen/mcugen.mk)$(eval $(call core_rules,$(c))))
+# Each core's mcugen.mk starts a set of its own: empty what an mcugen.mk accumulates first.
+$(foreach c,$(CORES),$(foreach v,$(MCUGEN_ACCUMULATED),$(eval $(v) :=))$(eval include $(BUILD)/$(c)/gen/mcugen.mk)$(eval $(call core_rules,$(c))))
 
 # ---- goals ------------------------------------------------------------------------------
 

@@ -1,7 +1,7 @@
 """`mcugen build`: the pipeline's output plus the figures only a toolchain can measure.
 
 build() compiles the model (driver.compile_model), fills report.json's measured sections and
-writes the files (driver.write_output):
+writes the files (modelset.write_set), for one model or several into one directory:
 
 - "code_size": the generated C built with arm-none-eabi-gcc -Os for the target's core
   (toolchain/cross.py). By default for cross targets only (Target.is_cross), where it costs
@@ -21,13 +21,16 @@ It sits here, above the toolchain, because the instruction count is read from a 
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..driver import BuildOptions, Compiled, compile_model, write_output
+from ..driver import BuildOptions, Compiled, compile_model
 from ..errors import BuildError
+from ..modelset import model_options, write_set
 
 NPU_CYCLES_SOURCE = ("simulated: one run on the host with zero inputs (the cycles do not depend on the data), "
                      "read from the simulated Ethos-U's PMU cycle counter, summed over the ethos-u ops")
@@ -63,15 +66,26 @@ def npu_cycles_report(model: Path, compiled: Compiled) -> dict[str, Any]:
 
 def build(model: Path, out_dir: Path, options: BuildOptions, size: bool | None = None,
           instructions: bool = False) -> Compiled:
-    """compile_model, then the code size and (when asked) the instruction count into
-    report.json, then write_output; nothing is written when any step fails."""
-    compiled = compile_model(model, options)
-    if instructions:
-        from .profile import profile_model  # here: only --instructions runs the emulator
+    """build_models for one model."""
+    return build_models([model], out_dir, options, size=size, instructions=instructions)[0]
 
-        compiled.instructions = profile_model(model, options, qemu=True).instructions_report()
-    compiled.code_size = code_size_report(compiled, size)
-    if compiled.npu is not None:
-        compiled.npu.update(npu_cycles_report(model, compiled))
-    write_output(compiled, out_dir)
+
+def build_models(models: Sequence[Path], out_dir: Path, options: BuildOptions, prefixes: Sequence[str] = (),
+                 size: bool | None = None, instructions: bool = False) -> list[Compiled]:
+    """compile_model for each model (prefixes: none, or one per model), then each one's code size
+    and (when asked) instruction count into report.json, then write_set; nothing is written
+    when any step fails."""
+    compiled = []
+    for model, own in zip(models, model_options(options, len(models), prefixes)):
+        one = compile_model(model, own)
+        if instructions:  # the firmware that counts them owns a static arena; the count is the same
+            from .profile import profile_model  # here: only --instructions runs the emulator
+
+            static = dataclasses.replace(own, arena="static")
+            one.instructions = profile_model(model, static, qemu=True).instructions_report()
+        one.code_size = code_size_report(one, size)
+        if one.npu is not None:
+            one.npu.update(npu_cycles_report(model, one))
+        compiled.append(one)
+    write_set(compiled, out_dir)
     return compiled

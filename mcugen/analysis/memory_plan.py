@@ -25,21 +25,22 @@ class PlannedModel:
     graph: Graph
     order: list[Op]
     plan: Plan
+    target: str = "host"  # the --target whose kernels' scratch the plan holds
 
 
 def planned(model: Path, options: Any) -> PlannedModel:
     """Read, rewrite, schedule and plan a model, as a build would, without generating C."""
     from ..driver import load_graph, schedule_and_plan
 
-    graph = load_graph(model, None, options.rounding)
+    graph = load_graph(model, None, options.rounding, options.target)
     order, plan = schedule_and_plan(graph, options, model.name)
-    return PlannedModel(model.name, graph, order, plan)
+    return PlannedModel(model.name, graph, order, plan, options.target.name)
 
 
 def plan_json(planned_model: PlannedModel) -> dict[str, Any]:
     file_positions = {id(op): i for i, op in enumerate(planned_model.graph.ops)}
     reordered = [file_positions[id(op)] for op in planned_model.order] != list(range(len(planned_model.order)))
-    return {"model": planned_model.label, "steps": planned_model.plan.steps, "reordered": reordered,
+    return {"model": planned_model.label, "target": planned_model.target, "steps": planned_model.plan.steps, "reordered": reordered,
             "order": [op.index for op in planned_model.order], **plan_report(planned_model.plan),
             "tiling": tiling_report(planned_model.plan.tiling)}
 
@@ -50,7 +51,7 @@ def plan_lines(planned_model: PlannedModel, as_json: bool = False) -> list[str]:
         return [json.dumps(data, indent=2, sort_keys=True)]
     plan = planned_model.plan
     lines = [(f"{planned_model.label}: {plan.steps} ops, {len(plan.buffers)} buffers, "
-             f"{plan.arena_size} bytes of RAM in {len(plan.pools)} pool(s)")]
+             f"{plan.arena_size} bytes of RAM in {len(plan.pools)} pool(s), --target {planned_model.target}")]
     for pool in data["pools"]:
         capacity = "unlimited" if pool["capacity"] is None else f"{pool['capacity']}"
         proof = "optimal for this order and these buffers" if pool["optimal"] else "not proven optimal"

@@ -16,7 +16,7 @@ from ..errors import BuildError
 from ..ir import DType, Graph, Op, OpKind, Tensor
 from ..memory.liveness import Buffer
 from ..memory.plan import Plan
-from ..memory.pools import pool_symbol
+from ..memory.pools import DEFAULT_POOL_NAME, pool_symbol
 from ..ops import registry
 from ..quantization import Rounding
 from ..targets import HOST, Target
@@ -163,7 +163,7 @@ def _constant_output_step(index: int, tensor: Tensor, ctx: _Context) -> Step:
 
 
 def generate(graph: Graph, order: list[Op], plan: Plan, prefix: str, rounding: Rounding,
-             model_label: str, target: Target = HOST) -> GeneratedCode:
+             model_label: str, target: Target = HOST, external_arena: bool = False) -> GeneratedCode:
     ctx = _Context(prefix=prefix, plan=plan, rounding=rounding, target=target)
     steps: list[Step] = []
     functions: list[str] = []  # file-scope C: the stripe loops of tiled chains (stripes.py)
@@ -211,7 +211,10 @@ def generate(graph: Graph, order: list[Op], plan: Plan, prefix: str, rounding: R
         "PREFIX": prefix.upper(),
         "rounding": rounding.value,
         "target": target.name,
-        "core_flags": list(target.core_flags),  # mcugen.mk's MCUGEN_ARCH_CFLAGS
+        "external_arena": external_arena,  # --arena external: <prefix>_init_arena binds the arena
+        "arena_symbol": pool_symbol(prefix, DEFAULT_POOL_NAME),
+        "fast_path": target.fast_path,  # isa_check.c.j2: the core the scratch is planned for
+        "core_flags": list(target.core_flags),
         "arena_size": plan.arena_size,
         "pools": pool_entries(plan, prefix),
         "guard": plan.guard,
@@ -232,15 +235,12 @@ def generate(graph: Graph, order: list[Op], plan: Plan, prefix: str, rounding: R
         "outputs": outputs,
         "kernel_headers": sorted(f for f in kernel_files
                                  if f.endswith(".h") and f not in INTERNAL_HEADERS),
-        "sources": [f"{prefix}_model.c"] + sorted(f for f in kernel_files if f.endswith(".c"))
-                   + (npu.sources if npu is not None else []),
         "npu": npu,
     }
     env = environment()
     files = {
         f"{prefix}_model.h": env.get_template("model.h.j2").render(data),
         f"{prefix}_model.c": env.get_template("model.c.j2").render(data),
-        "mcugen.mk": env.get_template("mcugen.mk.j2").render(data),
     }
     for name in runtime_files:
         path = RUNTIME / name

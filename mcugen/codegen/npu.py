@@ -24,6 +24,8 @@ from .environment import TEMPLATES
 NPU_RUNTIME = TEMPLATES / "runtime" / "npu"
 ENGINE_HEADER = "mcugen_npu_engine.h"
 GLUE = ("mcugen_npu_model.h", "mcugen_npu_model.c")
+# The simulated NPU's C files: what a firmware leaves out to link Arm's driver instead.
+NPU_SIM_FILES = frozenset(p.name for p in NPU_RUNTIME.glob("*.c"))
 
 
 @dataclass

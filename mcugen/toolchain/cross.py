@@ -119,7 +119,9 @@ def measure_code_size(files: dict[str, str], prefix: str, target: Target,
     if reason is not None:
         return {"measured": False, "reason": reason}
     flags = [*target.core_flags, *COMPILE_FLAGS] + (["-DMCUGEN_PORTABLE"] if portable else [])
-    roots = [f"{prefix}_{name}" for name in ("init", "invoke", "input", "output", "input_bytes", "output_bytes")]
+    # --arena external models have init_arena (binding the application's arena) instead of init
+    init = "init_arena" if f"{prefix}_init_arena(" in files.get(f"{prefix}_model.h", "") else "init"
+    roots = [f"{prefix}_{name}" for name in (init, "invoke", "input", "output", "input_bytes", "output_bytes")]
     with tempfile.TemporaryDirectory(prefix="mcugen-size-") as tmp:
         work = Path(tmp)
         for name, text in files.items():
