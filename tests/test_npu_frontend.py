@@ -31,9 +31,9 @@ from oracles import run_tflm
 from mcugen.cli import main
 from mcugen.codegen.generate import render_harness
 from mcugen.driver import BuildOptions, compile_model, write_files
-from mcugen.modelset import write_set
 from mcugen.errors import BuildError
 from mcugen.memory.pools import PoolSpec
+from mcugen.modelset import write_set
 from mcugen.toolchain.host import SANITIZE_FLAGS, WARNING_FLAGS, compiler, run_model
 
 CONFIGS = ("ethos-u55-64", "ethos-u55-128", "ethos-u55-256")
