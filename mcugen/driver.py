@@ -22,6 +22,7 @@ from .codegen.cnames import default_prefix, is_valid_prefix
 from .codegen.generate import GeneratedCode, generate
 from .errors import BuildError, McugenError
 from .frontend.tflite import parse_model, read_model
+from .frontend.validate import DEFAULT_MAX_TENSOR_BYTES, Limits
 from .ir import Graph, Op, verify_graph
 from .memory.plan import Plan, plan_model, plan_report, tiling_report
 from .memory.pools import PoolSpec
@@ -42,6 +43,7 @@ class BuildOptions:
     pools: tuple[PoolSpec, ...] = ()  # --pool; () is the one unlimited arena
     guard: int = 0  # canary bytes after every buffer and around every pool (tests only)
     tiling: bool = True  # stripe memory-peak chains (memory/tiling.py) where that lowers the arena
+    max_tensor_bytes: int = DEFAULT_MAX_TENSOR_BYTES  # --max-tensor-bytes (frontend/validate.py)
 
     def __post_init__(self) -> None:
         if isinstance(self.target, str):  # BuildOptions(target="cortex-m4"): the same as target(...)
@@ -50,7 +52,8 @@ class BuildOptions:
     def key(self) -> str:
         pools = ",".join(f"{p.name}:{p.capacity}:{p.speed}" for p in self.pools)
         tiling = "" if self.tiling else "-notiling"
-        return f"{self.rounding.value}-{self.prefix or ''}-{self.target.name}-{pools}-{self.guard}{tiling}"
+        limit = "" if self.max_tensor_bytes == DEFAULT_MAX_TENSOR_BYTES else f"-max{self.max_tensor_bytes}"
+        return f"{self.rounding.value}-{self.prefix or ''}-{self.target.name}-{pools}-{self.guard}{tiling}{limit}"
 
 
 @dataclass
@@ -119,7 +122,7 @@ def prepare_graph(graph: Graph, rounding: Rounding = Rounding.TFLM) -> PassRepor
 
 
 def load_graph(model: Path | bytes, label: str | None = None,
-               rounding: Rounding = Rounding.TFLM, target: Target = HOST) -> Graph:
+               rounding: Rounding = Rounding.TFLM, target: Target = HOST, limits: Limits = Limits()) -> Graph:
     """Read, rewrite, and check support: the graph every later stage works on.
 
     Unknown builtins are reported by the reader, all at once; the support rules run after the
@@ -128,9 +131,9 @@ def load_graph(model: Path | bytes, label: str | None = None,
     depend on the mode or the target.
     """
     if isinstance(model, bytes):
-        graph = parse_model(model, label or "model.tflite")
+        graph = parse_model(model, label or "model.tflite", limits)
     else:
-        graph = read_model(model)
+        graph = read_model(model, limits)
     prepare_graph(graph, rounding)
     check_graph(graph, Setting(rounding, target))
     return graph
@@ -145,7 +148,7 @@ def resolve_prefix(graph: Graph, prefix: str | None) -> str:
 
 
 def compile_model(model: Path | bytes, options: BuildOptions, label: str | None = None) -> Compiled:
-    graph = load_graph(model, label, options.rounding, options.target)
+    graph = load_graph(model, label, options.rounding, options.target, Limits(options.max_tensor_bytes))
     model_label = label or (model.name if isinstance(model, Path) else "model.tflite")
     prefix = resolve_prefix(graph, options.prefix)
     chosen = schedule(graph, scratch_bytes(options.target))

@@ -68,7 +68,8 @@ def _activation(kind: OpKind, builtin: int, rules: tuple[Rule, ...], prepare_fn:
         kind=kind, builtin=builtin, read_options=read_options,
         rules=(shared.input_arity(1), *rules), prepare=prepare_fn, emit=emit_fn,
         scratch=no_scratch, fast_path_scratch=no_fast_path_scratch, reference=reference_fn,
-        macs=no_macs, traits=IN_PLACE, prepare_rules=prepare_rules)
+        macs=no_macs, traits=IN_PLACE, prepare_rules=prepare_rules,
+        shape_rules=(shared.output_shape_is_input_shape,))
 
 
 OPS: list[OpDef] = [
@@ -79,7 +80,7 @@ OPS: list[OpDef] = [
                r.softmax_output, r.softmax_beta, r.softmax_row_size),
         prepare=prepare.prepare_softmax, emit=emit.emit_softmax, scratch=no_scratch,
         fast_path_scratch=no_fast_path_scratch, reference=reference.softmax, macs=no_macs,
-        notes=(SOFTMAX_PAST_TFLITE,)),
+        notes=(SOFTMAX_PAST_TFLITE,), shape_rules=(shared.output_shape_is_input_shape,)),
     _activation(OpKind.LOGISTIC, tflite.BuiltinOperator.LOGISTIC,
                 (_INT_AND_FLOAT, *r.ELEMENTWISE, r.logistic_output, r.sigmoid_input_scale),
                 prepare.prepare_sigmoid, emit.emit_sigmoid, reference.sigmoid,

@@ -63,6 +63,7 @@ OPS: list[OpDef] = [
         prepare_rules=(*_ADD_SUB_PREPARE_RULES, prepare.POT_ADD_SAME_SHAPES),
         emit=emit.emit_add_sub, scratch=no_scratch, fast_path_scratch=no_fast_path_scratch,
         reference=reference.binary, macs=no_macs, roles=InputRoles(), traits=IN_PLACE,
+        shape_rules=(r.broadcast_shapes,),
     ),
     OpDef(
         kind=OpKind.SUB, builtin=tflite.BuiltinOperator.SUB,
@@ -71,6 +72,7 @@ OPS: list[OpDef] = [
         prepare_rules=_ADD_SUB_PREPARE_RULES,
         emit=emit.emit_add_sub, scratch=no_scratch, fast_path_scratch=no_fast_path_scratch,
         reference=reference.binary, macs=no_macs, roles=InputRoles(), traits=IN_PLACE,
+        shape_rules=(r.broadcast_shapes,),
     ),
     OpDef(
         kind=OpKind.MUL, builtin=tflite.BuiltinOperator.MUL,
@@ -79,6 +81,7 @@ OPS: list[OpDef] = [
         prepare=prepare.prepare_mul,
         emit=emit.emit_mul, scratch=no_scratch, fast_path_scratch=no_fast_path_scratch,
         reference=reference.binary, macs=no_macs, roles=InputRoles(), traits=IN_PLACE,
+        shape_rules=(r.broadcast_shapes,),
     ),
     OpDef(
         kind=OpKind.SQUARED_DIFFERENCE, builtin=tflite.BuiltinOperator.SQUARED_DIFFERENCE,
@@ -89,18 +92,21 @@ OPS: list[OpDef] = [
         emit=emit.emit_squared_difference, scratch=no_scratch,
         fast_path_scratch=no_fast_path_scratch,
         reference=reference.binary, macs=no_macs, roles=InputRoles(), traits=IN_PLACE,
+        shape_rules=(r.broadcast_shapes,),
     ),
     OpDef(
         kind=OpKind.MAXIMUM, builtin=tflite.BuiltinOperator.MAXIMUM, read_options=read_none,
         rules=(*r.BINARY, r.finite_float_constants), prepare=prepare.prepare_maximum_minimum,
         emit=emit.emit_maximum_minimum, scratch=no_scratch, fast_path_scratch=no_fast_path_scratch,
         reference=reference.binary, macs=no_macs, roles=InputRoles(), traits=IN_PLACE,
+        shape_rules=(r.broadcast_shapes,),
     ),
     OpDef(
         kind=OpKind.MINIMUM, builtin=tflite.BuiltinOperator.MINIMUM, read_options=read_none,
         rules=(*r.BINARY, r.finite_float_constants), prepare=prepare.prepare_maximum_minimum,
         emit=emit.emit_maximum_minimum, scratch=no_scratch, fast_path_scratch=no_fast_path_scratch,
         reference=reference.binary, macs=no_macs, roles=InputRoles(), traits=IN_PLACE,
+        shape_rules=(r.broadcast_shapes,),
     ),
     OpDef(
         kind=OpKind.PRELU, builtin=tflite.BuiltinOperator.PRELU, read_options=read_none,
@@ -109,5 +115,6 @@ OPS: list[OpDef] = [
         prepare=prepare.prepare_prelu,
         emit=emit.emit_prelu, scratch=no_scratch, fast_path_scratch=no_fast_path_scratch,
         reference=reference.binary, macs=no_macs, roles=InputRoles(), traits=IN_PLACE,
+        shape_rules=(r.broadcast_shapes, r.prelu_shapes),
     ),
 ]

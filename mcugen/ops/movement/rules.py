@@ -139,6 +139,13 @@ def gather_int32_indices(op: Op) -> str | None:
     return f"indices '{indices.name}' are {indices.dtype.short}"
 
 
+def inputs_of_output_rank(op: Op) -> str | None:
+    """Every input has the output's rank."""
+    rank = len(op.outputs[0].shape)
+    bad = [f"'{t.name}' has shape {list(t.shape)}" for t in op.inputs if t is not None and len(t.shape) != rank]
+    return f"{', '.join(bad)} for an output of rank {rank}" if bad else None
+
+
 def inputs_present(op: Op) -> str | None:
     """Every input is present (none of the data inputs is omitted)."""
     missing = [str(i) for i, t in enumerate(op.inputs) if t is None]

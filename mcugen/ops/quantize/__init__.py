@@ -42,11 +42,12 @@ OPS: list[OpDef] = [
         # f(input[i])` and reads nothing else, so it may write over its input (a dtype-changing
         # QUANTIZE is excluded by the planner's same-dtype condition).
         traits=Traits(in_place=True),
-        identity=integer_quantize_is_identity),
+        identity=integer_quantize_is_identity, shape_rules=(shared.output_shape_is_input_shape,)),
     OpDef(
         kind=OpKind.DEQUANTIZE, builtin=tflite.BuiltinOperator.DEQUANTIZE, read_options=read_none,
         rules=(shared.input_arity(1), r.dtype_pairs((I8, F32), (U8, F32), (I16, F32)),
                r.integer_tensors_per_tensor_quant, r.same_element_count),
         prepare=prepare.prepare_dequantize, emit=emit.emit_dequantize, scratch=no_scratch,
-        fast_path_scratch=no_fast_path_scratch, reference=reference.dequantize, macs=no_macs),
+        fast_path_scratch=no_fast_path_scratch, reference=reference.dequantize, macs=no_macs,
+        shape_rules=(shared.output_shape_is_input_shape,)),
 ]

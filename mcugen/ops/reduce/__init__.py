@@ -19,12 +19,14 @@ from .prepare import LOOP_LEVELS, prepare_arg_max, prepare_reduce_max, prepare_s
 from .reference import arg_max, reduce_max, sum_or_mean
 from .rules import (
     arg_max_dtypes,
+    arg_max_output_shape,
     constant_int32_axis,
     float_sum_only_in_litert_mode,
     int16_zero_points_zero,
     integer_per_tensor_quant,
     nonempty_input,
     reduced_count_fits_int32,
+    reduced_output_shape,
     reduction_axes_in_range,
     same_quant_as_input,
     single_constant_axis,
@@ -55,7 +57,7 @@ _SUM_RULES = (input_arity(2), activation_dtypes(DType.INT8, DType.INT16, DType.F
 def _reduction(kind: OpKind, rules: tuple[Any, ...], **parts: Any) -> OpDef:
     return OpDef(kind=kind, builtin=getattr(tflite.BuiltinOperator, kind.name), read_options=read_reducer,
                  rules=rules, scratch=no_scratch, fast_path_scratch=no_fast_path_scratch,
-                 prepare_rules=(LOOP_LEVELS,), **parts)
+                 prepare_rules=(LOOP_LEVELS,), shape_rules=(reduced_output_shape,), **parts)
 
 
 OPS = [
@@ -70,5 +72,5 @@ OPS = [
     OpDef(kind=OpKind.ARG_MAX, builtin=tflite.BuiltinOperator.ARG_MAX, read_options=read_arg_max,
           rules=(input_arity(2), arg_max_dtypes, single_constant_axis), prepare=prepare_arg_max,
           emit=emit_arg_max, scratch=no_scratch, fast_path_scratch=no_fast_path_scratch,
-          reference=arg_max, macs=no_macs),
+          reference=arg_max, macs=no_macs, shape_rules=(arg_max_output_shape,)),
 ]
