@@ -78,6 +78,23 @@ TILING_OPTION = click.option(
     help="Run the memory-peak chains of spatial ops in stripes when that lowers the arena.")
 
 
+MAX_TENSOR_BYTES_OPTION = click.option(
+    "--max-tensor-bytes", "max_tensor_bytes", default=None, metavar="BYTES[K|M]",
+    help="Refuse a model with a tensor larger than this (default 256M: more than any microcontroller holds; "
+         "see docs/validation.md).")
+
+
+def _max_tensor_bytes(text: str | None) -> int | None:
+    """--max-tensor-bytes: a positive byte count, with an optional K or M suffix (binary)."""
+    if text is None:
+        return None
+    match = re.fullmatch(r"\s*([0-9]+)\s*([kKmM]?)\s*", text)
+    value = int(match.group(1)) * {"": 1, "k": 1 << 10, "m": 1 << 20}[match.group(2).lower()] if match else 0
+    if value <= 0:
+        raise McugenError(f"--max-tensor-bytes '{text}': the rule: a positive byte count, such as 65536, 64K or 8M")
+    return value
+
+
 def _build_options(function: Callable[..., Any]) -> Callable[..., Any]:
     options = [
         click.option("--rounding", type=click.Choice([r.value for r in Rounding]), default="tflm",
@@ -94,13 +111,15 @@ def _build_options(function: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _options(rounding: str, prefix: str | None, target_name: str, pools: Sequence[str] = (),
-             tiling: bool = True) -> Any:
+             tiling: bool = True, max_tensor_bytes: str | None = None) -> Any:
     from .driver import BuildOptions
     from .memory.pools import parse_pools
     from .targets import target
 
+    limit = _max_tensor_bytes(max_tensor_bytes)
+    extra = {} if limit is None else {"max_tensor_bytes": limit}
     return BuildOptions(rounding=Rounding(rounding), prefix=prefix, target=target(target_name),
-                        pools=parse_pools(pools), tiling=tiling)
+                        pools=parse_pools(pools), tiling=tiling, **extra)
 
 
 MODEL = click.argument("model", type=click.Path(path_type=Path))
@@ -123,14 +142,17 @@ def main() -> None:
                    "instructions per inference and per op in report.json.")
 @_build_options
 @TILING_OPTION
+@MAX_TENSOR_BYTES_OPTION
 @_fail_cleanly
 def build(model: Path, out_dir: Path, rounding: str, prefix: str | None, target: str,
-          pools: Sequence[str], size: bool | None, instructions: bool, tiling: bool) -> None:
+          pools: Sequence[str], size: bool | None, instructions: bool, tiling: bool,
+          max_tensor_bytes: str | None) -> None:
     """Generate C sources for MODEL into a directory."""
     from .analysis.measure import build as run_build
 
     _output_directory(out_dir)
-    compiled = run_build(model, out_dir, _options(rounding, prefix, target, pools, tiling), size=size,
+    compiled = run_build(model, out_dir, _options(rounding, prefix, target, pools, tiling, max_tensor_bytes),
+                         size=size,
                          instructions=instructions)
     plan = compiled.plan
     click.echo(
@@ -185,16 +207,17 @@ def _describe(index: int, value: np.ndarray) -> str:
               help="Write output0, output1, ... to this .npz.")
 @_build_options
 @TILING_OPTION
+@MAX_TENSOR_BYTES_OPTION
 @_fail_cleanly
 def run(model: Path, input_path: Path, output_path: Path | None, rounding: str,
-        prefix: str | None, target: str, pools: Sequence[str], tiling: bool) -> None:
+        prefix: str | None, target: str, pools: Sequence[str], tiling: bool, max_tensor_bytes: str | None) -> None:
     """Compile MODEL's C on the host, run it on the inputs, print and save the outputs."""
     from .toolchain.host import run_model
 
     if output_path is not None:
         _writable_file(output_path)
     inputs = _load_cases(input_path)
-    outputs = run_model(model, [inputs], _options(rounding, prefix, "host", pools, tiling),
+    outputs = run_model(model, [inputs], _options(rounding, prefix, "host", pools, tiling, max_tensor_bytes),
                         where=str(input_path))[0]
     for index, value in enumerate(outputs):
         click.echo(_describe(index, value))
