@@ -106,7 +106,7 @@ def check_tensor(tensor: Tensor, label: str, limits: Limits) -> None:
         return
     bad_scales = [s for s in quant.scale if not (math.isfinite(s) and MIN_SCALE <= s <= MAX_SCALE)]
     if bad_scales:
-        raise ModelError(f"{where}: scale {bad_scales[0]}; the rule: scales are finite, positive and within "
+        raise ModelError(f"{where}: scale {bad_scales[0]:g}; the rule: scales are finite, positive and within "
                          f"[2^-64, 2^64]")
     low, high = _ZERO_POINT_RANGE.get(tensor.dtype, (-(2**31), INT32_MAX))
     bad_zero_points = [z for z in quant.zero_point if not low <= z <= high]
