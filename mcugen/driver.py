@@ -22,7 +22,7 @@ from .codegen.cnames import default_prefix, is_valid_prefix
 from .codegen.generate import GeneratedCode, generate
 from .errors import BuildError, McugenError
 from .frontend.tflite import parse_model, read_model
-from .frontend.validate import DEFAULT_MAX_TENSOR_BYTES, Limits
+from .frontend.validate import DEFAULT_LIMITS, DEFAULT_MAX_TENSOR_BYTES, Limits
 from .ir import Graph, Op, verify_graph
 from .memory.plan import Plan, plan_model, plan_report, tiling_report
 from .memory.pools import PoolSpec
@@ -122,7 +122,7 @@ def prepare_graph(graph: Graph, rounding: Rounding = Rounding.TFLM) -> PassRepor
 
 
 def load_graph(model: Path | bytes, label: str | None = None,
-               rounding: Rounding = Rounding.TFLM, target: Target = HOST, limits: Limits = Limits()) -> Graph:
+               rounding: Rounding = Rounding.TFLM, target: Target = HOST, limits: Limits = DEFAULT_LIMITS) -> Graph:
     """Read, rewrite, and check support: the graph every later stage works on.
 
     Unknown builtins are reported by the reader, all at once; the support rules run after the

@@ -19,7 +19,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import PUBLIC_MODELS, REPO
-from fuzzing import BUILT, FINDING, OPTIONS, REFUSED, Outcome, distinct_programs, run_sanitized, try_build
+from fuzzing import (
+    BUILT,
+    FINDING,
+    OPTIONS,
+    REFUSED,
+    Outcome,
+    distinct_programs,
+    run_sanitized,
+    try_build,
+)
 from mutate import ModelSpec, Mutant, decode, encode, mutants
 
 from mcugen.errors import BuildError

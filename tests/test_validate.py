@@ -144,5 +144,5 @@ def test_a_window_whose_tap_offsets_overflow_int32_is_refused() -> None:
     """A dilation of 2^28 with SAME padding: the output is still 8 x 8, but the taps in the
     padding lie 2^28 rows away, 2^28 x 32 elements: past int32 (the depthwise tap-offset bound)."""
     _refused(_depthwise({"dilation_h_factor": 2**28}),
-             r"the window reaches 536870920 x 10 of an input \[1, 8, 8, 4\]; the rule: the rows")
+             r"the window reaches 536870920 x 10 of an input \[1, 8, 8, 4\]; the rule: \(rows x width")
     parse_model(_depthwise({"dilation_h_factor": 2**20}), "m.tflite")  # 2^21 rows x 32: within int32

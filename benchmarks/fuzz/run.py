@@ -20,8 +20,8 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
-from fuzzing import BUILT, FINDING, REFUSED, Outcome, distinct_programs, run_sanitized, try_build  # noqa: E402
-from mutate import MUTATIONS, mutants  # noqa: E402
+from fuzzing import BUILT, FINDING, REFUSED, Outcome, distinct_programs, run_sanitized, try_build
+from mutate import MUTATIONS, mutants
 
 
 def _models() -> list[tuple[str, bytes]]:
@@ -83,13 +83,13 @@ def markdown(result: dict) -> str:
     lines = [
         "# Fuzz campaign: results",
         "",
-        f"Seed {result['seed']}, {result['count']} mutants of {result['models']} models (the public models and "
-        f"tests/fixtures), {result['seconds']} s on the shared 2-core machine. "
-        f"{result['distinct_programs']} distinct programs were built (mutants that generate the same C count once); "
-        f"{result['sanitized_programs']} of them, spread evenly, were compiled with -Wall -Wextra -Werror "
-        "-fsanitize=address,undefined and run on random inputs with canaries after every buffer. "
-        "A mutant whose program was compiled counts as ran clean (or a finding); the other built ones as built, "
-        "not compiled.",
+        (f"Seed {result['seed']}, {result['count']} mutants of {result['models']} models (the public models and "
+         f"tests/fixtures), {result['seconds']} s on the shared 2-core machine. "
+         f"{result['distinct_programs']} distinct programs were built (mutants that generate the same C count "
+         f"once); {result['sanitized_programs']} of them, spread evenly, were compiled with -Wall -Wextra -Werror "
+         "-fsanitize=address,undefined and run on random inputs with canaries after every buffer. "
+         "A mutant whose program was compiled counts as ran clean (or a finding); the other built ones as built, "
+         "not compiled."),
         "",
         "| mutation kind | " + " | ".join(COLUMNS) + " | total |",
         "|---|" + "---:|" * (len(COLUMNS) + 1),
@@ -103,8 +103,9 @@ def markdown(result: dict) -> str:
                  + f" | **{sum(totals.values())}** |")
     lines += ["", f"Findings: {len(result['findings'])}."]
     lines += [f"- {f['mutant']}: {f['detail']}" for f in result["findings"]]
-    lines += ["", "Reproduce: `PYTHONPATH=$PWD python3 benchmarks/fuzz/run.py --seed "
-              f"{result['seed']} --count {result['count']} --sanitize {result['sanitized_programs']}`", ""]
+    command = (f"PYTHONPATH=$PWD python3 benchmarks/fuzz/run.py --seed {result['seed']} --count {result['count']} "
+               f"--sanitize {result['sanitized_programs']}")
+    lines += ["", f"Reproduce: `{command}`", ""]
     return "\n".join(lines)
 
 

@@ -26,7 +26,7 @@ from ..ir import (
 )
 from ..ops import registry
 from ..ops.tflite_options import DTYPES
-from .validate import Limits, validate_graph
+from .validate import DEFAULT_LIMITS, Limits, validate_graph
 
 SUPPORTED_SCHEMA_VERSION = 3
 
@@ -44,7 +44,7 @@ def builtin_name(code: int) -> str:
     return _BUILTIN_NAMES.get(code, f"builtin {code}")
 
 
-def read_model(path: str | os.PathLike[str], limits: Limits = Limits()) -> Graph:
+def read_model(path: str | os.PathLike[str], limits: Limits = DEFAULT_LIMITS) -> Graph:
     """Read and validate a .tflite file into a Graph."""
     file = Path(path)
     if not file.exists():
@@ -55,7 +55,7 @@ def read_model(path: str | os.PathLike[str], limits: Limits = Limits()) -> Graph
     return parse_model(data, file.name, limits)
 
 
-def parse_model(data: bytes, label: str, limits: Limits = Limits()) -> Graph:
+def parse_model(data: bytes, label: str, limits: Limits = DEFAULT_LIMITS) -> Graph:
     """Parse flatbuffer bytes and validate what they say (frontend/validate.py); `label` names
     the source in messages."""
     graph = decode_model(data, label)

@@ -33,7 +33,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..errors import McugenError, ModelError
-from ..ir import DType, Graph, Op, OpKind, Tensor, verify_graph
+from ..ir import (
+    Conv2DOptions,
+    DepthwiseConv2DOptions,
+    DType,
+    Graph,
+    Op,
+    OpKind,
+    Pool2DOptions,
+    Tensor,
+    verify_graph,
+)
 from ..ops import registry
 from ..ops.base import DEFAULT_SETTING, takes_setting
 from ..ops.rules import window_output_size
@@ -66,7 +76,10 @@ class Limits:
     max_tensor_bytes: int = DEFAULT_MAX_TENSOR_BYTES
 
 
-def validate_graph(graph: Graph, label: str, limits: Limits = Limits()) -> None:
+DEFAULT_LIMITS = Limits()
+
+
+def validate_graph(graph: Graph, label: str, limits: Limits = DEFAULT_LIMITS) -> None:
     """Check everything generated C trusts (see the module docstring); raise ModelError."""
     total = 0
     for tensor in graph.tensors:
@@ -179,35 +192,36 @@ def check_options(op: Op, label: str) -> None:
 def _window(op: Op) -> tuple[int, int, int, int] | None:
     """(kh, kw, dilation_h, dilation_w) of a conv or pool op whose shapes allow it, else None."""
     o = op.options
-    if op.kind in (OpKind.AVERAGE_POOL_2D, OpKind.MAX_POOL_2D):
-        return getattr(o, "filter_h"), getattr(o, "filter_w"), 1, 1
+    if isinstance(o, Pool2DOptions):
+        return o.filter_h, o.filter_w, 1, 1
     w = op.inputs[1] if len(op.inputs) > 1 else None
-    if w is None or len(w.shape) != 4:
+    if not isinstance(o, (Conv2DOptions, DepthwiseConv2DOptions)) or w is None or len(w.shape) != 4:
         return None
-    return w.shape[1], w.shape[2], getattr(o, "dilation_h"), getattr(o, "dilation_w")
+    return w.shape[1], w.shape[2], o.dilation_h, o.dilation_w
 
 
 def check_window_reach(op: Op, label: str) -> None:
     """A window op's taps, padding included, sweep at most (out - 1) * stride + (k - 1) * dilation + 1
-    rows and columns from the first padded one; that reach times the elements of one input row
-    (or of one pixel, for columns) must fit int32, for the kernels compute tap offsets in int32
-    before they skip the taps that fall in the padding (the depthwise fast paths among them)."""
-    x = op.inputs[0] if op.inputs else None
+    rows and columns from the first padded one. A tap's element offset from the input's start is
+    then less than (reach_h * width + reach_w) * channels in magnitude, which must fit int32: the
+    kernels compute tap offsets in int32 before they skip the taps that fall in the padding (the
+    depthwise fast paths' offset tables among them)."""
+    x, o = op.inputs[0] if op.inputs else None, op.options
     window = _window(op)
     if x is None or window is None or len(x.shape) != 4:
         return  # the shape rules and the support rules report these
+    assert isinstance(o, (Conv2DOptions, DepthwiseConv2DOptions, Pool2DOptions))  # _window has checked
     kh, kw, dh, dw = window
-    o = op.options
     _, height, width, channels = x.shape
-    padding = getattr(o, "padding")
+    padding = o.padding
     reach_h = (window_output_size(padding, height, kh, o.stride_h, dh) - 1) * o.stride_h + (kh - 1) * dh + 1
     reach_w = (window_output_size(padding, width, kw, o.stride_w, dw) - 1) * o.stride_w + (kw - 1) * dw + 1
     reach_h, reach_w = max(reach_h, height), max(reach_w, width)
-    if reach_h * width * channels > INT32_MAX or reach_w * channels > INT32_MAX:
+    if (reach_h * width + reach_w) * channels > INT32_MAX:
         raise ModelError(
             f"{label}: {op.where()}: the window reaches {reach_h} x {reach_w} of an input {list(x.shape)}; "
-            f"the rule: the rows (and columns) a window sweeps, padding included, times the row "
-            f"(pixel) size fit int32")
+            f"the rule: (rows x width + columns) x channels that a window sweeps, padding included, "
+            f"fit int32 (tap offsets)")
 
 
 # --- shapes ---------------------------------------------------------------------------------

@@ -77,7 +77,7 @@ def window_output_shape(op: Op, kernel: tuple[int, int], channels: int) -> str |
     dilations = (getattr(o, "dilation_h", 1), getattr(o, "dilation_w", 1))
     if x is None or len(x.shape) != 4 or min(*strides, *dilations, *kernel) < 1:
         return None  # input_rank_4 and positive_strides_and_dilations report these
-    padding = getattr(o, "padding")
+    padding = getattr(o, "padding", Padding.VALID)
     spatial = [window_output_size(padding, x.shape[1 + a], kernel[a], strides[a], dilations[a]) for a in (0, 1)]
     expected = [x.shape[0], *spatial, channels]
     return None if list(y.shape) == expected else f"output {list(y.shape)}, expected {expected}"

@@ -19,9 +19,9 @@ import tflite
 
 from ...ir import (
     ConcatenationOptions,
-    Op,
     DType,
     GatherOptions,
+    Op,
     OpKind,
     PackOptions,
     SplitOptions,
@@ -41,9 +41,9 @@ from ..base import (
     Rule,
     RuleViolation,
     no_fast_path_scratch,
-    takes_setting,
     no_macs,
     no_scratch,
+    takes_setting,
 )
 from ..tflite_options import ACTIVATIONS, enum_value, options_table, read_none
 from . import emit, prepare, reference, strided_slice
