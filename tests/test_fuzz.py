@@ -133,6 +133,13 @@ def _set_scale(tensor: int, scale: float) -> Mutation:
     return mutate
 
 
+def _set_scales(scales: dict[int, float]) -> Mutation:
+    def mutate(spec: ModelSpec) -> None:
+        for tensor, scale in scales.items():
+            spec.tensors[tensor].scale = [scale]
+    return mutate
+
+
 def _no_options(op: int) -> Mutation:
     def mutate(spec: ModelSpec) -> None:
         spec.ops[op].options_type, spec.ops[op].options = 0, {}
@@ -151,6 +158,9 @@ REFUSED_ROWS = [
     ("leaky_relu.tflite", _set_option(0, "Alpha", float("inf")), r"alpha inf; the rule: float options are finite"),
     ("relu6.tflite", _set_scale(0, 1e-45), r"scales are finite, positive and within"),  # OverflowError
     ("concat_channels.tflite", _no_options(0), r"differ outside the axis 0"),  # ASan memcpy-param-overlap
+    # UBSan: shift exponent 100 too large (a rescale factor of 1e30 in mcugen_requantize)
+    ("leaky_relu_i16.tflite", _set_option(0, "Alpha", 1e30), r"rescale factor .* Got: factor 1\.09755e\+30 \(shift 100\)"),
+    ("leaky_relu.tflite", _set_scales({0: 2.0**60, 1: 2.0**-60}), r"rescale factor .*\(shift 118\)"),
     ("tanh.tflite", _set_shape(1, [144]), r"output shape does not follow .* Got: input"),  # accepted
     ("batch_matmul_i16.tflite", _set_shape(2, [1, 4, 3]), r"output shape does not follow"),  # invoke failed
     ("mean_hw_keepdims_i16.tflite", _set_shape(2, [1, 1, 1, 1000]), r"output shape does not follow"),  # accepted

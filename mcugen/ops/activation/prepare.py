@@ -27,7 +27,7 @@ import numpy as np
 from ...ir import DType, LeakyReluOptions, Op, OpKind, SoftmaxOptions, Tensor
 from ...quantization import Rounding, dtype_range, quantize_multiplier
 from ..base import PrepareRule, Setting
-from ..common import scale_of, zero_point_of
+from ..common import checked_multiplier, scale_of, zero_point_of
 
 f32 = np.float32
 
@@ -369,7 +369,7 @@ def relu_params(op: Op, rounding: Rounding) -> RescaleParams:
         zero = zero_point_of(x)
         six = min(max(int(round_half_away(f32(6.0) / f32(scale_of(x)))) + zero, low), high)
         return RescaleParams(0, 0, 0, 0, 0, 0, False, False, True, zero, six)
-    multiplier, shift = quantize_multiplier(_scale_ratio(scale_of(x), scale_of(y), rounding))
+    multiplier, shift = checked_multiplier(op, _scale_ratio(scale_of(x), scale_of(y), rounding))
     out_zp = zero_point_of(y)
     act_low = max(low, out_zp + int(round_half_away(f32(0.0) / f32(scale_of(y)))))
     act_high = high
@@ -391,8 +391,8 @@ def leaky_relu_params(op: Op, rounding: Rounding) -> RescaleParams:
         alpha = float(scale_of(x)) * float(f32(options.alpha)) / float(scale_of(y))
     else:
         alpha = float(f32(scale_of(x)) * f32(options.alpha) / f32(scale_of(y)))
-    alpha_multiplier, alpha_shift = quantize_multiplier(alpha)
-    identity_multiplier, identity_shift = quantize_multiplier(_scale_ratio(scale_of(x), scale_of(y), rounding))
+    alpha_multiplier, alpha_shift = checked_multiplier(op, alpha)
+    identity_multiplier, identity_shift = checked_multiplier(op, _scale_ratio(scale_of(x), scale_of(y), rounding))
     low, high = dtype_range(y.dtype)
     return RescaleParams(zero_point_of(x), zero_point_of(y), identity_multiplier, identity_shift,
                          abs(alpha_multiplier), alpha_shift, alpha_multiplier < 0, False, False,
@@ -407,7 +407,7 @@ def abs_params(op: Op, rounding: Rounding) -> RescaleParams:
     low, high = dtype_range(y.dtype)
     if f32(scale_of(x)) == f32(scale_of(y)):
         return plain_rescale(op, 0, 0, low, high, absolute=True, identity=True)
-    multiplier, shift = quantize_multiplier(_scale_ratio(scale_of(x), scale_of(y), rounding))
+    multiplier, shift = checked_multiplier(op, _scale_ratio(scale_of(x), scale_of(y), rounding))
     return plain_rescale(op, multiplier, shift, low, high, absolute=True)
 
 

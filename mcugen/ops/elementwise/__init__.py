@@ -21,6 +21,7 @@ import tflite
 from ...ir import ArithmeticOptions, OpKind
 from .. import rules as shared
 from ..base import InputRoles, OpDef, Traits, no_fast_path_scratch, no_macs, no_scratch
+from ..common import RESCALE_SHIFT
 from ..tflite_options import ACTIVATIONS, enum_value, options_table, read_none
 from . import emit, prepare, reference
 from . import rules as r
@@ -78,7 +79,7 @@ OPS: list[OpDef] = [
         kind=OpKind.MUL, builtin=tflite.BuiltinOperator.MUL,
         read_options=read_arithmetic(tflite.MulOptions),
         rules=(*r.BINARY, shared.clamp_activation, r.finite_float_constants),
-        prepare=prepare.prepare_mul,
+        prepare=prepare.prepare_mul, prepare_rules=(RESCALE_SHIFT,),
         emit=emit.emit_mul, scratch=no_scratch, fast_path_scratch=no_fast_path_scratch,
         reference=reference.binary, macs=no_macs, roles=InputRoles(), traits=IN_PLACE,
         shape_rules=(r.broadcast_shapes,),
@@ -112,7 +113,7 @@ OPS: list[OpDef] = [
         kind=OpKind.PRELU, builtin=tflite.BuiltinOperator.PRELU, read_options=read_none,
         rules=(shared.input_arity(2), r.prelu_dtypes, r.binary_quantization, r.broadcast_shapes,
                r.prelu_shapes, r.finite_float_constants),
-        prepare=prepare.prepare_prelu,
+        prepare=prepare.prepare_prelu, prepare_rules=(RESCALE_SHIFT,),
         emit=emit.emit_prelu, scratch=no_scratch, fast_path_scratch=no_fast_path_scratch,
         reference=reference.binary, macs=no_macs, roles=InputRoles(), traits=IN_PLACE,
         shape_rules=(r.broadcast_shapes, r.prelu_shapes),
