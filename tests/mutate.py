@@ -271,7 +271,7 @@ Mutation = Callable[[ModelSpec, random.Random], "str | None"]
 
 HOSTILE_INTS = (0, -1, 2, 3, 7, 99, 255, 256, 65536, 2**24, INT32_MAX, -(2**31))
 HOSTILE_DIMS = (0, 1, 2, 3, 1000, 65537, 2**24, 2**31 - 1)
-HOSTILE_SCALES = (0.0, float("inf"), float("nan"), -0.5, 1e30, 1e-30, 1e-45, 3.4e38)
+HOSTILE_SCALES = (0.0, float("inf"), float("nan"), -0.5, 1e30, 1e-30, 1e-45, 3.4e38, 2.0**-60, 2.0**60, 1e-12, 1e12)
 HOSTILE_ZERO_POINTS = (128, -129, 255, 256, 32768, -32769, 2**31, -(2**40), 2**62)
 
 

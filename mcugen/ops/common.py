@@ -18,7 +18,8 @@ from .rules import CLAMP_ACTIVATIONS
 MAX_RESCALE_SHIFT = 30  # the top of TFLite's QuantizeMultiplier range, as the C kernels take it
 
 RESCALE_SHIFT = PrepareRule(
-    f"Each rescale factor (a ratio of scales, or LEAKY_RELU's alpha times one) is below 2^{MAX_RESCALE_SHIFT}: "
+    f"Each rescale factor (a ratio of scales, times LEAKY_RELU's alpha or int16 SOFTMAX's beta) is below "
+    f"2^{MAX_RESCALE_SHIFT}: "
     f"its multiplier's left shift is at most {MAX_RESCALE_SHIFT}, as the C kernels' int32 shifts take it.")
 
 

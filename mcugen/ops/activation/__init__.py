@@ -81,7 +81,7 @@ OPS: list[OpDef] = [
                r.softmax_output, r.softmax_beta, r.softmax_row_size),
         prepare=prepare.prepare_softmax, emit=emit.emit_softmax, scratch=no_scratch,
         fast_path_scratch=no_fast_path_scratch, reference=reference.softmax, macs=no_macs,
-        notes=(SOFTMAX_PAST_TFLITE,), shape_rules=(shared.output_shape_is_input_shape,)),
+        prepare_rules=(RESCALE_SHIFT,), notes=(SOFTMAX_PAST_TFLITE,), shape_rules=(shared.output_shape_is_input_shape,)),
     _activation(OpKind.LOGISTIC, tflite.BuiltinOperator.LOGISTIC,
                 (_INT_AND_FLOAT, *r.ELEMENTWISE, r.logistic_output, r.sigmoid_input_scale),
                 prepare.prepare_sigmoid, emit.emit_sigmoid, reference.sigmoid,

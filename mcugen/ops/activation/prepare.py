@@ -544,7 +544,7 @@ def softmax_int16_params(op: Op, rounding: Rounding) -> SoftmaxInt16Params:
         scaled_beta = float(scale_of(x)) * float(beta)
     else:  # LiteRT: input->params.scale * params->beta, a float32 product
         scaled_beta = float(f32(scale_of(x)) * beta)
-    multiplier, shift = quantize_multiplier(scaled_beta / (10.0 / 65535.0))
+    multiplier, shift = checked_multiplier(op, scaled_beta / (10.0 / 65535.0))
     span = 65535
     if rounding is Rounding.TFLM:
         exp_lut = lut_int16(lambda v: float(expf(v)), f32, float(f32(10.0) / f32(span)), 32767,
