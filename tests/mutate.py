@@ -141,7 +141,9 @@ def decode(data: bytes) -> ModelSpec:
 
 
 def _vector_of_ints(b: flatbuffers.Builder, values: Sequence[int], dtype: str = "<i4") -> int:
-    return b.CreateNumpyVector(np.asarray(values, dtype=dtype))
+    """A vector of integers; values the type cannot hold (a doubled 2^31-1) are clipped into it."""
+    info = np.iinfo(np.dtype(dtype))
+    return b.CreateNumpyVector(np.asarray([min(max(int(v), info.min), info.max) for v in values], dtype=dtype))
 
 
 def _vector_of_tables(b: flatbuffers.Builder, start: Callable[..., Any], offsets: list[int]) -> int:
