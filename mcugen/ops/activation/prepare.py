@@ -164,8 +164,8 @@ class LookupTable:
 INPUT_INTEGER_BITS_S8 = 4
 
 SIGMOID_MULTIPLIER = PrepareRule(
-    "int8 input, TFLM mode: input scale * 2^27 rounds to a Q31 multiplier below 2^31 "
-    "(TFLM's fixed-point rescale into Q4.27).")
+    "int8 input, TFLM mode: input scale * 2^27 rounds to a Q31 multiplier below 2^31 with a left "
+    "shift of at most 31, i.e. an input scale below 16 (TFLM's fixed-point rescale into Q4.27).")
 
 
 @dataclass(frozen=True)
@@ -183,7 +183,7 @@ def fixed_point_sigmoid_params(op: Op) -> FixedPointSigmoidParams:
     real = float(scale_of(x)) * float(1 << (31 - INPUT_INTEGER_BITS_S8))
     fraction, shift = math.frexp(real)
     multiplier = int(round_half_away(fraction * (1 << 31)))
-    SIGMOID_MULTIPLIER.require(multiplier < 1 << 31, op, lambda: f"input scale {scale_of(x):g}")
+    SIGMOID_MULTIPLIER.require(multiplier < 1 << 31 and shift <= 31, op, lambda: f"input scale {scale_of(x):g}")
     assert shift >= 0, "the rule sigmoid_input_scale refuses input scales below 2^-28"
     radius = math.floor(((1 << INPUT_INTEGER_BITS_S8) - 1) * float(1 << (31 - INPUT_INTEGER_BITS_S8))
                         / float(1 << shift))
