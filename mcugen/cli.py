@@ -88,6 +88,23 @@ PREFIXES_OPTION = click.option(
     help="C name prefix, once per model in the models' order (default: from each model's file name).")
 
 
+MAX_TENSOR_BYTES_OPTION = click.option(
+    "--max-tensor-bytes", "max_tensor_bytes", default=None, metavar="BYTES[K|M]",
+    help="Refuse a model with a tensor larger than this (default 256M: more than any microcontroller holds; "
+         "see docs/validation.md).")
+
+
+def _max_tensor_bytes(text: str | None) -> int | None:
+    """--max-tensor-bytes: a positive byte count, with an optional K or M suffix (binary)."""
+    if text is None:
+        return None
+    match = re.fullmatch(r"\s*([0-9]+)\s*([kKmM]?)\s*", text)
+    value = int(match.group(1)) * {"": 1, "k": 1 << 10, "m": 1 << 20}[match.group(2).lower()] if match else 0
+    if value <= 0:
+        raise McugenError(f"--max-tensor-bytes '{text}': the rule: a positive byte count, such as 65536, 64K or 8M")
+    return value
+
+
 def _build_options(function: Callable[..., Any], prefix: Any = PREFIX_OPTION) -> Callable[..., Any]:
     options = [
         click.option("--rounding", type=click.Choice([r.value for r in Rounding]), default="tflm",
@@ -103,13 +120,15 @@ def _build_options(function: Callable[..., Any], prefix: Any = PREFIX_OPTION) ->
 
 
 def _options(rounding: str, prefix: str | None, target_name: str, pools: Sequence[str] = (),
-             tiling: bool = True, arena: str = "static") -> Any:
+             tiling: bool = True, arena: str = "static", max_tensor_bytes: str | None = None) -> Any:
     from .driver import BuildOptions
     from .memory.pools import parse_pools
     from .targets import target
 
+    limit = _max_tensor_bytes(max_tensor_bytes)
+    extra = {} if limit is None else {"max_tensor_bytes": limit}
     return BuildOptions(rounding=Rounding(rounding), prefix=prefix, target=target(target_name),
-                        pools=parse_pools(pools), tiling=tiling, arena=arena)
+                        pools=parse_pools(pools), tiling=tiling, arena=arena, **extra)
 
 
 MODEL = click.argument("model", type=click.Path(path_type=Path))
@@ -135,9 +154,11 @@ def main() -> None:
                    "<prefix>_init_arena(), and models that run in turn can share it.")
 @functools.partial(_build_options, prefix=PREFIXES_OPTION)
 @TILING_OPTION
+@MAX_TENSOR_BYTES_OPTION
 @_fail_cleanly
 def build(models: Sequence[Path], out_dir: Path, rounding: str, prefixes: Sequence[str], target: str,
-          pools: Sequence[str], size: bool | None, instructions: bool, tiling: bool, arena: str) -> None:
+          pools: Sequence[str], size: bool | None, instructions: bool, tiling: bool, arena: str,
+          max_tensor_bytes: str | None) -> None:
     """Generate C sources for one or more MODELS into one directory (one shared runtime)."""
     from .analysis.measure import build_models
     from .modelset import check_output_dir
@@ -145,7 +166,7 @@ def build(models: Sequence[Path], out_dir: Path, rounding: str, prefixes: Sequen
     _output_directory(out_dir)
     if prefixes:
         check_output_dir(out_dir, prefixes)  # before the work, when the prefixes are known
-    options = _options(rounding, None, target, pools, tiling, arena)
+    options = _options(rounding, None, target, pools, tiling, arena, max_tensor_bytes)
     for compiled in build_models(models, out_dir, options, prefixes, size=size, instructions=instructions):
         _print_build(compiled, out_dir)
     if len(models) > 1:
@@ -207,16 +228,17 @@ def _describe(index: int, value: np.ndarray) -> str:
               help="Write output0, output1, ... to this .npz.")
 @_build_options
 @TILING_OPTION
+@MAX_TENSOR_BYTES_OPTION
 @_fail_cleanly
 def run(model: Path, input_path: Path, output_path: Path | None, rounding: str,
-        prefix: str | None, target: str, pools: Sequence[str], tiling: bool) -> None:
+        prefix: str | None, target: str, pools: Sequence[str], tiling: bool, max_tensor_bytes: str | None) -> None:
     """Compile MODEL's C on the host, run it on the inputs, print and save the outputs."""
     from .toolchain.host import run_model
 
     if output_path is not None:
         _writable_file(output_path)
     inputs = _load_cases(input_path)
-    outputs = run_model(model, [inputs], _options(rounding, prefix, "host", pools, tiling),
+    outputs = run_model(model, [inputs], _options(rounding, prefix, "host", pools, tiling, max_tensor_bytes=max_tensor_bytes),
                         where=str(input_path))[0]
     for index, value in enumerate(outputs):
         click.echo(_describe(index, value))

@@ -19,6 +19,7 @@ from .codegen.cnames import default_prefix, is_valid_prefix
 from .codegen.generate import GeneratedCode, generate
 from .errors import McugenError, PlanningError
 from .frontend.tflite import parse_model, read_model
+from .frontend.validate import DEFAULT_LIMITS, DEFAULT_MAX_TENSOR_BYTES, Limits
 from .ir import Graph, Op, verify_graph
 from .memory.liveness import check_pinned
 from .memory.plan import Plan, plan_model, plan_report, tiling_report
@@ -43,6 +44,7 @@ class BuildOptions:
     tiling: bool = True  # stripe memory-peak chains (memory/tiling.py) where that lowers the arena
     # --arena: "static" (the model owns its arena) or "external" (<prefix>_init_arena binds one)
     arena: str = "static"
+    max_tensor_bytes: int = DEFAULT_MAX_TENSOR_BYTES  # --max-tensor-bytes (frontend/validate.py)
 
     def __post_init__(self) -> None:
         if isinstance(self.target, str):  # BuildOptions(target="cortex-m4"): the same as target(...)
@@ -53,7 +55,9 @@ class BuildOptions:
         pools = ",".join(f"{p.name}:{p.capacity}:{p.speed}" for p in self.pools)
         tiling = "" if self.tiling else "-notiling"
         arena = "" if self.arena == "static" else f"-arena-{self.arena}"
-        return f"{self.rounding.value}-{self.prefix or ''}-{self.target.name}-{pools}-{self.guard}{tiling}{arena}"
+        limit = "" if self.max_tensor_bytes == DEFAULT_MAX_TENSOR_BYTES else f"-max{self.max_tensor_bytes}"
+        return (f"{self.rounding.value}-{self.prefix or ''}-{self.target.name}-{pools}-{self.guard}{tiling}"
+                f"{arena}{limit}")
 
 
 ARENA_KINDS = ("static", "external")
@@ -141,7 +145,7 @@ def prepare_graph(graph: Graph, rounding: Rounding = Rounding.TFLM) -> PassRepor
 
 
 def load_graph(model: Path | bytes, label: str | None = None,
-               rounding: Rounding = Rounding.TFLM, target: Target = HOST) -> Graph:
+               rounding: Rounding = Rounding.TFLM, target: Target = HOST, limits: Limits = DEFAULT_LIMITS) -> Graph:
     """Read, rewrite, and check support: the graph every later stage works on.
 
     Unknown builtins are reported by the reader, all at once; the support rules run after the
@@ -150,9 +154,9 @@ def load_graph(model: Path | bytes, label: str | None = None,
     depend on the mode or the target.
     """
     if isinstance(model, bytes):
-        graph = parse_model(model, label or "model.tflite")
+        graph = parse_model(model, label or "model.tflite", limits)
     else:
-        graph = read_model(model)
+        graph = read_model(model, limits)
     prepare_graph(graph, rounding)
     check_graph(graph, Setting(rounding, target))
     return graph
@@ -184,7 +188,7 @@ def schedule_and_plan(graph: Graph, options: BuildOptions, label: str) -> tuple[
 
 
 def compile_model(model: Path | bytes, options: BuildOptions, label: str | None = None) -> Compiled:
-    graph = load_graph(model, label, options.rounding, options.target)
+    graph = load_graph(model, label, options.rounding, options.target, Limits(options.max_tensor_bytes))
     model_label = label or (model.name if isinstance(model, Path) else "model.tflite")
     prefix = resolve_prefix(graph, options.prefix)
     if options.arena == "external" and npu_ops(graph.ops):

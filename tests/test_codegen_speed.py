@@ -24,7 +24,7 @@ CC = shutil.which("cc") or shutil.which("gcc")
 CTYPES = {np.int8: "int8_t", np.uint8: "uint8_t", np.int16: "int16_t", np.uint16: "uint16_t",
           np.int32: "int32_t", np.uint32: "uint32_t", np.int64: "int64_t", np.bool_: "uint8_t"}
 FORMATS = {"int64_t": "%lld"}
-HARNESS = {"version": "0", "model": "m", "sha256": "0" * 64, "prefix": "m", "PREFIX": "M"}
+HARNESS = {"version": "0", "model": "m", "sha256": "0" * 64, "prefix": "m", "PREFIX": "M", "npu": False}
 
 
 def _values(dtype: Any, rng: np.random.Generator) -> np.ndarray:

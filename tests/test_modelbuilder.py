@@ -12,7 +12,7 @@ from modelbuilder import ModelBuilder
 from oracles import litert_all_tensors, run_litert, run_oracle, run_tflm
 
 from mcugen.errors import UnsupportedError
-from mcugen.frontend.tflite import parse_model
+from mcugen.frontend.tflite import decode_model, parse_model
 from mcugen.ir import (
     Activation,
     ArithmeticOptions,
@@ -155,7 +155,7 @@ def options_model(builtin: str, options: dict | None) -> bytes:
     ],
 )
 def test_options_read_back(builtin: str, options: dict | None, expected: object) -> None:
-    (op,) = parse_model(options_model(builtin, options), "x.tflite").ops
+    (op,) = decode_model(options_model(builtin, options), "x.tflite").ops  # the reader alone: a toy graph
     assert op.kind is OpKind[builtin]
     assert op.options == expected
 

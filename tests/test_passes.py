@@ -18,7 +18,7 @@ from oracles import assert_exact, run_oracle
 
 from mcugen.cli import main
 from mcugen.driver import BuildOptions, compile_model, load_graph, prepare_graph
-from mcugen.errors import UnsupportedError
+from mcugen.errors import ModelError, UnsupportedError
 from mcugen.frontend.tflite import parse_model
 from mcugen.ir import OpKind
 from mcugen.passes import Rewrite
@@ -500,8 +500,8 @@ def test_an_op_with_several_outputs_folds_whole(rounding: Rounding) -> None:
 
 
 def test_a_broken_constant_op_is_reported_not_folded() -> None:
-    """ADD of constants whose shapes do not broadcast: the reference kernel cannot evaluate it,
-    so it stays and the support rules name it (no traceback from the folder)."""
+    """ADD of constants whose shapes do not broadcast: the validation stage names it before the
+    folder sees it (no traceback from the folder)."""
     b = ModelBuilder()
     x = b.add_tensor("x", [1, 3], "int8", scale=0.1)
     y = b.add_tensor("y", [1, 3], "int8", scale=0.1)
@@ -511,5 +511,5 @@ def test_a_broken_constant_op_is_reported_not_folded() -> None:
     bad = b.add_tensor("bad", [4], "int8", scale=0.1)
     b.add_op("ADD", [c1, c2], [bad])
     b.set_io([x], [y, bad])
-    with pytest.raises(UnsupportedError, match=r"ADD \(op 1, 'bad'\): .*Got: \[3\] and \[4\] do not broadcast"):
+    with pytest.raises(ModelError, match=r"ADD \(op 1, 'bad'\): .*Got: \[3\] and \[4\] do not broadcast"):
         load_graph(b.build())

@@ -28,6 +28,7 @@ from ..ir import (
 from ..ops import registry
 from ..ops.tflite_options import DTYPES
 from . import vela
+from .validate import DEFAULT_LIMITS, Limits, validate_graph
 
 SUPPORTED_SCHEMA_VERSION = 3
 
@@ -45,7 +46,7 @@ def builtin_name(code: int) -> str:
     return _BUILTIN_NAMES.get(code, f"builtin {code}")
 
 
-def read_model(path: str | os.PathLike[str]) -> Graph:
+def read_model(path: str | os.PathLike[str], limits: Limits = DEFAULT_LIMITS) -> Graph:
     """Read and validate a .tflite file into a Graph."""
     file = Path(path)
     if not file.exists():
@@ -53,11 +54,20 @@ def read_model(path: str | os.PathLike[str]) -> Graph:
     if not file.is_file():
         raise ModelError(f"{file}: not a regular file")
     data = file.read_bytes()
-    return parse_model(data, file.name)
+    return parse_model(data, file.name, limits)
 
 
-def parse_model(data: bytes, label: str) -> Graph:
-    """Parse flatbuffer bytes; `label` names the source in messages."""
+def parse_model(data: bytes, label: str, limits: Limits = DEFAULT_LIMITS) -> Graph:
+    """Parse flatbuffer bytes and validate what they say (frontend/validate.py); `label` names
+    the source in messages."""
+    graph = decode_model(data, label)
+    validate_graph(graph, label, limits)
+    return graph
+
+
+def decode_model(data: bytes, label: str) -> Graph:
+    """The Graph that flatbuffer bytes describe, their structure checked but not their contents
+    (parse_model validates those): for tests of the reader itself."""
     if len(data) < 8 or data[4:8] != b"TFL3":
         raise ModelError(f"{label}: not a TFLite flatbuffer (no 'TFL3' file identifier)")
     try:

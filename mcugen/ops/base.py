@@ -143,6 +143,11 @@ class OpDef:
     # wraps as TFLite's does, say): rules in form, printed by `mcugen inspect` as notes.
     notices: tuple[Rule, ...] = ()
     custom_code: str | None = None  # a CUSTOM op's custom_code (Vela's "ethos-u"); None: a builtin
+    # Rules that the outputs' shapes follow from the inputs' shapes and the options. The
+    # validation stage (frontend/validate.py) runs them on every op as soon as the model is read,
+    # before any pass reads a shape, so each must hold up on any op: one whose inputs it cannot
+    # judge (a missing input, another rank) it leaves to the kind's plain rules (None).
+    shape_rules: tuple[Rule, ...] = ()
 
 
 @cache
@@ -159,6 +164,8 @@ def broken_rules(definition: OpDef, op: Op, setting: Setting) -> list[tuple[str,
         value = rule(op, setting) if takes_setting(rule) else rule(op)
         if value is not None:
             broken.append(((rule.__doc__ or rule.__name__).strip(), value))
+            if getattr(rule, "gate", False):  # the rules after a gate (input_arity) assume it holds
+                break
     if broken:
         return broken
     try:
@@ -185,7 +192,8 @@ def no_macs(op: Op) -> int:
 
 def rule_texts(definition: OpDef) -> Sequence[str]:
     """Every rule of a kind, as docs/supported_ops.md lists them."""
-    texts = [rule.__doc__.strip() for rule in definition.rules if rule.__doc__]
+    shown = [*definition.rules, *(rule for rule in definition.shape_rules if rule not in definition.rules)]
+    texts = [rule.__doc__.strip() for rule in shown if rule.__doc__]
     notices = [f"Note: {rule.__doc__.strip()}" for rule in definition.notices if rule.__doc__]
     return texts + [rule.text for rule in definition.prepare_rules] + list(definition.notes) + notices
 

@@ -11,8 +11,24 @@ from collections.abc import Sequence
 
 from ..errors import UnsupportedError
 from ..ir import Activation, DType, Op, Padding, Quant, Tensor
-from ..quantization import activation_range
+from ..quantization import activation_range, quantize_multiplier
+from .base import PrepareRule
 from .rules import CLAMP_ACTIVATIONS
+
+MAX_RESCALE_SHIFT = 30  # the top of TFLite's QuantizeMultiplier range, as the C kernels take it
+
+RESCALE_SHIFT = PrepareRule(
+    f"Each rescale factor (a ratio of scales, times LEAKY_RELU's alpha or int16 SOFTMAX's beta) is below "
+    f"2^{MAX_RESCALE_SHIFT}: "
+    f"its multiplier's left shift is at most {MAX_RESCALE_SHIFT}, as the C kernels' int32 shifts take it.")
+
+
+def checked_multiplier(op: Op, real: float) -> tuple[int, int]:
+    """quantize_multiplier(real), refused by RESCALE_SHIFT when its shift is past the kernels' range
+    (an absurd ratio of scales would otherwise shift past the integer's width: undefined in C)."""
+    multiplier, shift = quantize_multiplier(real)
+    RESCALE_SHIFT.require(shift <= MAX_RESCALE_SHIFT, op, lambda: f"factor {real:g} (shift {shift})")
+    return multiplier, shift
 
 
 def conv_padding(

@@ -16,6 +16,7 @@ from ..ir import (
     DType,
     Op,
     OpKind,
+    Padding,
     Quant,
     Tensor,
 )
@@ -50,6 +51,38 @@ def activation_dtypes(*allowed: DType) -> Constraint:
     return check
 
 
+def output_shape_is_input_shape(op: Op) -> str | None:
+    """The output has the input's shape."""
+    x = op.inputs[0] if op.inputs else None
+    if x is None or not op.outputs:
+        return None  # input_arity reports it
+    y = op.outputs[0]
+    return None if tuple(x.shape) == tuple(y.shape) else f"input {list(x.shape)}, output {list(y.shape)}"
+
+
+def window_output_size(padding: Padding, in_size: int, filter_size: int, stride: int, dilation: int) -> int:
+    """TFLite's ComputeOutSize: the output extent of a window op along one axis."""
+    effective = (filter_size - 1) * dilation + 1
+    if padding is Padding.SAME:
+        return (in_size + stride - 1) // stride
+    return max((in_size - effective + stride) // stride, 0)
+
+
+def window_output_shape(op: Op, kernel: tuple[int, int], channels: int) -> str | None:
+    """Shared by the conv and pool shape rules: the 4-D output [batch, out_h, out_w, channels]
+    that the input, a (kh, kw) window, the strides, the dilations and the padding give."""
+    x = op.inputs[0] if op.inputs else None
+    y, o = op.outputs[0], op.options
+    strides = (getattr(o, "stride_h", 0), getattr(o, "stride_w", 0))
+    dilations = (getattr(o, "dilation_h", 1), getattr(o, "dilation_w", 1))
+    if x is None or len(x.shape) != 4 or min(*strides, *dilations, *kernel) < 1:
+        return None  # input_rank_4 and positive_strides_and_dilations report these
+    padding = getattr(o, "padding", Padding.VALID)
+    spatial = [window_output_size(padding, x.shape[1 + a], kernel[a], strides[a], dilations[a]) for a in (0, 1)]
+    expected = [x.shape[0], *spatial, channels]
+    return None if list(y.shape) == expected else f"output {list(y.shape)}, expected {expected}"
+
+
 def same_input_output_dtype(op: Op) -> str | None:
     """The output has the dtype of the first input."""
     src, dst = required_input(op), op.outputs[0]
@@ -76,6 +109,9 @@ def input_rank_4(op: Op) -> str | None:
     """The input is a 4-D NHWC tensor."""
     shape = op.inputs[0].shape if op.inputs and op.inputs[0] is not None else ()
     return None if len(shape) == 4 else f"input shape {list(shape)}"
+
+
+input_rank_4.gate = True  # type: ignore[attr-defined]  # the later rules index the NHWC dimensions
 
 
 def rank_at_most_4(op: Op) -> str | None:
@@ -150,6 +186,7 @@ def input_arity(count: int) -> Constraint:
         return None if present >= count else f"{present} inputs"
 
     check.__doc__ = f"The op has at least {count} input tensor{'s' if count > 1 else ''}."
+    check.gate = True  # type: ignore[attr-defined]  # the later rules read these inputs (base.broken_rules)
     return check
 
 

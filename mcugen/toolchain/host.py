@@ -176,18 +176,23 @@ def check_inputs(program: HostProgram, inputs: Sequence[np.ndarray], where: str)
 
 
 def run_program(program: HostProgram, cases: Sequence[Sequence[np.ndarray]],
-                dump_to: Path | None = None, where: str = "run") -> list[list[np.ndarray]]:
+                dump_to: Path | None = None, where: str = "run",
+                timeout: float = RUN_TIMEOUT_S) -> list[list[np.ndarray]]:
     """Run every case (a list of inputs) in one process; returns the outputs of each case.
     A program built with dump=True needs `dump_to`, the file its hook writes; `where` names
-    the inputs' source in messages (the .npz a user gave)."""
+    the inputs' source in messages (the .npz a user gave). A run past `timeout` seconds is a
+    BuildError."""
     with tempfile.TemporaryDirectory(prefix="mcugen-run-") as tmp:
         in_path, out_path = Path(tmp) / "in.bin", Path(tmp) / "out.bin"
         with open(in_path, "wb") as stream:
             for case in cases:
                 stream.writelines(value.tobytes() for value in check_inputs(program, case, where))
         extra = [] if dump_to is None else [str(dump_to)]
-        result = subprocess.run([str(program.path), str(in_path), str(out_path), *extra], check=False,
-                                capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
+        try:
+            result = subprocess.run([str(program.path), str(in_path), str(out_path), *extra], check=False,
+                                    capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise BuildError(f"{where}: the compiled model ran for over {timeout:g} s and was stopped") from None
         if result.returncode != 0:
             detail = " ".join(result.stderr.split())[:400] or "no message"
             raise BuildError(f"the compiled model exited with status {result.returncode}: {detail}")

@@ -29,6 +29,7 @@ from ..base import (
     no_macs,
     no_scratch,
 )
+from ..common import RESCALE_SHIFT
 from ..tflite_options import options_table, read_none
 from . import emit, prepare, reference
 from . import rules as r
@@ -68,7 +69,8 @@ def _activation(kind: OpKind, builtin: int, rules: tuple[Rule, ...], prepare_fn:
         kind=kind, builtin=builtin, read_options=read_options,
         rules=(shared.input_arity(1), *rules), prepare=prepare_fn, emit=emit_fn,
         scratch=no_scratch, fast_path_scratch=no_fast_path_scratch, reference=reference_fn,
-        macs=no_macs, traits=IN_PLACE, prepare_rules=prepare_rules)
+        macs=no_macs, traits=IN_PLACE, prepare_rules=prepare_rules,
+        shape_rules=(shared.output_shape_is_input_shape,))
 
 
 OPS: list[OpDef] = [
@@ -79,7 +81,7 @@ OPS: list[OpDef] = [
                r.softmax_output, r.softmax_beta, r.softmax_row_size),
         prepare=prepare.prepare_softmax, emit=emit.emit_softmax, scratch=no_scratch,
         fast_path_scratch=no_fast_path_scratch, reference=reference.softmax, macs=no_macs,
-        notes=(SOFTMAX_PAST_TFLITE,)),
+        prepare_rules=(RESCALE_SHIFT,), notes=(SOFTMAX_PAST_TFLITE,), shape_rules=(shared.output_shape_is_input_shape,)),
     _activation(OpKind.LOGISTIC, tflite.BuiltinOperator.LOGISTIC,
                 (_INT_AND_FLOAT, *r.ELEMENTWISE, r.logistic_output, r.sigmoid_input_scale),
                 prepare.prepare_sigmoid, emit.emit_sigmoid, reference.sigmoid,
@@ -93,15 +95,16 @@ OPS: list[OpDef] = [
                 prepare.prepare_hard_swish, emit.emit_hard_swish, reference.hard_swish,
                 prepare_rules=(prepare.HARD_SWISH_OUTPUT_EXPONENT,)),
     _activation(OpKind.RELU, tflite.BuiltinOperator.RELU, (_INT_AND_FLOAT, *r.ELEMENTWISE),
-                prepare.prepare_relu, emit.emit_relu, reference.relu),
+                prepare.prepare_relu, emit.emit_relu, reference.relu, prepare_rules=(RESCALE_SHIFT,)),
     _activation(OpKind.RELU6, tflite.BuiltinOperator.RELU6, (_INT_AND_FLOAT, *r.ELEMENTWISE),
-                prepare.prepare_relu, emit.emit_relu, reference.relu),
+                prepare.prepare_relu, emit.emit_relu, reference.relu, prepare_rules=(RESCALE_SHIFT,)),
     _activation(OpKind.LEAKY_RELU, tflite.BuiltinOperator.LEAKY_RELU, (_INT_AND_FLOAT, *r.ELEMENTWISE),
-                prepare.prepare_relu, emit.emit_relu, reference.relu, read_options=read_leaky_relu),
+                prepare.prepare_relu, emit.emit_relu, reference.relu, read_options=read_leaky_relu,
+                prepare_rules=(RESCALE_SHIFT,)),
     _activation(OpKind.RSQRT, tflite.BuiltinOperator.RSQRT, (_INT_AND_FLOAT, *r.ELEMENTWISE, r.rsqrt_scales),
                 prepare.prepare_rsqrt, emit.emit_rsqrt, reference.rsqrt),
     _activation(OpKind.NEG, tflite.BuiltinOperator.NEG, (r.dtype_pairs((F32, F32)), r.same_element_count),
                 prepare.prepare_neg, emit.emit_neg, reference.negate),
     _activation(OpKind.ABS, tflite.BuiltinOperator.ABS, (_INT_AND_FLOAT, *r.ELEMENTWISE),
-                prepare.prepare_abs, emit.emit_abs, reference.absolute),
+                prepare.prepare_abs, emit.emit_abs, reference.absolute, prepare_rules=(RESCALE_SHIFT,)),
 ]

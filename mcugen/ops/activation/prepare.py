@@ -27,7 +27,7 @@ import numpy as np
 from ...ir import DType, LeakyReluOptions, Op, OpKind, SoftmaxOptions, Tensor
 from ...quantization import Rounding, dtype_range, quantize_multiplier
 from ..base import PrepareRule, Setting
-from ..common import scale_of, zero_point_of
+from ..common import checked_multiplier, scale_of, zero_point_of
 
 f32 = np.float32
 
@@ -172,8 +172,8 @@ class LookupTable:
 INPUT_INTEGER_BITS_S8 = 4
 
 SIGMOID_MULTIPLIER = PrepareRule(
-    "int8 input, TFLM mode: input scale * 2^27 rounds to a Q31 multiplier below 2^31 "
-    "(TFLM's fixed-point rescale into Q4.27).")
+    "int8 input, TFLM mode: input scale * 2^27 rounds to a Q31 multiplier below 2^31 with a left "
+    "shift of at most 31, i.e. an input scale below 16 (TFLM's fixed-point rescale into Q4.27).")
 
 
 @dataclass(frozen=True)
@@ -191,7 +191,7 @@ def fixed_point_sigmoid_params(op: Op) -> FixedPointSigmoidParams:
     real = float(scale_of(x)) * float(1 << (31 - INPUT_INTEGER_BITS_S8))
     fraction, shift = math.frexp(real)
     multiplier = int(round_half_away(fraction * (1 << 31)))
-    SIGMOID_MULTIPLIER.require(multiplier < 1 << 31, op, lambda: f"input scale {scale_of(x):g}")
+    SIGMOID_MULTIPLIER.require(multiplier < 1 << 31 and shift <= 31, op, lambda: f"input scale {scale_of(x):g}")
     assert shift >= 0, "the rule sigmoid_input_scale refuses input scales below 2^-28"
     radius = math.floor(((1 << INPUT_INTEGER_BITS_S8) - 1) * float(1 << (31 - INPUT_INTEGER_BITS_S8))
                         / float(1 << shift))
@@ -377,7 +377,7 @@ def relu_params(op: Op, rounding: Rounding) -> RescaleParams:
         zero = zero_point_of(x)
         six = min(max(int(round_half_away(f32(6.0) / f32(scale_of(x)))) + zero, low), high)
         return RescaleParams(0, 0, 0, 0, 0, 0, False, False, True, zero, six)
-    multiplier, shift = quantize_multiplier(_scale_ratio(scale_of(x), scale_of(y), rounding))
+    multiplier, shift = checked_multiplier(op, _scale_ratio(scale_of(x), scale_of(y), rounding))
     out_zp = zero_point_of(y)
     act_low = max(low, out_zp + int(round_half_away(f32(0.0) / f32(scale_of(y)))))
     act_high = high
@@ -399,8 +399,8 @@ def leaky_relu_params(op: Op, rounding: Rounding) -> RescaleParams:
         alpha = float(scale_of(x)) * float(f32(options.alpha)) / float(scale_of(y))
     else:
         alpha = float(f32(scale_of(x)) * f32(options.alpha) / f32(scale_of(y)))
-    alpha_multiplier, alpha_shift = quantize_multiplier(alpha)
-    identity_multiplier, identity_shift = quantize_multiplier(_scale_ratio(scale_of(x), scale_of(y), rounding))
+    alpha_multiplier, alpha_shift = checked_multiplier(op, alpha)
+    identity_multiplier, identity_shift = checked_multiplier(op, _scale_ratio(scale_of(x), scale_of(y), rounding))
     low, high = dtype_range(y.dtype)
     return RescaleParams(zero_point_of(x), zero_point_of(y), identity_multiplier, identity_shift,
                          abs(alpha_multiplier), alpha_shift, alpha_multiplier < 0, False, False,
@@ -415,7 +415,7 @@ def abs_params(op: Op, rounding: Rounding) -> RescaleParams:
     low, high = dtype_range(y.dtype)
     if f32(scale_of(x)) == f32(scale_of(y)):
         return plain_rescale(op, 0, 0, low, high, absolute=True, identity=True)
-    multiplier, shift = quantize_multiplier(_scale_ratio(scale_of(x), scale_of(y), rounding))
+    multiplier, shift = checked_multiplier(op, _scale_ratio(scale_of(x), scale_of(y), rounding))
     return plain_rescale(op, multiplier, shift, low, high, absolute=True)
 
 
@@ -552,7 +552,7 @@ def softmax_int16_params(op: Op, rounding: Rounding) -> SoftmaxInt16Params:
         scaled_beta = float(scale_of(x)) * float(beta)
     else:  # LiteRT: input->params.scale * params->beta, a float32 product
         scaled_beta = float(f32(scale_of(x)) * beta)
-    multiplier, shift = quantize_multiplier(scaled_beta / (10.0 / 65535.0))
+    multiplier, shift = checked_multiplier(op, scaled_beta / (10.0 / 65535.0))
     span = 65535
     if rounding is Rounding.TFLM:
         exp_lut = lut_int16(lambda v: float(expf(v)), f32, float(f32(10.0) / f32(span)), 32767,

@@ -107,6 +107,7 @@ OPS: list[OpDef] = [
         scratch=no_scratch, fast_path_scratch=emit.conv_scratch_bytes,
         reference=reference.conv_2d, macs=conv_macs,
         roles=InputRoles(weights=1, bias=2, weights_channel_axis=0), traits=_WINDOW,
+        shape_rules=(conv_rules.conv_output_shape,),
     ),
     OpDef(
         kind=OpKind.DEPTHWISE_CONV_2D, builtin=tflite.BuiltinOperator.DEPTHWISE_CONV_2D,
@@ -121,6 +122,7 @@ OPS: list[OpDef] = [
         scratch=no_scratch, fast_path_scratch=emit.depthwise_scratch_bytes,
         reference=reference.depthwise_conv_2d, macs=depthwise_macs,
         roles=InputRoles(weights=1, bias=2, weights_channel_axis=3), traits=_WINDOW,
+        shape_rules=(conv_rules.conv_output_shape,),
     ),
     OpDef(
         kind=OpKind.TRANSPOSE_CONV, builtin=tflite.BuiltinOperator.TRANSPOSE_CONV,
@@ -134,5 +136,6 @@ OPS: list[OpDef] = [
         fast_path_scratch=no_fast_path_scratch,
         reference=reference.transpose_conv, macs=transpose_conv_macs,
         roles=InputRoles(weights=1, bias=3, weights_channel_axis=0),
+        shape_rules=(conv_rules.transpose_conv_output_shape,),
     ),
 ]

@@ -6,8 +6,8 @@ mcugen.ops.rules; int8_zero_points_in_range is shared the other way, from here.
 
 from __future__ import annotations
 
-from ...ir import Conv2DOptions, DepthwiseConv2DOptions, DType, Op
-from ..rules import required_input, weighted_input, weights_of
+from ...ir import Conv2DOptions, DepthwiseConv2DOptions, DType, Op, OpKind
+from ..rules import required_input, weighted_input, weights_of, window_output_shape
 
 
 def symmetric_conv_weights(op: Op) -> str | None:
@@ -41,6 +41,15 @@ def conv_channels(op: Op) -> str | None:
     return None
 
 
+def conv_output_shape(op: Op) -> str | None:
+    """CONV_2D and DEPTHWISE_CONV_2D: the output is [batch, out_h, out_w, channels] with out_h and out_w from the input, the filter, strides, dilations and padding (TFLite's ComputeOutSize: SAME ceil(in / stride), VALID ceil((in - (k - 1) * dilation) / stride)) and channels the filter's output channels."""
+    w = weights_of(op)
+    if w is None or len(w.shape) != 4:
+        return None  # conv_channels and depthwise_channels report it
+    channels = w.shape[3] if op.kind is OpKind.DEPTHWISE_CONV_2D else w.shape[0]
+    return window_output_shape(op, (w.shape[1], w.shape[2]), channels)
+
+
 def transpose_conv_shapes(op: Op) -> str | None:
     """TRANSPOSE_CONV: output_shape is a constant int32 [4] equal to the output's shape; weights are [out_c, kh, kw, in_c] matching the input and output channels."""
     shape, w = required_input(op, 0), weights_of(op)
@@ -55,6 +64,17 @@ def transpose_conv_shapes(op: Op) -> str | None:
     if x.shape[0] != out.shape[0]:
         return f"batch {x.shape[0]} -> {out.shape[0]}"
     return None
+
+
+def transpose_conv_output_shape(op: Op) -> str | None:
+    """TRANSPOSE_CONV: the output's shape is the output_shape input's values, with the input's batch and the filter's output channels."""
+    shape = op.inputs[0] if op.inputs else None
+    x = op.inputs[2] if len(op.inputs) > 2 else None
+    w = weights_of(op)
+    if (shape is None or shape.data is None or x is None or w is None or len(x.shape) != 4
+            or len(w.shape) != 4 or shape.dtype is not DType.INT32 or shape.num_elements != 4):
+        return None  # transpose_conv_shapes reports these (after folding)
+    return transpose_conv_shapes(op)
 
 
 def transpose_conv_activations(op: Op) -> str | None:

@@ -21,6 +21,7 @@ import tflite
 from ...ir import ArithmeticOptions, OpKind
 from .. import rules as shared
 from ..base import InputRoles, OpDef, Traits, no_fast_path_scratch, no_macs, no_scratch
+from ..common import RESCALE_SHIFT
 from ..tflite_options import ACTIVATIONS, enum_value, options_table, read_none
 from . import emit, prepare, reference
 from . import rules as r
@@ -63,6 +64,7 @@ OPS: list[OpDef] = [
         prepare_rules=(*_ADD_SUB_PREPARE_RULES, prepare.POT_ADD_SAME_SHAPES),
         emit=emit.emit_add_sub, scratch=no_scratch, fast_path_scratch=no_fast_path_scratch,
         reference=reference.binary, macs=no_macs, roles=InputRoles(), traits=IN_PLACE,
+        shape_rules=(r.broadcast_shapes,),
     ),
     OpDef(
         kind=OpKind.SUB, builtin=tflite.BuiltinOperator.SUB,
@@ -71,14 +73,16 @@ OPS: list[OpDef] = [
         prepare_rules=_ADD_SUB_PREPARE_RULES,
         emit=emit.emit_add_sub, scratch=no_scratch, fast_path_scratch=no_fast_path_scratch,
         reference=reference.binary, macs=no_macs, roles=InputRoles(), traits=IN_PLACE,
+        shape_rules=(r.broadcast_shapes,),
     ),
     OpDef(
         kind=OpKind.MUL, builtin=tflite.BuiltinOperator.MUL,
         read_options=read_arithmetic(tflite.MulOptions),
         rules=(*r.BINARY, shared.clamp_activation, r.finite_float_constants),
-        prepare=prepare.prepare_mul,
+        prepare=prepare.prepare_mul, prepare_rules=(RESCALE_SHIFT,),
         emit=emit.emit_mul, scratch=no_scratch, fast_path_scratch=no_fast_path_scratch,
         reference=reference.binary, macs=no_macs, roles=InputRoles(), traits=IN_PLACE,
+        shape_rules=(r.broadcast_shapes,),
     ),
     OpDef(
         kind=OpKind.SQUARED_DIFFERENCE, builtin=tflite.BuiltinOperator.SQUARED_DIFFERENCE,
@@ -89,25 +93,29 @@ OPS: list[OpDef] = [
         emit=emit.emit_squared_difference, scratch=no_scratch,
         fast_path_scratch=no_fast_path_scratch,
         reference=reference.binary, macs=no_macs, roles=InputRoles(), traits=IN_PLACE,
+        shape_rules=(r.broadcast_shapes,),
     ),
     OpDef(
         kind=OpKind.MAXIMUM, builtin=tflite.BuiltinOperator.MAXIMUM, read_options=read_none,
         rules=(*r.BINARY, r.finite_float_constants), prepare=prepare.prepare_maximum_minimum,
         emit=emit.emit_maximum_minimum, scratch=no_scratch, fast_path_scratch=no_fast_path_scratch,
         reference=reference.binary, macs=no_macs, roles=InputRoles(), traits=IN_PLACE,
+        shape_rules=(r.broadcast_shapes,),
     ),
     OpDef(
         kind=OpKind.MINIMUM, builtin=tflite.BuiltinOperator.MINIMUM, read_options=read_none,
         rules=(*r.BINARY, r.finite_float_constants), prepare=prepare.prepare_maximum_minimum,
         emit=emit.emit_maximum_minimum, scratch=no_scratch, fast_path_scratch=no_fast_path_scratch,
         reference=reference.binary, macs=no_macs, roles=InputRoles(), traits=IN_PLACE,
+        shape_rules=(r.broadcast_shapes,),
     ),
     OpDef(
         kind=OpKind.PRELU, builtin=tflite.BuiltinOperator.PRELU, read_options=read_none,
         rules=(shared.input_arity(2), r.prelu_dtypes, r.binary_quantization, r.broadcast_shapes,
                r.prelu_shapes, r.finite_float_constants),
-        prepare=prepare.prepare_prelu,
+        prepare=prepare.prepare_prelu, prepare_rules=(RESCALE_SHIFT,),
         emit=emit.emit_prelu, scratch=no_scratch, fast_path_scratch=no_fast_path_scratch,
         reference=reference.binary, macs=no_macs, roles=InputRoles(), traits=IN_PLACE,
+        shape_rules=(r.broadcast_shapes, r.prelu_shapes),
     ),
 ]

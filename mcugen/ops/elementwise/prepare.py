@@ -38,7 +38,13 @@ import numpy as np
 from ...ir import Activation, ArithmeticOptions, DType, Op, OpKind, Tensor
 from ...quantization import Rounding, dtype_range, quantize_multiplier
 from ..base import PrepareRule, Setting
-from ..common import activation_limits, merge_loop_levels, scale_of, zero_point_of
+from ..common import (
+    activation_limits,
+    checked_multiplier,
+    merge_loop_levels,
+    scale_of,
+    zero_point_of,
+)
 
 # AddFunc's left shift: |q - zero_point| << 20 (int8) or << 15 (int16) stays inside int32.
 LEFT_SHIFT = {DType.INT8: 20, DType.INT16: 15}
@@ -246,7 +252,7 @@ def mul_params(op: Op, rounding: Rounding) -> MulParams:
         real = float(_f32(scale_of(a)) * _f32(scale_of(b)) / _f32(scale_of(y)))
     else:
         real = scale_of(a) * scale_of(b) / scale_of(y)
-    multiplier, shift = quantize_multiplier(real)
+    multiplier, shift = checked_multiplier(op, real)
     low, high = _clamp(op)
     return MulParams(-zero_point_of(a), -zero_point_of(b), zero_point_of(y), multiplier, shift, low, high)
 
@@ -278,8 +284,8 @@ def prelu_params(op: Op, rounding: Rounding) -> PreluParams:
     else:
         identity = scale_of(x) / scale_of(y)
         scaled = scale_of(x) * scale_of(alpha) / scale_of(y)
-    m1, s1 = quantize_multiplier(identity)
-    m2, s2 = quantize_multiplier(scaled)
+    m1, s1 = checked_multiplier(op, identity)
+    m2, s2 = checked_multiplier(op, scaled)
     low, high = dtype_range(y.dtype)
     return PreluParams(-zero_point_of(x), -zero_point_of(alpha), zero_point_of(y), m1, s1, m2, s2,
                        low, high)

@@ -79,6 +79,7 @@ OPS: list[OpDef] = [
         fast_path_scratch=emit.fc_scratch_bytes,
         reference=reference.fully_connected, macs=fully_connected_macs,
         roles=InputRoles(weights=1, bias=2, weights_channel_axis=0),
+        shape_rules=(matmul_rules.fully_connected_output_size,),
     ),
     OpDef(
         kind=OpKind.BATCH_MATMUL, builtin=tflite.BuiltinOperator.BATCH_MATMUL,
@@ -88,5 +89,6 @@ OPS: list[OpDef] = [
         prepare=prepare_batch_matmul, prepare_rules=(BATCH_MATMUL_SHIFT_RULE,),
         emit=emit.emit_batch_matmul, scratch=no_scratch, fast_path_scratch=no_fast_path_scratch,
         reference=reference.batch_matmul, macs=batch_matmul_macs,
+        shape_rules=(matmul_rules.batch_matmul_output_shape,),
     ),
 ]

@@ -69,3 +69,19 @@ def batch_matmul_output_rank(op: Op) -> str | None:
     """BATCH_MATMUL: the output has rank 2 to 5."""
     y = op.outputs[0]
     return None if 2 <= len(y.shape) <= 2 + MAX_BATCH_DIMS else f"output shape {list(y.shape)}"
+
+
+def batch_matmul_output_shape(op: Op) -> str | None:
+    """BATCH_MATMUL: the output is the broadcast batch dimensions followed by [rows, columns]: the lhs's rows (its columns with adj_x) and the rhs's columns (its rows with adj_y)."""
+    lhs = op.inputs[0] if op.inputs else None
+    rhs = op.inputs[1] if len(op.inputs) > 1 else None
+    if lhs is None or rhs is None or len(lhs.shape) < 2 or len(rhs.shape) < 2:
+        return None  # input_arity and batch_matmul_shapes report these
+    rank = max(len(lhs.shape), len(rhs.shape))
+    a = (1,) * (rank - len(lhs.shape)) + tuple(lhs.shape)
+    b = (1,) * (rank - len(rhs.shape)) + tuple(rhs.shape)
+    adj_x, adj_y = getattr(op.options, "adj_x", False), getattr(op.options, "adj_y", False)
+    batch = [max(m, n) if 1 in (m, n) else m for m, n in zip(a[:-2], b[:-2])]
+    expected = [*batch, a[-1] if adj_x else a[-2], b[-2] if adj_y else b[-1]]
+    y = op.outputs[0]
+    return None if list(y.shape) == expected else f"output {list(y.shape)}, expected {expected}"

@@ -21,6 +21,7 @@ from ...ir import (
     ConcatenationOptions,
     DType,
     GatherOptions,
+    Op,
     OpKind,
     PackOptions,
     SplitOptions,
@@ -29,6 +30,7 @@ from ...ir import (
 )
 from .. import rules as r
 from ..base import (
+    DEFAULT_SETTING,
     Emitter,
     Identity,
     OpDef,
@@ -37,9 +39,11 @@ from ..base import (
     PrepareRule,
     ReferenceKernel,
     Rule,
+    RuleViolation,
     no_fast_path_scratch,
     no_macs,
     no_scratch,
+    takes_setting,
 )
 from ..tflite_options import ACTIVATIONS, enum_value, options_table, read_none
 from . import emit, prepare, reference, strided_slice
@@ -96,6 +100,27 @@ def read_gather(op: Any, where: str) -> GatherOptions:
 # --- definitions ----------------------------------------------------------------------------
 
 
+def shapes_by_prepare(rules: tuple[Rule, ...], prepare_fn: Prepare) -> Rule:
+    """The kind's shape rule: its prepare computes every output's shape, as TFLite's Prepare does,
+    and refuses a declared shape that differs (check_output_shape). It runs only when the plain
+    rules hold (prepare assumes them); a broken plain rule or PrepareRule is the support stage's
+    to report."""
+
+    def check(op: Op) -> str | None:
+        if any((rule(op, DEFAULT_SETTING) if takes_setting(rule) else rule(op)) is not None for rule in rules):
+            return None
+        try:
+            prepare_fn(op, DEFAULT_SETTING)
+        except RuleViolation:
+            return None
+        return None
+
+    check.__doc__ = ("Every output has the shape the op gives from its inputs and options (checked as "
+                     "TFLite's Prepare computes it).")
+    return check
+
+
+
 def _move(kind: OpKind, rules: tuple[Rule, ...], prepare_fn: Prepare, emit_fn: Emitter,
           reference_fn: ReferenceKernel, *, read_options: OptionsReader = read_none,
           fits_kernel: bool = True, more_prepare_rules: tuple[PrepareRule, ...] = (),
@@ -106,14 +131,14 @@ def _move(kind: OpKind, rules: tuple[Rule, ...], prepare_fn: Prepare, emit_fn: E
                  rules=rules, prepare=prepare_fn, emit=emit_fn, scratch=no_scratch,
                  fast_path_scratch=no_fast_path_scratch, reference=reference_fn, macs=no_macs,
                  prepare_rules=((MOVE_FITS_KERNEL,) if fits_kernel else ()) + more_prepare_rules,
-                 identity=identity)
+                 identity=identity, shape_rules=(shapes_by_prepare(rules, prepare_fn),))
 
 
 OPS: list[OpDef] = [
     _move(OpKind.CONCATENATION,
           (r.input_arity(1), m.data_dtypes(*m.MOVE_4, DType.INT64, DType.BOOL, inputs=m.ANY_INPUT),
            m.same_data_dtype, m.no_fused_activation, m.at_most_ten_inputs, m.max_rank(6),
-           m.concatenation_quant, m.inputs_present),
+           m.concatenation_quant, m.inputs_present, m.inputs_of_output_rank),
           prepare.prepare_concatenation, emit.emit_concatenation, reference.concatenation,
           read_options=read_concatenation, identity=prepare.single_concatenation),
     _move(OpKind.PACK,

@@ -195,6 +195,14 @@ def concat_moves(op: Op) -> list[Move]:
     axis = concat_axis(op)
     out = op.outputs[0]
     pieces = [required(op, i).shape[axis] for i in range(len(op.inputs))]
+    # Every input is the output's shape but for the axis, whose extents add up to the output's.
+    first = list(required(op, 0).shape)
+    for i in range(len(op.inputs)):
+        shape = list(required(op, i).shape)
+        if shape[:axis] + shape[axis + 1:] != first[:axis] + first[axis + 1:]:
+            raise ModelError(f"{op.where()}: input {i} has shape {shape}, input 0 {first}: they differ "
+                             f"outside the axis {axis}")
+    check_output_shape(op, 0, [*first[:axis], sum(pieces), *first[axis + 1:]])
     return block_moves(op, out.shape, axis, pieces, True, out.dtype.itemsize)
 
 
@@ -206,6 +214,12 @@ def pack_axis(op: Op) -> int:
 
 def pack_moves(op: Op) -> list[Move]:
     out = op.outputs[0]
+    axis, first = pack_axis(op), list(required(op, 0).shape)
+    for i in range(len(op.inputs)):
+        if list(required(op, i).shape) != first:
+            raise ModelError(f"{op.where()}: input {i} has shape {list(required(op, i).shape)}, input 0 {first}: "
+                             "PACK stacks inputs of one shape")
+    check_output_shape(op, 0, [*first[:axis], len(op.inputs), *first[axis:]])
     return block_moves(op, out.shape, pack_axis(op), [1] * len(op.inputs), True, out.dtype.itemsize)
 
 
@@ -219,6 +233,12 @@ def unpack_axis(op: Op) -> int:
 
 def unpack_moves(op: Op) -> list[Move]:
     source = required(op, 0)
+    axis, shape = unpack_axis(op), list(source.shape)
+    if shape[axis] != len(op.outputs):
+        raise ModelError(f"{op.where()}: {len(op.outputs)} outputs for an axis of {shape[axis]}: UNPACK gives "
+                         "one output per index of the axis")
+    for index in range(len(op.outputs)):
+        check_output_shape(op, index, shape[:axis] + shape[axis + 1:])
     return block_moves(op, source.shape, unpack_axis(op), [1] * len(op.outputs), False,
                        source.dtype.itemsize)
 

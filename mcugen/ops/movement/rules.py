@@ -34,13 +34,17 @@ def data_dtypes(*allowed: DType, inputs: tuple[int, ...] = (0,)) -> Rule:
     """Rule factory: the data inputs and the outputs have one of the allowed dtypes."""
 
     def check(op: Op) -> str | None:
-        bad = [f"'{t.name}' is {t.dtype.short}" for t in _data_tensors(op, inputs) if t.dtype not in allowed]
+        tensors = _data_tensors(op, inputs)
+        bad = [f"'{t.name}' is {t.dtype.short}" for t in tensors if t.dtype not in allowed]
+        if not bad and len({t.dtype for t in tensors}) > 1:  # the copy moves elements of one size
+            bad = [f"'{t.name}' is {t.dtype.short}" for t in tensors]
         return ", ".join(bad) or None
 
     names = [d.short for d in allowed]
     listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
     which = "inputs" if not inputs else "input"
-    check.__doc__ = f"The data {which} and outputs are {listed} (TFLM has no kernel for other types)."
+    check.__doc__ = (f"The data {which} and outputs are {listed}, all of one dtype (TFLM has no kernel "
+                     "for other types).")
     return check
 
 
@@ -137,6 +141,13 @@ def gather_int32_indices(op: Op) -> str | None:
     if indices is None or indices.dtype is DType.INT32:
         return None
     return f"indices '{indices.name}' are {indices.dtype.short}"
+
+
+def inputs_of_output_rank(op: Op) -> str | None:
+    """Every input has the output's rank."""
+    rank = len(op.outputs[0].shape)
+    bad = [f"'{t.name}' has shape {list(t.shape)}" for t in op.inputs if t is not None and len(t.shape) != rank]
+    return f"{', '.join(bad)} for an output of rank {rank}" if bad else None
 
 
 def inputs_present(op: Op) -> str | None:

@@ -35,7 +35,7 @@ from ..tflite_options import ACTIVATIONS, PADDINGS, enum_value, options_table
 from .emit import emit_average_pool_2d, emit_max_pool_2d, emit_pool_rows
 from .prepare import PoolGeometry, pool_geometry
 from .reference import average_pool_2d, max_pool_2d
-from .rules import int16_sum_may_wrap, pool_quant_matches_input, pool_shapes
+from .rules import int16_sum_may_wrap, pool_output_shape, pool_quant_matches_input, pool_shapes
 
 
 def read_pool(op: Any, where: str) -> Pool2DOptions:
@@ -72,7 +72,8 @@ def _pool(kind: OpKind, emit: Emitter, reference: ReferenceKernel, macs: MacCoun
     return OpDef(kind=kind, builtin=getattr(tflite.BuiltinOperator, kind.name), read_options=read_pool,
                  rules=RULES, prepare=prepare, emit=emit, scratch=no_scratch,
                  fast_path_scratch=no_fast_path_scratch, reference=reference, macs=macs,
-                 traits=Traits(window=True), emit_rows=emit_pool_rows, notices=(int16_sum_may_wrap,))
+                 traits=Traits(window=True), emit_rows=emit_pool_rows, notices=(int16_sum_may_wrap,),
+                 shape_rules=(pool_output_shape,))
 
 
 OPS = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir import DType, Op, OpKind
-from ..rules import describe_quant_pair, integer_quant_pair, required_input
+from ..rules import describe_quant_pair, integer_quant_pair, required_input, window_output_shape
 
 
 def pool_shapes(op: Op) -> str | None:
@@ -16,6 +16,14 @@ def pool_shapes(op: Op) -> str | None:
     if x.shape[-1] != y.shape[-1]:
         return f"channels {x.shape[-1]} -> {y.shape[-1]}"
     return None
+
+
+def pool_output_shape(op: Op) -> str | None:
+    """The output is [batch, out_h, out_w, channels] of the input's batch and channels, with out_h and out_w from the input, the filter size, the strides and the padding (TFLite's ComputeOutSize)."""
+    x, o = op.inputs[0] if op.inputs else None, op.options
+    if x is None or len(x.shape) != 4:
+        return None  # input_rank_4 reports it
+    return window_output_shape(op, (getattr(o, "filter_h", 0), getattr(o, "filter_w", 0)), x.shape[3])
 
 
 def int16_sum_may_wrap(op: Op) -> str | None:

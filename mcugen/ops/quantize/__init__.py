@@ -15,6 +15,7 @@ from .. import rules as shared
 from ..activation import rules as r
 from ..activation.rules import F32, I8, I16, U8
 from ..base import OpDef, Traits, no_fast_path_scratch, no_macs, no_scratch
+from ..common import RESCALE_SHIFT
 from ..tflite_options import read_none
 from . import emit, prepare, reference
 
@@ -36,17 +37,18 @@ OPS: list[OpDef] = [
                r.dtype_pairs((F32, I8), (F32, I16), (I8, I8), (I8, I16), (I16, I8), (I16, I16),
                              (I8, U8), (U8, I8)),
                r.integer_tensors_per_tensor_quant, r.same_element_count),
-        prepare=prepare.prepare_quantize, emit=emit.emit_quantize, scratch=no_scratch,
+        prepare=prepare.prepare_quantize, prepare_rules=(RESCALE_SHIFT,), emit=emit.emit_quantize, scratch=no_scratch,
         fast_path_scratch=no_fast_path_scratch, reference=reference.quantize, macs=no_macs,
         # The requantizing QUANTIZE (mcugen_pointwise_rescale_*) computes `output[i] =
         # f(input[i])` and reads nothing else, so it may write over its input (a dtype-changing
         # QUANTIZE is excluded by the planner's same-dtype condition).
         traits=Traits(in_place=True),
-        identity=integer_quantize_is_identity),
+        identity=integer_quantize_is_identity, shape_rules=(shared.output_shape_is_input_shape,)),
     OpDef(
         kind=OpKind.DEQUANTIZE, builtin=tflite.BuiltinOperator.DEQUANTIZE, read_options=read_none,
         rules=(shared.input_arity(1), r.dtype_pairs((I8, F32), (U8, F32), (I16, F32)),
                r.integer_tensors_per_tensor_quant, r.same_element_count),
         prepare=prepare.prepare_dequantize, emit=emit.emit_dequantize, scratch=no_scratch,
-        fast_path_scratch=no_fast_path_scratch, reference=reference.dequantize, macs=no_macs),
+        fast_path_scratch=no_fast_path_scratch, reference=reference.dequantize, macs=no_macs,
+        shape_rules=(shared.output_shape_is_input_shape,)),
 ]

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...ir import DType, Op, Tensor
-from ...quantization import dtype_range, quantize_multiplier
+from ...quantization import dtype_range
 from ..activation.prepare import RescaleParams, plain_rescale
 from ..base import Setting
-from ..common import scale_of, zero_point_of
+from ..common import checked_multiplier, scale_of, zero_point_of
 
 
 def _io(op: Op) -> tuple[Tensor, Tensor]:
@@ -53,7 +53,7 @@ def requantize_params(op: Op) -> RescaleParams:
     scales, clamped to the output type, the same in both modes. int8 -> int8 with equal scales
     still rescales (multiplier 2^30, shift 1), which is exact."""
     x, y = _io(op)
-    multiplier, shift = quantize_multiplier(float(scale_of(x)) / float(scale_of(y)))
+    multiplier, shift = checked_multiplier(op, float(scale_of(x)) / float(scale_of(y)))
     low, high = dtype_range(y.dtype)
     return plain_rescale(op, multiplier, shift, low, high)
 

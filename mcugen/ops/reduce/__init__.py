@@ -11,7 +11,8 @@ from typing import Any
 import tflite
 
 from ...ir import ArgMaxOptions, DType, Op, OpKind, ReducerOptions
-from ..base import OpDef, no_fast_path_scratch, no_macs, no_scratch
+from ..base import OpDef, PrepareRule, no_fast_path_scratch, no_macs, no_scratch
+from ..common import RESCALE_SHIFT
 from ..rules import activation_dtypes, input_arity, rank_at_most_4, same_input_output_dtype
 from ..tflite_options import DTYPES, enum_value, options_table
 from .emit import emit_arg_max, emit_reduce_max, emit_sum_or_mean
@@ -19,12 +20,14 @@ from .prepare import LOOP_LEVELS, prepare_arg_max, prepare_reduce_max, prepare_s
 from .reference import arg_max, reduce_max, sum_or_mean
 from .rules import (
     arg_max_dtypes,
+    arg_max_output_shape,
     constant_int32_axis,
     float_sum_only_in_litert_mode,
     int16_zero_points_zero,
     integer_per_tensor_quant,
     nonempty_input,
     reduced_count_fits_int32,
+    reduced_output_shape,
     reduction_axes_in_range,
     same_quant_as_input,
     single_constant_axis,
@@ -52,17 +55,18 @@ _SUM_RULES = (input_arity(2), activation_dtypes(DType.INT8, DType.INT16, DType.F
               rank_at_most_4, *_AXES, reduced_count_fits_int32)
 
 
-def _reduction(kind: OpKind, rules: tuple[Any, ...], **parts: Any) -> OpDef:
+def _reduction(kind: OpKind, rules: tuple[Any, ...], more_prepare_rules: tuple[PrepareRule, ...] = (),
+               **parts: Any) -> OpDef:
     return OpDef(kind=kind, builtin=getattr(tflite.BuiltinOperator, kind.name), read_options=read_reducer,
                  rules=rules, scratch=no_scratch, fast_path_scratch=no_fast_path_scratch,
-                 prepare_rules=(LOOP_LEVELS,), **parts)
+                 prepare_rules=(LOOP_LEVELS, *more_prepare_rules), shape_rules=(reduced_output_shape,), **parts)
 
 
 OPS = [
     _reduction(OpKind.MEAN, _SUM_RULES, prepare=prepare_sum_or_mean, emit=emit_sum_or_mean,
-               reference=sum_or_mean, macs=mean_macs),
+               reference=sum_or_mean, macs=mean_macs, more_prepare_rules=(RESCALE_SHIFT,)),
     _reduction(OpKind.SUM, (*_SUM_RULES, float_sum_only_in_litert_mode), prepare=prepare_sum_or_mean,
-               emit=emit_sum_or_mean, reference=sum_or_mean, macs=no_macs),
+               emit=emit_sum_or_mean, reference=sum_or_mean, macs=no_macs, more_prepare_rules=(RESCALE_SHIFT,)),
     _reduction(OpKind.REDUCE_MAX,
                (input_arity(2), activation_dtypes(DType.INT8, DType.FLOAT32), same_input_output_dtype,
                 integer_per_tensor_quant, same_quant_as_input, rank_at_most_4, *_AXES),
@@ -70,5 +74,5 @@ OPS = [
     OpDef(kind=OpKind.ARG_MAX, builtin=tflite.BuiltinOperator.ARG_MAX, read_options=read_arg_max,
           rules=(input_arity(2), arg_max_dtypes, single_constant_axis), prepare=prepare_arg_max,
           emit=emit_arg_max, scratch=no_scratch, fast_path_scratch=no_fast_path_scratch,
-          reference=arg_max, macs=no_macs),
+          reference=arg_max, macs=no_macs, shape_rules=(arg_max_output_shape,)),
 ]

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...ir import DType, Op, OpKind
-from ...quantization import Rounding, dtype_range, quantize_multiplier
+from ...quantization import Rounding, dtype_range
 from ..base import PrepareRule, Setting
+from ..common import checked_multiplier
 
 MAX_LOOPS = 4  # MCUGEN_REDUCE_MAX_LOOPS in mcugen_reduce.h
 
@@ -135,7 +136,7 @@ def quant_reduce_params(op: Op) -> QuantReduceParams:
     assert x is not None and x.quant and y.quant
     g = reduce_geometry(op)
     assert g.count <= max_reduced_elements(x.dtype)  # the rule reduced_count_fits_int32
-    multiplier, shift = quantize_multiplier(x.quant.single_scale / y.quant.single_scale)
+    multiplier, shift = checked_multiplier(op, x.quant.single_scale / y.quant.single_scale)
     if op.kind is OpKind.MEAN:
         multiplier, shift = fold_count(multiplier, shift, g.count)
     low, high = dtype_range(y.dtype)

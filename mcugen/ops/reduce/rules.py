@@ -118,3 +118,34 @@ def float_sum_only_in_litert_mode(op: Op, setting: Setting) -> str | None:
     if setting.rounding is Rounding.LITERT and op.kind is OpKind.SUM and x.dtype is not DType.FLOAT32:
         return f"{x.dtype.short} SUM with --rounding litert"
     return None
+
+
+def _constant_axes(op: Op) -> list[int] | None:
+    """The axis input's values when it is a constant integer tensor, else None."""
+    axis = op.inputs[1] if len(op.inputs) > 1 else None
+    if axis is None or axis.data is None or axis.dtype not in (DType.INT32, DType.INT64):
+        return None
+    return [int(a) for a in np.asarray(axis.data).reshape(-1).tolist()]
+
+
+def reduced_output_shape(op: Op) -> str | None:
+    """The output is the input's shape without the reduced axes, or with extent 1 there when keep_dims is set (no axes: the input's shape)."""
+    x, axes = op.inputs[0] if op.inputs else None, _constant_axes(op)
+    if x is None or axes is None or any(not -len(x.shape) <= a < len(x.shape) for a in axes):
+        return None  # constant_int32_axis and reduction_axes_in_range report these
+    reduced = {a % len(x.shape) for a in axes}
+    keep = getattr(op.options, "keep_dims", False)
+    expected = [1 if a in reduced else n for a, n in enumerate(x.shape) if keep or a not in reduced]
+    y = op.outputs[0]
+    return None if list(y.shape) == expected else f"output {list(y.shape)}, expected {expected}"
+
+
+def arg_max_output_shape(op: Op) -> str | None:
+    """The output is the input's shape without the axis."""
+    x, axes = op.inputs[0] if op.inputs else None, _constant_axes(op)
+    if x is None or axes is None or len(axes) != 1 or not -len(x.shape) <= axes[0] < len(x.shape):
+        return None  # single_constant_axis reports it
+    axis = axes[0] % len(x.shape)
+    expected = [n for a, n in enumerate(x.shape) if a != axis]
+    y = op.outputs[0]
+    return None if list(y.shape) == expected else f"output {list(y.shape)}, expected {expected}"

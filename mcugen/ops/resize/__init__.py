@@ -18,7 +18,12 @@ from .. import rules as r
 from ..base import OpDef, no_fast_path_scratch, no_macs, no_scratch
 from ..tflite_options import options_table
 from . import emit, prepare, reference
-from .rules import bilinear_flags, constant_resize_size, resize_keeps_batch_and_channels
+from .rules import (
+    bilinear_flags,
+    constant_resize_size,
+    resize_keeps_batch_and_channels,
+    resize_output_shape,
+)
 
 
 def read_resize(options_class: Any) -> Callable[[Any, str], ResizeOptions]:
@@ -45,6 +50,7 @@ OPS: list[OpDef] = [
         fast_path_scratch=no_fast_path_scratch,
         reference=reference.resize_nearest,
         macs=no_macs,
+        shape_rules=(resize_output_shape,),
     ),
     OpDef(
         kind=OpKind.RESIZE_BILINEAR,
@@ -59,5 +65,6 @@ OPS: list[OpDef] = [
         fast_path_scratch=no_fast_path_scratch,
         reference=reference.resize_bilinear,
         macs=no_macs,
+        shape_rules=(resize_output_shape,),
     ),
 ]

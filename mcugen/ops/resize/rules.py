@@ -36,3 +36,16 @@ def resize_keeps_batch_and_channels(op: Op) -> str | None:
     if (x.shape[0], x.shape[3]) == (y.shape[0], y.shape[3]):
         return None
     return f"input {list(x.shape)}, output {list(y.shape)}"
+
+
+def resize_output_shape(op: Op) -> str | None:
+    """The output is [batch, height, width, channels]: the input's batch and channels, the size input's height and width."""
+    x = op.inputs[0] if op.inputs else None
+    size = op.inputs[1] if len(op.inputs) > 1 else None
+    if (x is None or len(x.shape) != 4 or size is None or size.data is None
+            or size.dtype is not DType.INT32 or size.num_elements != 2):
+        return None  # input_rank_4 and constant_resize_size report these (after folding)
+    height, width = (int(v) for v in size.data.reshape(-1))
+    expected = [x.shape[0], height, width, x.shape[3]]
+    y = op.outputs[0]
+    return None if list(y.shape) == expected else f"output {list(y.shape)}, expected {expected}"

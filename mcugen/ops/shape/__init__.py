@@ -30,7 +30,21 @@ from ..base import (
 from ..movement import rules as m
 from ..tflite_options import DTYPES, enum_value, options_table, read_none
 from . import emit, prepare, reference
-from .rules import at_most_8_dims, int32_shape_output, same_bytes, same_quantized_elements
+from .rules import (
+    at_most_8_dims,
+    int32_shape_output,
+    same_bytes,
+    same_quantized_elements,
+    shape_output_shape,
+    view_shape_rule,
+)
+
+SQUEEZED_SHAPE = view_shape_rule(
+    prepare.squeezed_shape, "SQUEEZE: the output is the input's shape without the squeezed "
+    "dimensions (each of extent 1; without squeeze_dims, every dimension of extent 1).")
+EXPANDED_SHAPE = view_shape_rule(
+    prepare.expanded_shape, "EXPAND_DIMS: the output is the input's shape with a dimension of "
+    "extent 1 inserted at the axis.", constant_input=1)
 
 
 def read_squeeze(op: Any, where: str) -> SqueezeOptions:
@@ -49,24 +63,24 @@ def read_shape(op: Any, where: str) -> ShapeOptions:
 VIEW = Traits(alias=True)
 
 def _view(kind: OpKind, rules: tuple[Rule, ...], prepare_fn: Prepare, reference_fn: ReferenceKernel,
-          read_options: OptionsReader = read_none) -> OpDef:
+          read_options: OptionsReader = read_none, shape_rules: tuple[Rule, ...] = (same_bytes,)) -> OpDef:
     """A view: an alias of its input, copied by emit_reshape where the planner cannot alias."""
     return OpDef(kind=kind, builtin=getattr(tflite.BuiltinOperator, kind.name), read_options=read_options,
                  rules=rules, prepare=prepare_fn, emit=emit.emit_reshape, scratch=no_scratch,
                  fast_path_scratch=no_fast_path_scratch, reference=reference_fn, macs=no_macs,
-                 traits=VIEW, identity=prepare.same_shape_view)
+                 traits=VIEW, identity=prepare.same_shape_view, shape_rules=shape_rules)
 
 
 OPS: list[OpDef] = [
     _view(OpKind.RESHAPE, (r.input_arity(1), same_bytes), prepare.prepare_reshape, reference.reshape),
     _view(OpKind.SQUEEZE, (r.input_arity(1), same_bytes, at_most_8_dims), prepare.prepare_squeeze,
-          reference.squeeze, read_options=read_squeeze),
+          reference.squeeze, read_options=read_squeeze, shape_rules=(same_bytes, SQUEEZED_SHAPE)),
     _view(OpKind.EXPAND_DIMS,
           (r.input_arity(2), same_quantized_elements, m.data_dtypes(DType.FLOAT32, DType.INT8, DType.INT16),
            m.constant_indices(1, what="axis")),
-          prepare.prepare_expand_dims, reference.expand_dims),
+          prepare.prepare_expand_dims, reference.expand_dims, shape_rules=(EXPANDED_SHAPE,)),
     OpDef(kind=OpKind.SHAPE, builtin=tflite.BuiltinOperator.SHAPE, read_options=read_shape,
           rules=(r.input_arity(1), int32_shape_output), prepare=prepare.prepare_shape,
           emit=emit.emit_shape, scratch=no_scratch, fast_path_scratch=no_fast_path_scratch,
-          reference=reference.shape, macs=no_macs),
+          reference=reference.shape, macs=no_macs, shape_rules=(shape_output_shape,)),
 ]
