@@ -1,0 +1,161 @@
+"""The mutation campaign's list: one-token bugs in the int8 kernels, the requantization
+helpers, the DSP/Helium fast paths and the memory planner, each with the tests that claim to
+cover the code it breaks.
+
+A mutant is (id, kind, file, original text, replacement, tests): `original` must occur exactly
+once in `file` (tests/test_mutation_tool.py checks it, so the list cannot rot); `tests` are
+pytest arguments (files and -k selections) run from the mutated copy's root. Killed = a test
+fails. Kinds: rounding, clamp, offset, bound (loop bounds and tap ranges), index (broadcast
+and channel indices), planner.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+KERNELS = "templates/runtime/kernels/"
+
+
+@dataclass(frozen=True)
+class Mutant:
+    id: str
+    kind: str
+    file: str
+    original: str
+    replacement: str
+    tests: tuple[str, ...]
+
+
+# The relevant tests of each area: the C kernels against TFLite (host, some sanitized), the
+# fast paths on QEMU, the planner's own suites.
+CONV = ("tests/test_ref_conv.py", "-k", "c_kernels")
+CONV16 = ("tests/test_ref_conv_int16.py", "-k", "c_kernels")
+FC = ("tests/test_ref_fully_connected.py", "-k", "c_kernel")
+POOL = ("tests/test_ref_pool.py", "-k", "c_kernels or wraps_like")
+SOFTMAX = ("tests/test_ref_softmax.py", "-k", "c_kernel or past_512")
+ACTIVATION = ("tests/test_ref_activation.py", "-k", "c_int8 or c_int16")
+ELEMENTWISE = ("tests/test_ref_binary.py", "tests/test_ref_elementwise.py", "-k", "c_kernel")
+QEMU_M4 = ("tests/test_firmware_kernels.py", "-k", "fast_paths_match_portable and m4")
+QEMU_M55 = ("tests/test_firmware_kernels.py", "-k", "fast_paths_match_portable and m55")
+PLANNER = ("tests/test_planner.py", "tests/test_pools.py")
+FIXEDPOINT = (*CONV[:1], *FC[:1], "-k", "c_kernel")  # conv and FC C kernels share the header
+
+MUTANTS: list[Mutant] = [
+    # --- requantization helpers (mcugen_fixedpoint.h) -----------------------------------
+    Mutant("fixedpoint-srdhm-negative-nudge", "rounding", KERNELS + "mcugen_fixedpoint.h",
+           "product >= 0 ? ((int64_t)1 << 30) : (1 - ((int64_t)1 << 30))",
+           "((int64_t)1 << 30)", FIXEDPOINT),
+    Mutant("fixedpoint-rdbp-negative-tie", "rounding", KERNELS + "mcugen_fixedpoint.h",
+           "(mask >> 1) + (x < 0 ? 1 : 0)", "(mask >> 1)", CONV),
+    Mutant("fixedpoint-rdbp-no-rounding", "rounding", KERNELS + "mcugen_fixedpoint.h",
+           "return (x >> exponent) + (remainder > threshold ? 1 : 0);",
+           "return (x >> exponent) + (remainder > threshold ? 1 : 0) * (exponent > 1);", FIXEDPOINT),
+    Mutant("fixedpoint-requantize-left-shift", "offset", KERNELS + "mcugen_fixedpoint.h",
+           "const int32_t left = shift > 0 ? shift : 0;", "const int32_t left = shift > 1 ? shift : 0;",
+           FIXEDPOINT),
+    Mutant("fixedpoint-clamp-high", "clamp", KERNELS + "mcugen_fixedpoint.h",
+           "return x < low ? low : (x > high ? high : x);", "return x < low ? low : x;", FIXEDPOINT),
+    # --- conv and depthwise (portable) --------------------------------------------------
+    Mutant("conv-input-offset-sign", "offset", KERNELS + "mcugen_conv.c",
+           "acc += (uint32_t)((int32_t)w[i] * ((int32_t)x[i] + x_offset));",
+           "acc += (uint32_t)((int32_t)w[i] * ((int32_t)x[i] - x_offset));", CONV),
+    Mutant("conv-output-offset-dropped", "offset", KERNELS + "mcugen_conv.c",
+           "    y = wrap_add(y, output_offset);\n", "    y = wrap_add(y, 0 * output_offset);\n", CONV),
+    Mutant("conv-bias-channel-index", "index", KERNELS + "mcugen_conv.c",
+           "acc = wrap_add(acc, bias[channel]);", "acc = wrap_add(acc, bias[0]);", CONV),
+    Mutant("conv-first-tap-floor", "bound", KERNELS + "mcugen_conv.c",
+           "(-origin + dilation - 1) / dilation", "(-origin) / dilation", CONV),
+    Mutant("conv-end-tap-off-by-one", "bound", KERNELS + "mcugen_conv.c",
+           "const int32_t inside = (size - 1 - origin) / dilation + 1;",
+           "const int32_t inside = (size - 1 - origin) / dilation;", CONV),
+    Mutant("conv-group-channel", "index", KERNELS + "mcugen_conv.c",
+           "const int32_t channel0 = (oc / per_group) * depth;\n                    int32_t acc = 0;",
+           "const int32_t channel0 = (oc % groups) * depth;\n                    int32_t acc = 0;", CONV),
+    Mutant("depthwise-multiplier-channel", "index", KERNELS + "mcugen_conv.c",
+           "const int32_t ic = oc / mult;\n                    uint32_t acc = 0;",
+           "const int32_t ic = oc % in_c;\n                    uint32_t acc = 0;", CONV),
+    Mutant("depthwise-dilation-w", "offset", KERNELS + "mcugen_conv.c",
+           "const int32_t x = row[(x0 + kx * dil_w) * in_c + ic];\n                            const int32_t w = taps[kx * out_c];\n                            acc += (uint32_t)",
+           "const int32_t x = row[(x0 + kx * dil_h) * in_c + ic];\n                            const int32_t w = taps[kx * out_c];\n                            acc += (uint32_t)",
+           CONV),
+    Mutant("conv16-bias-dropped", "offset", KERNELS + "mcugen_conv.c",
+           "        acc += (uint64_t)bias[channel];\n", "", CONV16),
+    # --- fully connected ------------------------------------------------------------------
+    Mutant("fc-filter-offset-sign", "offset", KERNELS + "mcugen_fully_connected.c",
+           "acc += (uint32_t)(((int32_t)w[i] + w_offset) * ((int32_t)x[i] + x_offset));",
+           "acc += (uint32_t)(((int32_t)w[i] - w_offset) * ((int32_t)x[i] + x_offset));", FC),
+    Mutant("fc-bias-index", "index", KERNELS + "mcugen_fully_connected.c",
+           "acc = wrap_add(acc, bias[u]);", "acc = wrap_add(acc, bias[0]);", FC),
+    Mutant("fc-clamp-removed", "clamp", KERNELS + "mcugen_fully_connected.c",
+           "out[u] = (int8_t)mcugen_clamp(y, params->activation.min, params->activation.max);",
+           "out[u] = (int8_t)mcugen_clamp(y, INT8_MIN, INT8_MAX);", FC),
+    Mutant("fc-double-rounding-half", "rounding", KERNELS + "mcugen_rescale.c",
+           "    if (fraction >= 0.5) {", "    if (fraction > 0.5) {", FC),
+    # --- pooling ---------------------------------------------------------------------------
+    Mutant("pool-average-negative-tie", "rounding", KERNELS + "mcugen_pool_fast.h",
+           "sum > 0 ? (uint32_t)sum + half : (uint32_t)sum - half", "(uint32_t)sum + half", POOL),
+    Mutant("pool-window-start", "bound", KERNELS + "mcugen_pool.c",
+           "range.start = origin < 0 ? -origin : 0;", "range.start = 0;", POOL),
+    Mutant("pool-window-end", "bound", KERNELS + "mcugen_pool.c",
+           "range.end = extent - origin < size ? extent - origin : size;",
+           "range.end = extent - origin - 1 < size ? extent - origin - 1 : size;", POOL),
+    Mutant("pool-max-clamp", "clamp", KERNELS + "mcugen_pool.c",
+           "out[c] = (TYPE)mcugen_clamp(max, act.min, act.max);", "out[c] = (TYPE)max;", POOL),
+    # --- softmax ---------------------------------------------------------------------------
+    Mutant("softmax-diff-min-bound", "bound", KERNELS + "mcugen_softmax.c",
+           "        if (diff >= params->diff_min) {", "        if (diff > params->diff_min) {", SOFTMAX),
+    Mutant("softmax-max-search", "bound", KERNELS + "mcugen_softmax.c",
+           "    for (int32_t c = 0; c < row_size; ++c) {\n        max = row[c] > max ? row[c] : max;",
+           "    for (int32_t c = 1; c < row_size; ++c) {\n        max = row[c] > max ? row[c] : max;",
+           SOFTMAX),
+    Mutant("softmax-output-clamp", "clamp", KERNELS + "mcugen_softmax.c",
+           "return mcugen_clamp(unsaturated + out_min, out_min, out_max);",
+           "return unsaturated + out_min;", SOFTMAX),
+    # --- elementwise -----------------------------------------------------------------------
+    Mutant("elementwise-rank6-level0-index", "index", KERNELS + "mcugen_elementwise.c",
+           "const size_t b0 = (size_t)i0 * (size_t)s2[0];", "const size_t b0 = (size_t)i0 * (size_t)s1[0];",
+           ELEMENTWISE),
+    Mutant("elementwise-rank5-level1-index", "index", KERNELS + "mcugen_elementwise.c",
+           "const size_t a1 = a0 + (size_t)i1 * (size_t)s1[1];",
+           "const size_t a1 = a0 + (size_t)i1 * (size_t)s1[0];", ELEMENTWISE),
+    Mutant("elementwise-sub-sign", "offset", KERNELS + "mcugen_elementwise.c",
+           "mcugen_requantize(sign > 0 ? scaled1 + scaled2 : scaled1 - scaled2,",
+           "mcugen_requantize(scaled1 + scaled2,", ELEMENTWISE),
+    Mutant("elementwise-add-clamp", "clamp", KERNELS + "mcugen_elementwise.c",
+           "    return mcugen_clamp(raw, args->min, args->max);\n}\n\n/* SquaredDifference",
+           "    return raw;\n}\n\n/* SquaredDifference", ELEMENTWISE),
+    # --- activations -----------------------------------------------------------------------
+    Mutant("rsqrt-int8-output-clamp", "clamp", KERNELS + "mcugen_activation.c",
+           "output[i] = (int8_t)mcugen_clamp(rsqrt_one(params, input[i], INT8_MAX), INT8_MIN, INT8_MAX);",
+           "output[i] = (int8_t)rsqrt_one(params, input[i], INT8_MAX);", ACTIVATION),
+    Mutant("rsqrt-zero-input", "bound", KERNELS + "mcugen_activation.c",
+           "if (value <= 0) { /* 0 is", "if (value < 0) { /* 0 is", ACTIVATION),
+    # --- DSP (Cortex-M4) and Helium (Cortex-M55) fast paths, under QEMU -------------------
+    Mutant("dsp-depthwise-tap-offset", "offset", KERNELS + "mcugen_conv_fast_dsp.c",
+           "offset[t] = (ky * dil_h * in_w + kx * dil_w) * channels;",
+           "offset[t] = (ky * dil_h * in_w + kx) * channels;", QEMU_M4),
+    Mutant("dsp-depthwise-border-taps", "bound", KERNELS + "mcugen_conv_fast_dsp.c",
+           "for (int32_t t = ky * kw + k2; t < ky * kw + k3; ++t) {",
+           "for (int32_t t = ky * kw + k2; t < ky * kw + k3 - 1; ++t) {", QEMU_M4),
+    Mutant("dsp-depthwise-zero-point", "offset", KERNELS + "mcugen_conv_fast_dsp.c",
+           "init[c + 3] = wrap_add(table[c + 3].bias, off * sum[3]);",
+           "init[c + 3] = wrap_add(table[c + 3].bias, off * sum[2]);", QEMU_M4),
+    Mutant("mve-depthwise-row-step", "offset", KERNELS + "mcugen_conv_fast_mve.c",
+           "g.row_step = dh * in_w * ch;", "g.row_step = in_w * ch;", QEMU_M55),
+    Mutant("mve-depthwise-column-step", "offset", KERNELS + "mcugen_conv_fast_mve.c",
+           "g.col_step = dw * ch;", "g.col_step = ch;", QEMU_M55),
+    # --- the memory planner (mcugen/memory) ------------------------------------------------
+    Mutant("verify-plan-overlap-size-not-extent", "planner", "mcugen/memory/plan.py",
+           "if b.pool != a.pool or b.offset >= a.offset + a.extent:",
+           "if b.pool != a.pool or b.offset >= a.offset + a.size:", PLANNER),
+    Mutant("verify-plan-alignment", "planner", "mcugen/memory/plan.py",
+           "if buffer.offset < 0 or buffer.offset % ALIGNMENT:", "if buffer.offset < 0:", PLANNER),
+    Mutant("verify-plan-time-overlap", "planner", "mcugen/memory/plan.py",
+           "if a.size and b.size and a.overlaps_in_time(b) and a.overlaps_in_space(b):",
+           "if a.size and b.size and a.first == b.first and a.overlaps_in_space(b):", PLANNER),
+    Mutant("liveness-time-overlap-bound", "planner", "mcugen/memory/liveness.py",
+           "return self.first <= other.last and other.first <= self.last",
+           "return self.first < other.last and other.first < self.last", PLANNER),
+    Mutant("placement-free-offset-fit", "planner", "mcugen/memory/placement.py",
+           "        if offset + extent <= start:", "        if offset + extent <= start + 16:", PLANNER),
+]

@@ -1,0 +1,155 @@
+"""The mutation campaign: apply each mutant of mutants.py to a scratch copy of the repository,
+run its tests there with a timeout, revert it, and write results.md and results.json.
+
+    python3 benchmarks/mutation/run.py [--only ID ...] [--timeout S] [--workers N]
+
+The working tree is never written: the tracked files are copied once into a `mktemp -d`
+directory (with a `shared` link beside it, where the tests look for the public models), each
+mutant is applied there, its tests run with PYTHONPATH set to the copy, and the file is
+restored byte for byte (checked) before the next. Outcomes: killed (a test failed), survived
+(all passed), timeout (counted as killed, reported apart), error (pytest could not run the
+selection, e.g. a collection error: not counted). Independent of mcugen: only git, pytest and the list.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from mutants import MUTANTS, Mutant
+
+REPO = HERE.parents[1]
+
+
+@dataclass
+class Outcome:
+    id: str
+    kind: str
+    file: str
+    status: str  # killed, survived, timeout, error
+    seconds: float
+    detail: str  # the first failing test, or why the run could not judge
+
+
+def copy_repository(source: Path, destination: Path) -> Path:
+    """The tracked files of `source` as they are on disk (symlinks kept) under destination/repo,
+    and destination/shared linked to source's ../shared (the public models)."""
+    files = subprocess.run(["git", "ls-files", "-z"], cwd=source, check=True, capture_output=True,
+                           text=True).stdout.split("\0")
+    root = destination / "repo"
+    for name in filter(None, files):
+        src, dst = source / name, root / name
+        if not src.exists() and not src.is_symlink():
+            continue  # deleted in the working tree
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        if src.is_symlink():
+            os.symlink(os.readlink(src), dst)
+        else:
+            shutil.copy2(src, dst)
+    shared = source.parent / "shared"
+    if shared.exists():
+        os.symlink(shared.resolve(), destination / "shared")
+    return root
+
+
+def apply(root: Path, mutant: Mutant) -> str:
+    """Write the mutant into the copy; returns the file's original text for revert()."""
+    path = root / mutant.file
+    text = path.read_text()
+    if text.count(mutant.original) != 1:
+        raise ValueError(f"{mutant.id}: the original text occurs {text.count(mutant.original)} "
+                         f"times in {mutant.file}, not once")
+    path.write_text(text.replace(mutant.original, mutant.replacement))
+    return text
+
+
+def revert(root: Path, mutant: Mutant, original_text: str) -> None:
+    path = root / mutant.file
+    path.write_text(original_text)
+    if path.read_text() != original_text:
+        raise RuntimeError(f"{mutant.id}: {mutant.file} was not restored")
+
+
+def _first_failure(output: str) -> str:
+    for line in output.splitlines():
+        if line.startswith(("FAILED ", "ERROR ")):
+            return line[:200]
+    return " ".join(output.split())[-200:]
+
+
+def run_tests(root: Path, mutant: Mutant, timeout: float, workers: int) -> tuple[str, str]:
+    command = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
+               "-n", str(workers), *mutant.tests]
+    env = dict(os.environ, PYTHONPATH=str(root))
+    env.pop("MCUGEN_CACHE_DIR", None)  # each run compiles into its own session cache
+    try:
+        result = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True,
+                                timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        return "timeout", f"no verdict within {timeout:.0f} s"
+    if result.returncode == 0:
+        return "survived", ""
+    failed = [line for line in result.stdout.splitlines() if line.startswith("FAILED ")]
+    if result.returncode in (1, 2) and failed:  # 2: xdist's -x stop after a failure
+        return "killed", failed[0][:200]
+    return "error", f"pytest exit {result.returncode}: {_first_failure(result.stdout + result.stderr)}"
+
+
+def campaign(mutants: list[Mutant], timeout: float, workers: int) -> list[Outcome]:
+    outcomes = []
+    with tempfile.TemporaryDirectory(prefix="mcugen-mutation-") as scratch:
+        root = copy_repository(REPO, Path(scratch))
+        for mutant in mutants:
+            start = time.monotonic()
+            original = apply(root, mutant)
+            try:
+                status, detail = run_tests(root, mutant, timeout, workers)
+            finally:
+                revert(root, mutant, original)
+            outcome = Outcome(mutant.id, mutant.kind, mutant.file, status,
+                              round(time.monotonic() - start, 1), detail)
+            print(f"{outcome.status:9} {outcome.seconds:7.1f}s {mutant.id} {outcome.detail}", flush=True)
+            outcomes.append(outcome)
+    return outcomes
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", nargs="*", help="mutant ids (default: all)")
+    parser.add_argument("--timeout", type=float, default=900.0, help="seconds per mutant")
+    parser.add_argument("--workers", type=int, default=2, help="pytest-xdist workers")
+    parser.add_argument("--json", type=Path, default=HERE / "results.json")
+    parser.add_argument("--tests", nargs=argparse.REMAINDER,
+                        help="pytest arguments instead of each mutant's own (show one test kills it)")
+    args = parser.parse_args()
+    chosen = [m for m in MUTANTS if not args.only or m.id in args.only]
+    unknown = set(args.only or []) - {m.id for m in MUTANTS}
+    if unknown:
+        print(f"error: unknown mutant ids: {', '.join(sorted(unknown))}", file=sys.stderr)
+        return 2
+    if args.tests:
+        chosen = [replace(m, tests=tuple(args.tests)) for m in chosen]
+    outcomes = campaign(chosen, args.timeout, args.workers)
+    if args.tests:
+        return 0  # a demonstration, not the campaign: results.json is left alone
+    previous = {}
+    if args.only and args.json.exists():
+        previous = {o["id"]: o for o in json.loads(args.json.read_text())["mutants"]}
+    merged = {**previous, **{o.id: o.__dict__ for o in outcomes}}
+    ordered = [merged[m.id] for m in MUTANTS if m.id in merged]
+    args.json.write_text(json.dumps({"mutants": ordered}, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
