@@ -70,7 +70,7 @@ def fast_path_offsets(in_h: int, in_w: int, ch: int, kh: int, kw: int, dil_h: in
 def _geometries(rng: np.random.Generator) -> list[tuple[int, ...]]:
     rows = []
     for _ in range(400):
-        big = lambda: int(rng.integers(1, 2**int(rng.integers(1, 31))))  # noqa: E731
+        big = lambda: int(rng.integers(1, 2**int(rng.integers(1, 31))))
         kh, kw = int(rng.integers(1, 8)), int(rng.integers(1, 8))
         dil_h, dil_w = big(), big()
         pad_h = int(rng.integers(0, (kh - 1) * dil_h + 1))
