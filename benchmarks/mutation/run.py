@@ -7,7 +7,8 @@ The working tree is never written: the tracked files are copied once into a `mkt
 directory (with a `shared` link beside it, where the tests look for the public models), each
 mutant is applied there, its tests run with PYTHONPATH set to the copy, and the file is
 restored byte for byte (checked) before the next. Outcomes: killed (a test failed), survived
-(all passed), timeout (counted as killed, reported apart), error (pytest could not run the
+(all passed), timeout (counted as killed, reported apart), invalid (the mutated C does not
+compile warning-free: checked before any test, not counted), error (pytest could not run the
 selection, e.g. a collection error: not counted). Independent of mcugen: only git, pytest and the list.
 """
 
@@ -26,7 +27,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from mutants import MUTANTS, Mutant
+from mutants import MUTANTS, SURVIVORS, Mutant
 
 REPO = HERE.parents[1]
 
@@ -87,6 +88,33 @@ def _first_failure(output: str) -> str:
     return " ".join(output.split())[-200:]
 
 
+# The C each runtime file is compiled as: (compiler, flags); the fast paths for their core.
+WARNINGS = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-O2"]
+ARM = {"_dsp.c": ["arm-none-eabi-gcc", "-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard",
+                  "-mfpu=fpv4-sp-d16"],
+       "_mve.c": ["arm-none-eabi-gcc", "-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard"]}
+
+
+def compiles(root: Path, mutant: Mutant) -> str:
+    """"" when the mutated runtime still compiles warning-free (a mutant that breaks the build
+    would be "killed" by every test without testing anything), else the compiler's first error.
+    A header is checked through every source of its directory."""
+    path = root / mutant.file
+    if path.suffix not in (".c", ".h"):
+        return ""
+    sources = [path] if path.suffix == ".c" else sorted(path.parent.glob("*.c"))
+    for source in sources:
+        command = next((cc for end, cc in ARM.items() if source.name.endswith(end)), ["cc"])
+        if shutil.which(command[0]) is None:
+            continue
+        result = subprocess.run([*command, *WARNINGS, "-I", str(path.parent), "-c", str(source),
+                                 "-o", os.devnull], capture_output=True, text=True, check=False)
+        if result.returncode != 0:
+            errors = [line for line in result.stderr.splitlines() if "error" in line]
+            return (errors[0] if errors else result.stderr.strip())[:200]
+    return ""
+
+
 def run_tests(root: Path, mutant: Mutant, timeout: float, workers: int) -> tuple[str, str]:
     command = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
                "-n", str(workers), *mutant.tests]
@@ -113,7 +141,8 @@ def campaign(mutants: list[Mutant], timeout: float, workers: int) -> list[Outcom
             start = time.monotonic()
             original = apply(root, mutant)
             try:
-                status, detail = run_tests(root, mutant, timeout, workers)
+                error = compiles(root, mutant)
+                status, detail = ("invalid", error) if error else run_tests(root, mutant, timeout, workers)
             finally:
                 revert(root, mutant, original)
             outcome = Outcome(mutant.id, mutant.kind, mutant.file, status,
@@ -121,6 +150,35 @@ def campaign(mutants: list[Mutant], timeout: float, workers: int) -> list[Outcom
             print(f"{outcome.status:9} {outcome.seconds:7.1f}s {mutant.id} {outcome.detail}", flush=True)
             outcomes.append(outcome)
     return outcomes
+
+
+def report(results: list[dict], notes: dict[str, str]) -> str:
+    """results.md: the kill rate, per kind, and every mutant's outcome (survivors explained)."""
+    judged = [r for r in results if r["status"] not in ("error", "invalid")]
+    killed = [r for r in judged if r["status"] in ("killed", "timeout")]
+    rate = 100.0 * len(killed) / len(judged) if judged else 0.0
+    intro = ("One-token mutants of the int8 kernels, the requantization helpers, the DSP/Helium "
+             "fast paths and the memory planner (benchmarks/mutation/mutants.py), each applied to "
+             "a scratch copy of the repository and judged by its relevant tests "
+             "(`python3 benchmarks/mutation/run.py`; `--report` rewrites this file).")
+    summary = (f"**Kill rate: {len(killed)} of {len(judged)} mutants ({rate:.1f} %)**; "
+               f"survived {len(judged) - len(killed)}, "
+               f"timeouts {sum(r['status'] == 'timeout' for r in judged)}, "
+               f"not judged (the mutated C does not compile, or pytest could not run) "
+               f"{len(results) - len(judged)}.")
+    lines = ["# Mutation campaign", "", intro, "", summary, "",
+             "| kind | mutants | killed |", "|---|---:|---:|"]
+    for kind in sorted({r["kind"] for r in judged}):
+        of_kind = [r for r in judged if r["kind"] == kind]
+        lines.append(f"| {kind} | {len(of_kind)} | {sum(r in killed for r in of_kind)} |")
+    lines += ["", "| mutant | kind | file | outcome | s | first failing test, or why it survives |",
+              "|---|---|---|---|---:|---|"]
+    for r in results:
+        why = notes.get(r["id"], "") if r["status"] == "survived" else r["detail"]
+        why = why.replace("|", "\\|")
+        lines.append(f"| {r['id']} | {r['kind']} | {Path(r['file']).name} | {r['status']} | "
+                     f"{r['seconds']:.0f} | {why} |")
+    return "\n".join(lines) + "\n"
 
 
 def main() -> int:
@@ -131,7 +189,13 @@ def main() -> int:
     parser.add_argument("--json", type=Path, default=HERE / "results.json")
     parser.add_argument("--tests", nargs=argparse.REMAINDER,
                         help="pytest arguments instead of each mutant's own (show one test kills it)")
+    parser.add_argument("--report", action="store_true",
+                        help="only rewrite results.md from the JSON results")
     args = parser.parse_args()
+    if args.report:
+        results = json.loads(args.json.read_text())["mutants"]
+        (HERE / "results.md").write_text(report(results, SURVIVORS))
+        return 0
     chosen = [m for m in MUTANTS if not args.only or m.id in args.only]
     unknown = set(args.only or []) - {m.id for m in MUTANTS}
     if unknown:
