@@ -46,3 +46,13 @@ def test_every_layer_on_the_emulated_core_matches_tflm(name: str, target: str) -
     assert bad == [], bad
     spread = [len(np.unique(d[2])) for d in dumped]
     assert min(spread) >= 2 and np.median(spread) >= 6, spread
+
+
+def test_verify_qemu_goes_with_per_layer() -> None:
+    from click.testing import CliRunner
+
+    from mcugen.cli import main
+
+    model = public_model("kws_dscnn")
+    result = CliRunner().invoke(main, ["verify", str(model), "--qemu", "cortex-m4"])
+    assert result.exit_code == 2 and "--qemu goes with --per-layer" in result.output, result.output

@@ -224,11 +224,16 @@ def per_layer(model: Path, inputs: Sequence[np.ndarray], options: Any, reference
     """Every op output of the compiled C against the reference, in execution order.
 
     `reference` is "runtime" (TFLM or LiteRT, as the rounding mode reproduces) or "python"
-    (mcugen's numpy reference, which needs no TFLite runtime).
+    (mcugen's numpy reference, which needs no TFLite runtime). A target with a QEMU board runs
+    the C there (dump_layers_qemu), any other on the host.
     """
     from ..reference import run_graph
 
-    graph, dumped = dump_layers(model, inputs, options, progress)
+    if options.target.qemu is not None:  # the emulated core (mcugen verify --per-layer --qemu)
+        with tempfile.TemporaryDirectory(prefix="mcugen-per-layer-") as build:
+            graph, dumped = dump_layers_qemu(model, inputs, options, Path(build), progress)
+    else:
+        graph, dumped = dump_layers(model, inputs, options, progress)
     progress("run the reference")
     if reference == "python":
         expected = run_graph(graph, list(inputs), options.rounding)
