@@ -186,3 +186,31 @@ SURVIVORS: dict[str, str] = {
     "mve-depthwise-offsets-unbounded":
         "equivalent on the core, as dsp-depthwise-offsets-unbounded",
 }
+
+# How the list's survivors were closed (results.md quotes this). The campaign runs each mutant
+# against its whole selection; "--tests" runs name the one new test that kills it on its own.
+HISTORY = """\
+- results.json holds 30 mutants from the whole campaign (18:07-18:44 UTC, the tree of commit
+  4bbd512 with the tests of 43de8d2) and 14 rerun on the final tree: those added or rewritten
+  since (and the three that then did not compile: an unused parameter is a -Werror build
+  error, not a test kill) and those whose source file or tests changed since.
+- Before this work's tests (the suite of main), the first three mutants run, all in
+  mcugen_fixedpoint.h, survived the conv and FULLY_CONNECTED C tests: the doubling high
+  multiply's negative nudge, RoundingDivideByPOT's negative tie, and no rounding for a shift
+  of 1. The conv C picks now include the power-of-two tie cases and a rescale in [0.5, 1)
+  (tests/test_ref_conv.py rounding_cases): all three are killed.
+- Issue 17's named survivors, each killed by a new test alone (`run.py --only ID --tests ...`):
+  rsqrt-int8-output-clamp by test_c_int8_rsqrt_saturates_like_tflite (TFLM and LiteRT);
+  elementwise-rank6-level0-index and elementwise-rank5-level1-index by
+  test_c_kernel_rank5_and_rank6_broadcasts_match_oracle (TFLM and LiteRT);
+  verify-plan-overlap-size-not-extent by
+  test_verify_plan_rejects_exactly_the_plans_whose_extents_clash (a byte-occupancy oracle:
+  TFLite has no say in memory plans); fixedpoint-rdbp-negative-tie (negative ties in the conv
+  C path) by the power-of-two conv cases of test_c_kernels_match_oracle.
+- The first whole campaign left fixedpoint-requantize-left-shift alive (no C case had a
+  rescale >= 1, so shift 1 never ran): a conv with a rescale in [1, 2) kills it.
+- The per-layer comparison on QEMU (tests/test_per_layer_qemu.py) kills
+  dsp-depthwise-zero-point on its own (kws_dscnn, Cortex-M4); it does not kill
+  mve-depthwise-column-step (the public models have dilation 1), which the kernel harness
+  on QEMU (tests/test_firmware_kernels.py, random dilations) does.
+"""

@@ -27,7 +27,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from mutants import MUTANTS, SURVIVORS, Mutant
+from mutants import HISTORY, MUTANTS, SURVIVORS, Mutant
 
 REPO = HERE.parents[1]
 
@@ -166,7 +166,8 @@ def report(results: list[dict], notes: dict[str, str]) -> str:
                f"timeouts {sum(r['status'] == 'timeout' for r in judged)}, "
                f"not judged (the mutated C does not compile, or pytest could not run) "
                f"{len(results) - len(judged)}.")
-    lines = ["# Mutation campaign", "", intro, "", summary, "",
+    lines = ["# Mutation campaign", "", intro, "", summary, "", "## How the survivors were closed", "",
+             HISTORY, "## Every mutant", "",
              "| kind | mutants | killed |", "|---|---:|---:|"]
     for kind in sorted({r["kind"] for r in judged}):
         of_kind = [r for r in judged if r["kind"] == kind]
