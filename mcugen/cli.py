@@ -257,7 +257,7 @@ def verify(model: Path, cases: int, input_paths: Sequence[Path], seed: int, roun
         raise McugenError(f"--cases {cases}: the number of random cases is 0 or more")
     if cases == 0 and not input_paths:
         raise McugenError("--cases 0 and no --input: nothing to verify")
-    options = BuildOptions(rounding=Rounding(rounding), tiling=tiling, target=qemu_target or "host")
+    options = BuildOptions(rounding=Rounding(rounding), tiling=tiling, target=TARGETS[qemu_target or "host"])
     graph = load_graph(model, rounding=options.rounding)
     rng = np.random.default_rng(seed)
     if per_layer or float_model is not None:
