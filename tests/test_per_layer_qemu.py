@@ -21,6 +21,7 @@ from test_per_layer import _random_case, _tflm_tensors
 
 from mcugen.analysis.per_layer import PerLayerResult, compare_layers, dump_layers_qemu
 from mcugen.driver import BuildOptions
+from mcugen.targets import target as find_target
 from mcugen.toolchain.host import cache_root, source_fingerprint
 
 
@@ -35,7 +36,7 @@ def test_every_layer_on_the_emulated_core_matches_tflm(name: str, target: str) -
     require_tools("make", "arm-none-eabi-gcc", "qemu-system-arm")
     model = public_model(name)
     inputs = _random_case(model, seed=3)
-    graph, dumped = dump_layers_qemu(model, inputs, BuildOptions(target=target),
+    graph, dumped = dump_layers_qemu(model, inputs, BuildOptions(target=find_target(target)),
                                      _build_dir(model, target))
     expected = _tflm_tensors(model.read_bytes(), inputs)
     result = compare_layers(PerLayerResult(model.name, "TFLM", "tflm"), dumped, expected)
