@@ -16,7 +16,7 @@ import numpy as np
 from . import __version__
 from .errors import McugenError, ModelError, VerifyMismatch
 from .quantization import Rounding
-from .targets import TARGET_NAMES, TARGETS
+from .targets import QEMU_TARGET_NAMES, TARGET_NAMES, TARGETS
 
 
 def _fail_cleanly(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -281,11 +281,14 @@ def _random_inputs(graph: Any, rng: np.random.Generator) -> list[np.ndarray]:
 @click.option("--threshold", default=0.99, show_default=True,
               help="With --float: a layer diverges when its cosine similarity falls below this.")
 @click.option("--json", "as_json", is_flag=True, help="With --per-layer: print the table as JSON.")
+@click.option("--qemu", "qemu_target", type=click.Choice(QEMU_TARGET_NAMES), default=None,
+              help="With --per-layer: run the C on this emulated core (QEMU; its fast paths) instead of the host.")
 @TARGET_OPTION
 @TILING_OPTION
 @_fail_cleanly
 def verify(model: Path, cases: int, input_paths: Sequence[Path], seed: int, rounding: str, per_layer: bool,
-           reference: str, float_model: Path | None, threshold: float, as_json: bool, target: str,
+           reference: str, float_model: Path | None, threshold: float, as_json: bool, qemu_target: str | None,
+           target: str,
            tiling: bool) -> None:
     """Check the compiled C against mcugen's Python reference, case by case (exit 1 on mismatch)."""
     from .driver import load_graph
@@ -294,12 +297,17 @@ def verify(model: Path, cases: int, input_paths: Sequence[Path], seed: int, roun
 
     if as_json and not (per_layer or float_model is not None):
         raise click.UsageError("--json goes with --per-layer or --float")
+    if qemu_target is not None and (not per_layer or float_model is not None):
+        raise click.UsageError("--qemu goes with --per-layer (and not --float)")
     if cases < 0:
         raise McugenError(f"--cases {cases}: the number of random cases is 0 or more")
     if cases == 0 and not input_paths:
         raise McugenError("--cases 0 and no --input: nothing to verify")
-    # --target: the C and memory plan for that core, run on the host (its portable paths)
-    options = _options(rounding, None, target, (), tiling)
+    if qemu_target is not None and target not in ("host", qemu_target):
+        raise McugenError(f"--qemu {qemu_target} with --target {target}: one core; give --qemu alone")
+    # --target: the C and memory plan for that core, run on the host (its portable paths);
+    # --qemu: run on that emulated core
+    options = _options(rounding, None, qemu_target or target, (), tiling)
     graph = load_graph(model, rounding=options.rounding, target=options.target)
     rng = np.random.default_rng(seed)
     if per_layer or float_model is not None:

@@ -212,6 +212,47 @@ def test_verify_plan_rejects_overlap_and_misalignment() -> None:
         verify_plan(Plan([Buffer("f", 16, 0, 0, offset=0, pool="X")], 16, 16, 1))
 
 
+def _clash_by_bytes(buffers: list[Buffer]) -> bool:
+    """The oracle: mark every (step, byte) each buffer's extent (guard bytes included) holds;
+    a pair of live, non-empty buffers clashes if one cell is marked twice."""
+    seen: set[tuple[int, int]] = set()
+    for buffer in buffers:
+        if buffer.size == 0:
+            continue
+        for step in range(buffer.first, buffer.last + 1):
+            for byte in range(buffer.offset, buffer.offset + buffer.extent):
+                if (step, byte) in seen:
+                    return True
+                seen.add((step, byte))
+    return False
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 4), st.integers(0, 3), st.integers(0, 3), st.integers(0, 6),
+                          st.integers(0, 2)), min_size=2, max_size=6))
+def test_verify_plan_rejects_exactly_the_plans_whose_extents_clash(
+        specs: list[tuple[int, int, int, int, int]]) -> None:
+    """verify_plan against a byte-by-byte occupancy check, on random plans whose buffers have
+    guard bytes (extent = size + pad): a buffer placed inside another's guard bytes while both
+    are live is an overlap, even where the sizes alone would not overlap."""
+    buffers = [Buffer(f"b{i}", 16 * size, min(a, b), max(a, b), offset=16 * slot, pad=16 * pad)
+               for i, (size, a, b, slot, pad) in enumerate(specs)]
+    height = max(b.offset + b.extent for b in buffers)
+    plan = Plan(buffers, align_up(height), height, 4)
+    if _clash_by_bytes(buffers):
+        with pytest.raises(PlanningError, match="overlap while both are live"):
+            verify_plan(plan)
+    else:
+        verify_plan(plan)
+
+
+def test_verify_plan_sees_a_buffer_in_anothers_guard_bytes() -> None:
+    a = Buffer("a", 16, 0, 2, offset=0, pad=16)
+    b = Buffer("b", 16, 1, 3, offset=16)
+    with pytest.raises(PlanningError, match="overlap while both are live"):
+        verify_plan(Plan([a, b], 32, 32, 4))
+
+
 def test_a_model_too_big_for_its_pools_names_the_pool_the_excess_and_the_live_tensors() -> None:
     graph = random_graph([1000, 1000, 1000], [], 0)
     with pytest.raises(PlanningError) as caught:

@@ -283,3 +283,26 @@ def test_c_float_kernels_match_oracle() -> None:
     """Float kernels are the same C in both modes; LOGISTIC and TANH call this libm's
     expf/tanhf, as TFLite does, so they are exact on this host."""
     _compare_c(*float_fan_out(), Rounding.TFLM, sanitize=True)
+
+
+@pytest.mark.parametrize("rounding", list(Rounding), ids=lambda r: r.value)
+def test_c_int8_rsqrt_saturates_like_tflite(rounding: Rounding) -> None:
+    """int8 RSQRT whose small inputs give 1/sqrt beyond the output's range: the C clamps them to
+    127 as TFLite does (the fan-out above never leaves the range). Every input value, from the
+    zero point up (below it TFLite fails the op)."""
+    from modelbuilder import ModelBuilder
+
+    from mcugen.toolchain.host import run_tflite_bytes
+
+    b = ModelBuilder("rsqrt_saturating")
+    x = b.add_tensor("x", [256], "int8", scale=0.001, zero_point=-128)
+    y = b.add_tensor("y", [256], "int8", scale=0.05, zero_point=-100)
+    b.add_op("RSQRT", [x], [y])
+    b.set_io([x], [y])
+    model = b.build()
+    (expected,) = run_oracle(model, [INT8_ALL], rounding)
+    saturated = int(np.sum(expected[1:] == 127))  # input 0 (the zero point) is 127 by definition
+    assert saturated >= 5, f"only {saturated} outputs saturate"
+    assert_spread(expected, 50, "rsqrt")
+    (actual,) = run_tflite_bytes(model, [INT8_ALL], rounding)
+    assert_same_bits(actual, expected, "C rsqrt")

@@ -19,7 +19,7 @@ from oracles import assert_exact, oracle_output, run_litert, run_tflm, single_ro
 from mcugen.errors import UnsupportedError
 from mcugen.frontend.tflite import parse_model
 from mcugen.ops.base import DEFAULT_SETTING, Setting
-from mcugen.ops.elementwise.prepare import checked_log2, mul_params, prelu_params
+from mcugen.ops.elementwise.prepare import broadcast_loop, checked_log2, mul_params, prelu_params
 from mcugen.quantization import Rounding
 from mcugen.reference import run_outputs
 from mcugen.support import check_op
@@ -449,4 +449,36 @@ def test_c_kernel_matches_oracle(case: Case, rounding: Rounding, sanitize: bool)
     model, inputs = model_and_inputs(case)
     expected = oracle_output(model, inputs, rounding)
     (actual,) = run_tflite_bytes(model, inputs, rounding, sanitize=sanitize)
+    assert_exact(actual, expected)
+
+
+# Shapes whose broadcast no two adjacent dimensions can merge: rank 6 fills all six loop levels
+# of mcugen_elementwise.c's broadcast_rows, rank 5 the five inner ones (level 0 has extent 1).
+DEEP_BROADCASTS = [((2, 1, 3, 1, 2, 1), (1, 3, 1, 2, 1, 4), 6), ((3, 1, 2, 1, 5), (4, 1, 3, 5), 5)]
+
+
+def _deep_broadcast_params() -> list:
+    params = []
+    for seed, (op, dtype) in enumerate([("ADD", "int8"), ("MUL", "int16"), ("SUB", "float32"),
+                                        ("MAXIMUM", "int8")]):
+        for shape1, shape2, levels in DEEP_BROADCASTS:
+            case = replace(random_case(op, dtype, 7000 + seed, 0), shape1=shape1, shape2=shape2,
+                           constant=None)
+            params += [pytest.param(case, levels, r, id=f"{case.id}-{r.value}") for r in _modes(case)]
+    return params
+
+
+@pytest.mark.parametrize("case, levels, rounding", _deep_broadcast_params())
+def test_c_kernel_rank5_and_rank6_broadcasts_match_oracle(case: Case, levels: int,
+                                                          rounding: Rounding) -> None:
+    """The generated C on broadcasts that really use the outer loop levels (the C picks above
+    may all be rank <= 4): every level's extent above one, both inputs with distinct strides."""
+    from mcugen.toolchain.host import run_tflite_bytes
+
+    loop = broadcast_loop(case.shape1, case.shape2, case.output_shape)
+    used = [n > 1 for n in loop.extent]
+    assert used == [False] * (6 - levels) + [True] * levels, loop
+    model, inputs = model_and_inputs(case)
+    expected = oracle_output(model, inputs, rounding)
+    (actual,) = run_tflite_bytes(model, inputs, rounding)
     assert_exact(actual, expected)

@@ -48,6 +48,7 @@ class ConvCase:
     bias: bool = True
     groups: int = 1
     pow2_scales: bool = False
+    rescale: tuple[float, float] | None = None  # input * weight / output scale drawn from it
 
     @property
     def id(self) -> str:
@@ -57,6 +58,7 @@ class ConvCase:
             f"-g{self.groups}" if self.groups > 1 else ""
         )
         extra += "-pow2" if self.pow2_scales else ""
+        extra += f"-m{self.rescale[0]}" if self.rescale else ""
         return (
             f"{kind}{self.seed}-{self.batch}x{self.height}x{self.width}x{self.in_channels}"
             f"-o{self.out_channels}-k{self.kernel[0]}x{self.kernel[1]}"
@@ -168,6 +170,10 @@ def _scales(
         k = round(math.log2(math.sqrt(taps) * weight_rms * 74.0 / 30.0))
         jitter = rng.integers(-1, 2, channels) if case.per_channel else np.zeros(channels, np.int64)
         return 2.0**-4, 2.0 ** (2 - k + jitter).astype(np.float64), 2.0**-2
+    if case.rescale:
+        # in [0.5, 1): shift 0, the doubling high multiply's rounding is the output's (no later
+        # rounding shift hides a wrong nudge); in [1, 2): shift 1, a left shift before it
+        return 2.0**-4, 4.0 * rng.uniform(*case.rescale, channels), 2.0**-2
     rms_input = math.sqrt(74.0**2 + (case.input_zero_point + 0.5) ** 2)  # E[(q - zp)^2]^0.5
     acc_std = math.sqrt(taps) * weight_rms * rms_input
     weight = rng.uniform(0.003, 0.02) * (
@@ -190,7 +196,7 @@ def build_model(case: ConvCase) -> bytes:
     else:
         weights_shape = (case.out_channels, kh, kw, case.in_channels // case.groups)
     # Small weights with power-of-two scales keep the exact rescale large: ties are common.
-    limit = 2 if case.pow2_scales else 127
+    limit = 2 if case.pow2_scales or case.rescale else 127
     weights = rng.integers(-limit, limit + 1, size=weights_shape, dtype=np.int8)
     input_scale, weight_scales, output_scale = _scales(case, rng, weights)
     b = ModelBuilder(case.id)
@@ -221,8 +227,9 @@ def build_model(case: ConvCase) -> bytes:
             else weights.reshape(case.out_channels, -1).sum(axis=1)
         )
         mean_offset = -0.5 - case.input_zero_point
+        jitter = 20 if case.rescale else 3000  # with a rescale near 1, outputs move 1:1
         bias = (
-            np.round(-taps_sum * mean_offset) + rng.integers(-3000, 3001, size=case.out_channels)
+            np.round(-taps_sum * mean_offset) + rng.integers(-jitter, jitter + 1, size=case.out_channels)
         ).astype(np.int32)
         bias_scale = np.float32(input_scale) * np.asarray(w_scale, np.float32)
         inputs.append(
@@ -306,12 +313,25 @@ def test_litert_conv_rounds_twice(monkeypatch: pytest.MonkeyPatch) -> None:
         assert np.sum(single != litert) > 0, case.id
 
 
+def rounding_cases() -> list[ConvCase]:
+    """Cases whose outputs sit on the requantization's rounding decisions: power-of-two scales
+    (exact ties x.5, negative ones included), a rescale in [0.5, 1) (the doubling high
+    multiply's nudge decides) and one in [1, 2) (shift 1: a left shift first), conv and
+    depthwise."""
+    pow2 = [c for c in special_cases() if c.pow2_scales]
+    base = ConvCase(False, 1, 7, 9, 2, 6, (1, 1), (1, 1), (1, 1), "SAME", "NONE", True, 3, -5,
+                    920, rescale=(0.52, 0.95))
+    return pow2 + [base, replace(base, seed=921, depthwise=True, out_channels=4, kernel=(2, 2)),
+                   replace(base, seed=922, in_channels=1, rescale=(1.05, 1.9))]
+
+
 def c_cases() -> list:
-    """Nine models through the whole pipeline (generated C, host compiler), both roundings:
-    kernels 1..4, strides 1..3, dilation 2, batch 2, both paddings, every activation; the
+    """Fifteen models through the whole pipeline (generated C, host compiler), both roundings:
+    kernels 1..4, strides 1..3, dilation 2, batch 2, both paddings, every activation, the
+    rounding cases (ties, negative ones too, must reach the C, not only the reference); the
     sanitizer builds add a missing bias and stride 3 with dilation. Grouped convolution is
     left out: mcugen's support rules do not accept it yet."""
-    plain = CONV_CASES[1:4] + DW_CASES[1:4]
+    plain = CONV_CASES[1:4] + DW_CASES[1:4] + rounding_cases()
     sanitized = [c for c in special_cases() if c.seed in (908, 909)] + [CONV_CASES[5]]
     return [pytest.param(c, r, False, id=f"{c.id}-{r.value}") for c, r in with_oracle(plain)] + [
         pytest.param(c, r, True, id=f"{c.id}-{r.value}-asan") for c, r in with_oracle(sanitized)

@@ -20,6 +20,12 @@
  *     PROFILE <position> <op index> <kind> <calls> <ticks>
  * and "PROFILE_TOTAL <invokes> <ticks>" (the ticks spent inside invoke), ticks being what
  * profile_clock.c's mcugen_profile_now() counts. `mcugen profile --qemu` reads these lines.
+ *
+ * With -DMCUGEN_DUMP (the model's per-layer hook) it writes every op's outputs to the file
+ * APP_DUMP_PATH (default "mcugen_dump.bin", through semihosting on bare metal: a file on the
+ * host, relative to the emulator's working directory), in the records of the host harness
+ * (int32 op index, int32 tensor index, int32 byte count, the bytes; little-endian), which
+ * mcugen.analysis.per_layer.read_dump reads.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -50,6 +56,55 @@ static void print_text(const char *text)
 {
     fputs(text, stdout);
     fflush(stdout);
+}
+#endif
+
+#ifdef MCUGEN_DUMP
+#ifndef APP_DUMP_PATH
+#define APP_DUMP_PATH "mcugen_dump.bin"
+#endif
+#if defined(APP_BARE_METAL) && APP_BARE_METAL
+static int dump_handle = -1;
+static int dump_open(void)
+{
+    dump_handle = semihost_open_write(APP_DUMP_PATH);
+    return dump_handle != -1;
+}
+static void dump_bytes(const void *data, int32_t bytes)
+{
+    if (dump_handle != -1) {
+        (void)semihost_write(dump_handle, data, (unsigned long)bytes);
+    }
+}
+static void dump_close(void)
+{
+    semihost_close(dump_handle);
+}
+#else
+static FILE *dump_file = NULL;
+static int dump_open(void)
+{
+    dump_file = fopen(APP_DUMP_PATH, "wb");
+    return dump_file != NULL;
+}
+static void dump_bytes(const void *data, int32_t bytes)
+{
+    if (dump_file != NULL) {
+        (void)fwrite(data, 1, (size_t)bytes, dump_file);
+    }
+}
+static void dump_close(void)
+{
+    (void)fclose(dump_file);
+}
+#endif
+
+/* The model calls this after each op, once per output tensor. */
+void MODEL_FN(_dump_hook)(int32_t op_index, int32_t tensor_index, const void *data, int32_t bytes)
+{
+    const int32_t header[3] = {op_index, tensor_index, bytes};
+    dump_bytes(header, (int32_t)sizeof(header));
+    dump_bytes(data, bytes);
 }
 #endif
 
@@ -210,7 +265,15 @@ int main(void)
         return fail("the model has more inputs than the case:", CASE_NUM_INPUTS);
     }
 
+#ifdef MCUGEN_DUMP
+    if (!dump_open()) {
+        return fail("cannot open the dump file, status", -1);
+    }
+#endif
     status = MODEL_FN(_invoke)();
+#ifdef MCUGEN_DUMP
+    dump_close();
+#endif
 #ifdef MCUGEN_MODEL_HAS_NPU
     if (status != MCUGEN_OK) {
         return fail("invoke failed: npu error", MODEL_FN(_npu_error)());

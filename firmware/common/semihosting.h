@@ -12,6 +12,12 @@
 /* SYS_WRITE0: write a NUL-terminated string to the host's console. */
 void semihost_write0(const char *text);
 
+/* SYS_OPEN with mode "wb" (a new binary file on the host, relative to the emulator's working
+ * directory): a handle, or -1. SYS_WRITE: 0 when all `bytes` were written. SYS_CLOSE. */
+int semihost_open_write(const char *path);
+int semihost_write(int handle, const void *data, unsigned long bytes);
+void semihost_close(int handle);
+
 /* Stop the program and make `status` the emulator's exit status (SYS_EXIT_EXTENDED with
  * ADP_Stopped_ApplicationExit; falls back to SYS_EXIT, which only tells 0 from non-zero). */
 void semihost_exit(int status) __attribute__((noreturn));

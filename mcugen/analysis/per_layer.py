@@ -193,16 +193,47 @@ def dump_layers(model: Path, inputs: Sequence[np.ndarray], options: Any,
     return graph, _dumped_values(graph, records)
 
 
+def dump_layers_qemu(model: Path, inputs: Sequence[np.ndarray], options: Any, build: Path,
+                     progress: Progress = _no_progress) -> tuple[Graph, list[tuple[Op, Tensor, np.ndarray]]]:
+    """dump_layers on the emulated core of options.target: firmware/common's test application
+    built with -DMCUGEN_DUMP (main.c writes the records through semihosting), run on QEMU.
+    `build` is the firmware build directory (make reuses what is up to date there)."""
+    from ..driver import load_graph
+    from ..toolchain.cross import build_firmware, firmware_dir
+    from ..toolchain.qemu import run_qemu
+
+    graph = load_graph(model, rounding=options.rounding)
+    options = materialized(options)
+    # The application compares the outputs with the case's; zeros do (the dump is the point).
+    case = {f"input{i}": np.asarray(v) for i, v in enumerate(inputs)}
+    case.update({f"output{i}": np.zeros(t.shape, t.dtype.numpy) for i, t in enumerate(graph.outputs)})
+    progress(f"cross-compile the C with the dump hook for {options.target.name}")
+    elf = build_firmware(model, options, case, build, extra_cflags="-DMCUGEN_DUMP")
+    run_dir = firmware_dir(build, options.target)
+    dump_path = run_dir / "mcugen_dump.bin"
+    dump_path.unlink(missing_ok=True)
+    progress(f"run it on QEMU {options.target.qemu.machine}")
+    run_qemu(elf, options.target, count_instructions=False, cwd=run_dir, require_pass=False)
+    if not dump_path.exists():
+        raise BuildError(f"{elf}: the application wrote no dump file through semihosting")
+    return graph, _dumped_values(graph, read_dump(dump_path))
+
+
 def per_layer(model: Path, inputs: Sequence[np.ndarray], options: Any, reference: str = "runtime",
               progress: Progress = _no_progress) -> PerLayerResult:
     """Every op output of the compiled C against the reference, in execution order.
 
     `reference` is "runtime" (TFLM or LiteRT, as the rounding mode reproduces) or "python"
-    (mcugen's numpy reference, which needs no TFLite runtime).
+    (mcugen's numpy reference, which needs no TFLite runtime). A target with a QEMU board runs
+    the C there (dump_layers_qemu), any other on the host.
     """
     from ..reference import run_graph
 
-    graph, dumped = dump_layers(model, inputs, options, progress)
+    if options.target.qemu is not None:  # the emulated core (mcugen verify --per-layer --qemu)
+        with tempfile.TemporaryDirectory(prefix="mcugen-per-layer-") as build:
+            graph, dumped = dump_layers_qemu(model, inputs, options, Path(build), progress)
+    else:
+        graph, dumped = dump_layers(model, inputs, options, progress)
     progress("run the reference")
     if reference == "python":
         expected = run_graph(graph, list(inputs), options.rounding)

@@ -30,6 +30,18 @@ def depthwise_channels(op: Op) -> str | None:
     return None
 
 
+# TFLite keeps dilations in int16 (ConvParams, DepthwiseParams): TFLM wraps a larger one (and
+# computes another convolution), LiteRT refuses it; there is no reference answer past it.
+MAX_DILATION = 32767
+
+
+def dilations_fit_int16(op: Op) -> str | None:
+    """Dilations are at most 32767 (TFLite holds them in int16)."""
+    bad = [f"{n} {getattr(op.options, n)}" for n in ("dilation_h", "dilation_w")
+           if getattr(op.options, n) > MAX_DILATION]
+    return ", ".join(bad) or None
+
+
 def conv_channels(op: Op) -> str | None:
     """Convolution weights are [out_c, kh, kw, in_c] matching the input channels (no grouped conv)."""
     assert isinstance(op.options, Conv2DOptions)

@@ -43,6 +43,24 @@ int32_t mcugen_fully_connected_fast_s8_buffer_size(const mcugen_dims *filter_dim
 #endif
 }
 
+int mcugen_depthwise_fast_offsets_fit(const mcugen_conv_fast_params *params,
+                                      const mcugen_dims *input_dims,
+                                      const mcugen_dims *filter_dims, int32_t channels)
+{
+    /* kh dilation steps, not kh - 1: the Helium path forms the row step dil_h x in_w x ch
+     * (and the column step) even for a one-row filter. Each term is an int32 or a product of
+     * two: exact in int64. */
+    const int64_t rows = (int64_t)input_dims->h + params->padding.h +
+                         (int64_t)filter_dims->h * params->dilation.h;
+    const int64_t cols = (int64_t)input_dims->w + params->padding.w +
+                         (int64_t)filter_dims->w * params->dilation.w;
+    if (rows > INT32_MAX || cols > INT32_MAX || channels < 1) {
+        return 0;
+    }
+    const int64_t row_bytes = cols * channels; /* < 2^62 */
+    return row_bytes <= INT32_MAX && rows <= INT32_MAX / row_bytes;
+}
+
 #if !defined(MCUGEN_FAST_DSP) && !defined(MCUGEN_FAST_MVE)
 
 int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_params *params,

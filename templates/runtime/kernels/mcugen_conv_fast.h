@@ -107,6 +107,16 @@ int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_pa
                             const mcugen_dims *filter_dims, const int8_t *filter,
                             const int32_t *bias, const mcugen_dims *output_dims, int8_t *output);
 
+/* 1 when every byte offset the depthwise fast paths form fits int32: they address each tap of
+ * a window, in the padding too, from the window's origin, and rows from input row y0 (which
+ * may be -padding), so every such offset is below the padded span
+ * (in_h + pad_h + kh dil_h) x (in_w + pad_w + kw dil_w) x channels. Wider
+ * geometries (huge dilations or padding) decline and run the portable loops, which form the
+ * offsets of in-bounds taps only. Compiled on every core (mcugen_conv_fast.c). */
+int mcugen_depthwise_fast_offsets_fit(const mcugen_conv_fast_params *params,
+                                      const mcugen_dims *input_dims,
+                                      const mcugen_dims *filter_dims, int32_t channels);
+
 /* Arguments as mcugen_depthwise_conv_s8, already validated by it. */
 int mcugen_depthwise_conv_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_params *params,
                                   const mcugen_per_channel_quant_params *quant,

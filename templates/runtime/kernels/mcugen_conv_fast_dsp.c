@@ -662,6 +662,7 @@ int mcugen_depthwise_conv_fast_s8(const mcugen_context *ctx, const mcugen_conv_f
 {
     const int32_t channels = output_dims->c;
     if (params->ch_mult != 1 || (channels & 3) != 0 ||
+        !mcugen_depthwise_fast_offsets_fit(params, input_dims, filter_dims, channels) ||
         !scratch_ok(ctx, mcugen_depthwise_conv_fast_dsp_s8_buffer_size(filter_dims))) {
         return 0;
     }

@@ -1129,6 +1129,7 @@ int mcugen_depthwise_conv_fast_s8(const mcugen_context *ctx, const mcugen_conv_f
     const int32_t ch = output_dims->c;
     /* fewer than eight channels: the portable loops (the last block overlaps the one before) */
     if (params->ch_mult != 1 || ch < 8 ||
+        !mcugen_depthwise_fast_offsets_fit(params, input_dims, filter_dims, ch) ||
         !scratch_ok(ctx, mcugen_depthwise_conv_fast_mve_s8_buffer_size(filter_dims))) {
         return 0;
     }
