@@ -22,6 +22,7 @@ import pytest
 from modelbuilder import ModelBuilder
 from oracles import assert_exact, oracle_output
 
+from mcugen.errors import ModelError
 from mcugen.frontend.tflite import parse_model
 from mcugen.ops.activation.reference import exp_on_negative_values, one_over_one_plus_x_for_x_in_0_1
 from mcugen.quantization import Rounding
@@ -147,7 +148,9 @@ def c_cases() -> list:
 
 def test_rules_refuse_float_rows_beyond_the_kernels_int() -> None:
     """float32 rows longer than 2^30 are a support rule (the emitter used to refuse them only
-    when writing the C)."""
+    when writing the C). Validation refuses such a tensor first (over 2^31 bytes); the rule
+    itself is checked on the decoded graph, before validation."""
+    from mcugen.frontend.tflite import decode_model
     from mcugen.support import check_op
 
     b = ModelBuilder("wide_float")
@@ -155,8 +158,11 @@ def test_rules_refuse_float_rows_beyond_the_kernels_int() -> None:
     y = b.add_tensor("y", [1, (1 << 30) + 1], "float32")
     b.add_op("SOFTMAX", [x], [y], {"beta": 1.0})
     b.set_io([x], [y])
-    problems = check_op(parse_model(b.build(), "wide_float.tflite").ops[0])
+    with pytest.raises(ModelError, match="4294967300 bytes"):
+        parse_model(b.build(), "wide_float.tflite")
+    problems = check_op(decode_model(b.build(), "wide_float.tflite").ops[0])
     assert len(problems) == 1 and problems[0].endswith(f"Got: rows of {(1 << 30) + 1} elements")
+
 
 @pytest.mark.parametrize("case, rounding, sanitize", c_cases())
 def test_c_kernel_matches_oracle(case: SoftmaxCase, rounding: Rounding, sanitize: bool) -> None:
