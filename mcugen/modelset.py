@@ -131,6 +131,8 @@ def write_set(compiled: Sequence[Compiled], out_dir: Path) -> None:
     try:
         for name, text in files.items():
             (staging / name).write_text(text)
+        for name, blob in ((n, b) for c in compiled for n, b in c.code.blobs.items()):
+            (staging / name).write_bytes(blob)
         out_dir.mkdir(exist_ok=True)
         for entry in sorted(staging.iterdir()):
             os.replace(entry, out_dir / entry.name)
