@@ -37,7 +37,7 @@ OK, ARG_ERROR, WRONG_MODEL, CORRUPT = 0, -1, -4, -5
 # argv: BLOB SHIFT TRUNCATE INPUT OUTPUT. Prints invoke's status before any blob, then
 # init_weights' status for the blob (placed SHIFT bytes past a 16-byte boundary in a buffer of
 # exactly its bytes minus TRUNCATE, so ASan sees any read past them), then, when it is bound,
-# invoke's status, and writes the outputs.
+# invoke's status, and writes the outputs; when it is refused, invoke's status after that.
 HARNESS = r"""
 #define _POSIX_C_SOURCE 200112L
 #include <stdio.h>
@@ -98,6 +98,8 @@ int main(int argc, char **argv)
         }
         fclose(out);
         free(input);
+    } else {
+        printf("after %d\n", (int)PREFIX_invoke());
     }
     free(memory);
     return 0;
@@ -209,7 +211,7 @@ def test_the_c_holds_no_weights_and_the_report_describes_the_blob(built: dict) -
     assert entry["structure_sha256"] in model_c
     assert f"{MODEL}_weights.bin" in report["files"]
     # every array starts 16-byte aligned: the offsets the C reads at
-    offsets = [int(line.rsplit("+ ", 1)[1].rstrip("))")) for line in model_c.splitlines()
+    offsets = [int(line.rsplit("+ ", 1)[1].removesuffix("))")) for line in model_c.splitlines()
                if line.startswith(f"#define {MODEL}_") and "_weights_blob + " in line]
     assert offsets and all(offset % 16 == 0 for offset in offsets)
 
@@ -220,12 +222,12 @@ def test_one_flipped_byte_is_corrupt(built: dict, where: int) -> None:
     blob = bytearray(_blob(built))
     blob[where] ^= 0x10
     codes, _ = _run(built, bytes(blob), _inputs(MODEL))
-    assert codes == {"before": ARG_ERROR, "init": CORRUPT}
+    assert codes == {"before": ARG_ERROR, "init": CORRUPT, "after": ARG_ERROR}
 
 
 def test_another_models_blob_is_the_wrong_model(built: dict) -> None:
     codes, _ = _run(built, built["root"] / "other" / f"{MODEL}_weights.bin", _inputs(MODEL))
-    assert codes == {"before": ARG_ERROR, "init": WRONG_MODEL}
+    assert codes == {"before": ARG_ERROR, "init": WRONG_MODEL, "after": ARG_ERROR}
 
 
 def test_truncated_and_misaligned_blobs_are_refused(built: dict) -> None:
@@ -287,3 +289,13 @@ def test_default_build_has_no_blob(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert not list((tmp_path / "plain").glob("*.bin"))
     assert "weights_file" not in json.loads((tmp_path / "plain" / "report.json").read_text())
+
+
+def test_rebuild_without_weights_file_drops_the_blob(tmp_path: Path) -> None:
+    out = tmp_path / "again"
+    _build(public_model(MODEL), out)
+    assert (out / f"{MODEL}_weights.bin").exists()
+    result = _mcugen("build", public_model(MODEL), "-o", out, "--no-size")
+    assert result.returncode == 0, result.stderr
+    assert not (out / f"{MODEL}_weights.bin").exists()
+    assert "static const int8_t" in (out / f"{MODEL}_model.c").read_text()

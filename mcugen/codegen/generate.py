@@ -25,8 +25,7 @@ from .environment import TEMPLATES, environment
 from .memory import GUARD_BYTE, GUARD_STATUS, guard_statements, pool_entries
 from .npu import NpuCode, npu_code
 from .stripes import emit_chain_step
-from .weights import (ALIGNMENT, FORMAT_VERSION, HASH_OFFSET, HEADER_BYTES, HEADER_CRC_OFFSET, MAGIC,
-                      blob_layout, c_bytes, pack_blob, structure_hash, unbind_static)
+from .weights import blob_layout, c_bytes, header_data, pack_blob, structure_hash, unbind_static
 
 RUNTIME = TEMPLATES / "runtime" / "kernels"
 # Headers every generated model includes, whatever its ops.
@@ -229,7 +228,7 @@ def generate(graph: Graph, order: list[Op], plan: Plan, prefix: str, rounding: R
         "weights_bytes": weights_bytes,
         "constants": [
             {"name": c.name, "ctype": c.ctype, "count": c.values.size, "note": c.note,
-             "body": c_array_body(c.values)}
+             "body": "" if weights_file else c_array_body(c.values)}  # the blob holds the values
             for c in ctx.constants
         ],
         "steps": steps,
@@ -276,13 +275,7 @@ def _bind_weights_file(data: dict[str, Any], constants: list[ConstArray], steps:
     layout = blob_layout([c.nbytes for c in constants])
     for entry, offset in zip(data["constants"], layout.offsets):
         entry["offset"] = offset
-        entry["body"] = ""  # the values go to the blob, never into the C
-    data["weights"] = {
-        "magic": MAGIC.decode(), "version": FORMAT_VERSION, "header_bytes": HEADER_BYTES,
-        "header_crc_offset": HEADER_CRC_OFFSET, "hash_offset": HASH_OFFSET, "alignment": ALIGNMENT,
-        "payload_bytes": layout.payload_bytes, "file_bytes": HEADER_BYTES + layout.payload_bytes,
-        "structure_bytes": "",
-    }
+    data["weights"] = header_data(layout)
     env = environment()
     blank = {**data, "version": "", "model": "", "structure_sha256": ""}
     structure = structure_hash([env.get_template(name).render(blank) for name in ("model.h.j2", "model.c.j2")])

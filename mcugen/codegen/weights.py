@@ -21,8 +21,9 @@ import hashlib
 import re
 import struct
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -52,6 +53,17 @@ def blob_layout(sizes: Sequence[int]) -> BlobLayout:
         offsets.append(start)
         end = start + size
     return BlobLayout(tuple(offsets), end - HEADER_BYTES)
+
+
+def header_data(layout: BlobLayout) -> dict[str, Any]:
+    """What weights_file.c.j2 checks the header against; "structure_bytes" is filled in once
+    the structure hash is known (it is computed over C rendered with it blank)."""
+    return {
+        "magic": MAGIC.decode(), "version": FORMAT_VERSION, "header_bytes": HEADER_BYTES,
+        "header_crc_offset": HEADER_CRC_OFFSET, "hash_offset": HASH_OFFSET, "alignment": ALIGNMENT,
+        "payload_bytes": layout.payload_bytes, "file_bytes": HEADER_BYTES + layout.payload_bytes,
+        "structure_bytes": "",
+    }
 
 
 def structure_hash(code_texts: Sequence[str]) -> bytes:
