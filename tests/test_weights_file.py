@@ -25,7 +25,7 @@ import tflite
 from conftest import public_model
 from oracles import assert_exact, run_tflm
 
-from mcugen.codegen.weights import HASH_OFFSET, HEADER_BYTES
+from mcugen.codegen.weights import HASH_OFFSET, HEADER_BYTES, HEADER_CRC_OFFSET
 from mcugen.driver import BuildOptions
 from mcugen.toolchain.host import SANITIZE_FLAGS, WARNING_FLAGS, compiler, run_model
 
@@ -151,13 +151,18 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict:
     report = _build(public_model(MODEL), root / "kws")
     _build(public_model(OTHER), root / "other", "--prefix", MODEL)  # even under the same prefix
     out = root / "kws"
-    (root / "harness.c").write_text(HARNESS.replace("PREFIX_", f"{MODEL}_").replace("UPPER_", f"{MODEL.upper()}_"))
-    sources = sorted(str(p) for p in out.glob("*.c")) + [str(root / "harness.c")]
-    program = root / "harness"
+    return {"root": root, "out": out, "report": report, "program": _harness(out, MODEL, root / "harness")}
+
+
+def _harness(out: Path, prefix: str, program: Path) -> Path:
+    """HARNESS for model `prefix` of directory `out`, compiled with ASan+UBSan."""
+    source = program.with_suffix(".c")
+    source.write_text(HARNESS.replace("PREFIX_", f"{prefix}_").replace("UPPER_", f"{prefix.upper()}_"))
+    sources = sorted(str(p) for p in out.glob("*.c")) + [str(source)]
     result = subprocess.run([compiler(), *WARNING_FLAGS, *SANITIZE_FLAGS, "-I", str(out), *sources,
                              "-o", str(program), "-lm"], capture_output=True, text=True, timeout=600, check=False)
     assert result.returncode == 0, result.stderr[-3000:]
-    return {"root": root, "out": out, "report": report, "program": program}
+    return program
 
 
 def _run(built: dict, blob: Path | bytes, inputs: list[np.ndarray] | None = None, shift: int = 0,
@@ -199,6 +204,19 @@ def test_blob_from_a_file_is_bit_exact_with_tflm_and_the_normal_build(built: dic
         assert_exact(actual, plain)
 
 
+@pytest.mark.parametrize("name", ["ic_resnet8", "vww_mobilenet_v1_025", OTHER])
+def test_other_public_models_from_their_blobs_are_bit_exact_with_tflm(name: str, tmp_path: Path) -> None:
+    out = tmp_path / name
+    _build(public_model(name), out)
+    program = _harness(out, name, tmp_path / "harness")
+    inputs = _inputs(name)
+    codes, raw = _run({"root": tmp_path, "program": program}, out / f"{name}_weights.bin", inputs)
+    assert codes == {"before": ARG_ERROR, "init": OK, "invoke": OK}
+    expected = run_tflm(public_model(name).read_bytes(), inputs)
+    for actual, tflm in zip(_outputs(raw, expected), expected):
+        assert_exact(actual, tflm)
+
+
 def test_the_c_holds_no_weights_and_the_report_describes_the_blob(built: dict) -> None:
     blob, report = _blob(built), built["report"]
     model_c = (built["out"] / f"{MODEL}_model.c").read_text()
@@ -227,6 +245,19 @@ def test_one_flipped_byte_is_corrupt(built: dict, where: int) -> None:
 
 def test_another_models_blob_is_the_wrong_model(built: dict) -> None:
     codes, _ = _run(built, built["root"] / "other" / f"{MODEL}_weights.bin", _inputs(MODEL))
+    assert codes == {"before": ARG_ERROR, "init": WRONG_MODEL, "after": ARG_ERROR}
+
+
+def test_a_blob_of_the_same_size_for_other_code_is_the_wrong_model(built: dict) -> None:
+    """kws_dscnn under another prefix: the same arrays at the same offsets, so only the
+    structure hash tells (the C names differ)."""
+    out = built["root"] / "renamed"
+    _build(public_model(MODEL), out, "--prefix", "kws_renamed")
+    blob = (out / "kws_renamed_weights.bin").read_bytes()
+    ours = _blob(built)
+    assert blob[HEADER_BYTES:] == ours[HEADER_BYTES:] and blob[:HEADER_CRC_OFFSET] == ours[:HEADER_CRC_OFFSET]
+    assert blob[HASH_OFFSET:HEADER_BYTES] != ours[HASH_OFFSET:HEADER_BYTES]
+    codes, _ = _run(built, blob, _inputs(MODEL))
     assert codes == {"before": ARG_ERROR, "init": WRONG_MODEL, "after": ARG_ERROR}
 
 
