@@ -82,7 +82,12 @@ int main(int argc, char **argv)
     buffer = (unsigned char *)memory + shift;
     memcpy(buffer, file, blob_bytes);
     free(file);
+#ifdef EXTERNAL_ARENA
+    static uint8_t arena[UPPER_ARENA_SIZE] __attribute__((aligned(16)));
+    status = PREFIX_init_arena(arena, sizeof(arena));
+#else
     status = PREFIX_init();
+#endif
     status = status != MCUGEN_OK ? status : PREFIX_init_weights(buffer, blob_bytes);
     printf("init %d\n", (int)status);
     if (status == MCUGEN_OK) {
@@ -154,12 +159,12 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict:
     return {"root": root, "out": out, "report": report, "program": _harness(out, MODEL, root / "harness")}
 
 
-def _harness(out: Path, prefix: str, program: Path) -> Path:
+def _harness(out: Path, prefix: str, program: Path, *flags: str) -> Path:
     """HARNESS for model `prefix` of directory `out`, compiled with ASan+UBSan."""
     source = program.with_suffix(".c")
     source.write_text(HARNESS.replace("PREFIX_", f"{prefix}_").replace("UPPER_", f"{prefix.upper()}_"))
     sources = sorted(str(p) for p in out.glob("*.c")) + [str(source)]
-    result = subprocess.run([compiler(), *WARNING_FLAGS, *SANITIZE_FLAGS, "-I", str(out), *sources,
+    result = subprocess.run([compiler(), *WARNING_FLAGS, *SANITIZE_FLAGS, *flags, "-I", str(out), *sources,
                              "-o", str(program), "-lm"], capture_output=True, text=True, timeout=600, check=False)
     assert result.returncode == 0, result.stderr[-3000:]
     return program
@@ -288,6 +293,18 @@ def test_retrained_model_same_code_its_blob_fits(built: dict) -> None:
     assert report["weights_file"]["structure_sha256"] == built["report"]["weights_file"]["structure_sha256"]
     codes, raw = _run(built, blob, inputs)
     assert codes == {"before": ARG_ERROR, "init": OK, "invoke": OK}
+    for actual, tflm in zip(_outputs(raw, expected), expected):
+        assert_exact(actual, tflm)
+
+
+def test_weights_file_with_external_arena_on_the_host(tmp_path: Path) -> None:
+    out = tmp_path / "external"
+    _build(public_model(MODEL), out, "--arena", "external")
+    program = _harness(out, MODEL, tmp_path / "harness", "-DEXTERNAL_ARENA")
+    inputs = _inputs(MODEL)
+    codes, raw = _run({"root": tmp_path, "program": program}, out / f"{MODEL}_weights.bin", inputs)
+    assert codes == {"before": ARG_ERROR, "init": OK, "invoke": OK}
+    expected = run_tflm(public_model(MODEL).read_bytes(), inputs)
     for actual, tflm in zip(_outputs(raw, expected), expected):
         assert_exact(actual, tflm)
 
