@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import re
@@ -152,13 +153,16 @@ def main() -> None:
 @click.option("--arena", type=click.Choice(["static", "external"]), default="static", show_default=True,
               help="static: each model owns its arena; external: the application binds one with "
                    "<prefix>_init_arena(), and models that run in turn can share it.")
+@click.option("--weights-file", is_flag=True,
+              help="Write each model's weights to DIR/<prefix>_weights.bin instead of C arrays; the "
+                   "application binds the blob with <prefix>_init_weights().")
 @functools.partial(_build_options, prefix=PREFIXES_OPTION)
 @TILING_OPTION
 @MAX_TENSOR_BYTES_OPTION
 @_fail_cleanly
 def build(models: Sequence[Path], out_dir: Path, rounding: str, prefixes: Sequence[str], target: str,
           pools: Sequence[str], size: bool | None, instructions: bool, tiling: bool, arena: str,
-          max_tensor_bytes: str | None) -> None:
+          max_tensor_bytes: str | None, weights_file: bool) -> None:
     """Generate C sources for one or more MODELS into one directory (one shared runtime)."""
     from .analysis.measure import build_models
     from .modelset import check_output_dir
@@ -167,6 +171,7 @@ def build(models: Sequence[Path], out_dir: Path, rounding: str, prefixes: Sequen
     if prefixes:
         check_output_dir(out_dir, prefixes)  # before the work, when the prefixes are known
     options = _options(rounding, None, target, pools, tiling, arena, max_tensor_bytes)
+    options = dataclasses.replace(options, weights_file=weights_file)
     for compiled in build_models(models, out_dir, options, prefixes, size=size, instructions=instructions):
         _print_build(compiled, out_dir)
     if len(models) > 1:

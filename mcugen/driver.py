@@ -9,7 +9,9 @@ partial output that looks good.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +19,7 @@ from typing import Any
 from . import __version__
 from .codegen.cnames import default_prefix, is_valid_prefix
 from .codegen.generate import GeneratedCode, generate
+from .codegen.weights import HEADER_BYTES
 from .errors import McugenError, PlanningError
 from .frontend.tflite import parse_model, read_model
 from .frontend.validate import DEFAULT_LIMITS, DEFAULT_MAX_TENSOR_BYTES, Limits
@@ -45,6 +48,8 @@ class BuildOptions:
     # --arena: "static" (the model owns its arena) or "external" (<prefix>_init_arena binds one)
     arena: str = "static"
     max_tensor_bytes: int = DEFAULT_MAX_TENSOR_BYTES  # --max-tensor-bytes (frontend/validate.py)
+    # --weights-file: the constant arrays go to <prefix>_weights.bin (codegen/weights.py)
+    weights_file: bool = False
 
     def __post_init__(self) -> None:
         if isinstance(self.target, str):  # BuildOptions(target="cortex-m4"): the same as target(...)
@@ -56,8 +61,9 @@ class BuildOptions:
         tiling = "" if self.tiling else "-notiling"
         arena = "" if self.arena == "static" else f"-arena-{self.arena}"
         limit = "" if self.max_tensor_bytes == DEFAULT_MAX_TENSOR_BYTES else f"-max{self.max_tensor_bytes}"
+        weights = "-weights-file" if self.weights_file else ""
         return (f"{self.rounding.value}-{self.prefix or ''}-{self.target.name}-{pools}-{self.guard}{tiling}"
-                f"{arena}{limit}")
+                f"{arena}{limit}{weights}")
 
 
 ARENA_KINDS = ("static", "external")
@@ -104,6 +110,7 @@ class Compiled:
             "target": self.options.target.name,
             "arena_bytes": plan.arena_size,
             "weights_bytes": self.code.weights_bytes,
+            **({"weights_file": self.weights_file_report()} if self.code.blobs else {}),
             "lower_bound_bytes": plan.lower_bound,
             **plan_report(plan),
             "macs": sum(op_macs(op) for op in self.order),
@@ -115,11 +122,20 @@ class Compiled:
                  "macs": op_macs(op), "backend": op.backend}
                 for op in self.order
             ],
-            "files": sorted(self.code.files),
+            "files": sorted([*self.code.files, *self.code.blobs]),
             "code_size": self.code_size,
             "instructions": self.instructions,
             **({"npu": self.npu} if self.npu is not None else {}),
         }
+
+
+    def weights_file_report(self) -> dict[str, Any]:
+        """report.json's "weights_file": the blob <prefix>_init_weights() takes."""
+        (name, blob), = self.code.blobs.items()
+        return {"file": name, "bytes": len(blob), "payload_bytes": len(blob) - HEADER_BYTES,
+                "structure_sha256": self.code.structure_sha256,
+                "payload_crc32": f"0x{zlib.crc32(blob[HEADER_BYTES:]):08x}",
+                "sha256": hashlib.sha256(blob).hexdigest()}
 
 
 def _io_report(tensor: Any) -> dict[str, Any]:
@@ -194,9 +210,12 @@ def compile_model(model: Path | bytes, options: BuildOptions, label: str | None 
     if options.arena == "external" and npu_ops(graph.ops):
         raise McugenError(f"{model_label}: --arena external is not supported for Vela-compiled models "
                           "(their init sets up the NPU); build it with the default static arena")
+    if options.weights_file and npu_ops(graph.ops):
+        raise McugenError(f"{model_label}: --weights-file is not supported for Vela-compiled models "
+                          "(their command streams and weights are one payload); build it without it")
     order, plan = schedule_and_plan(graph, options, model_label)
     code = generate(graph, order, plan, prefix, options.rounding, model_label, options.target,
-                    external_arena=options.arena == "external")
+                    external_arena=options.arena == "external", weights_file=options.weights_file)
     compiled = Compiled(graph, order, plan, code, prefix, options, model_label)
     compiled.npu = npu_report(order, plan)
     return compiled
@@ -207,5 +226,7 @@ def write_files(compiled: Compiled, directory: Path) -> None:
     build; `mcugen build` writes a whole directory with modelset.write_set)."""
     for name, text in compiled.code.files.items():
         (directory / name).write_text(text)
+    for name, blob in compiled.code.blobs.items():
+        (directory / name).write_bytes(blob)
     report = json.dumps(compiled.report(), indent=2, sort_keys=True) + "\n"
     (directory / "report.json").write_text(report)

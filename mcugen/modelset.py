@@ -131,8 +131,12 @@ def write_set(compiled: Sequence[Compiled], out_dir: Path) -> None:
     try:
         for name, text in files.items():
             (staging / name).write_text(text)
+        for name, blob in ((n, b) for c in compiled for n, b in c.code.blobs.items()):
+            (staging / name).write_bytes(blob)
         out_dir.mkdir(exist_ok=True)
         for entry in sorted(staging.iterdir()):
             os.replace(entry, out_dir / entry.name)
+        for stale in (out_dir / f"{c.prefix}_weights.bin" for c in compiled if not c.code.blobs):
+            stale.unlink(missing_ok=True)  # a rebuild without --weights-file: no blob the C ignores
     finally:
         shutil.rmtree(staging, ignore_errors=True)

@@ -652,3 +652,10 @@ def test_external_arena_is_refused_for_vela_models(single: Vela, tmp_path: Path)
                                        "--arena", "external"])
     assert result.exit_code == 2 and "--arena external is not supported for Vela-compiled models" in result.output
     assert len(result.output.strip().splitlines()) == 1 and not (tmp_path / "gen").exists()
+
+
+def test_weights_file_is_refused_for_vela_models(single: Vela, tmp_path: Path) -> None:
+    """The payload holds the NPU's weights with its command stream: one line, exit 2."""
+    result = CliRunner().invoke(main, ["build", str(single.compiled), "-o", str(tmp_path / "gen"), "--weights-file"])
+    assert result.exit_code == 2 and "--weights-file is not supported for Vela-compiled models" in result.output
+    assert len(result.output.strip().splitlines()) == 1 and not (tmp_path / "gen").exists()

@@ -81,7 +81,7 @@ def build_models(models: Sequence[Path], out_dir: Path, options: BuildOptions, p
         if instructions:  # the firmware that counts them owns a static arena; the count is the same
             from .profile import profile_model  # here: only --instructions runs the emulator
 
-            static = dataclasses.replace(own, arena="static")
+            static = dataclasses.replace(own, arena="static", weights_file=False)
             one.instructions = profile_model(model, static, qemu=True).instructions_report()
         one.code_size = code_size_report(one, size)
         if one.npu is not None:

@@ -25,6 +25,7 @@ from .environment import TEMPLATES, environment
 from .memory import GUARD_BYTE, GUARD_STATUS, guard_statements, pool_entries
 from .npu import NpuCode, npu_code
 from .stripes import emit_chain_step
+from .weights import blob_layout, c_bytes, header_data, pack_blob, structure_hash, unbind_static
 
 RUNTIME = TEMPLATES / "runtime" / "kernels"
 # Headers every generated model includes, whatever its ops.
@@ -111,6 +112,9 @@ class GeneratedCode:
     files: dict[str, str]  # file name -> content, including the copied runtime
     weights_bytes: int
     runtime: list[str]
+    # --weights-file: the blob (<prefix>_weights.bin) and its header's structure hash (hex)
+    blobs: dict[str, bytes] = field(default_factory=dict)
+    structure_sha256: str | None = None
 
 
 # The mcugen_quantize.c kernel that turns float32 values into an input's dtype, and an
@@ -163,7 +167,8 @@ def _constant_output_step(index: int, tensor: Tensor, ctx: _Context) -> Step:
 
 
 def generate(graph: Graph, order: list[Op], plan: Plan, prefix: str, rounding: Rounding,
-             model_label: str, target: Target = HOST, external_arena: bool = False) -> GeneratedCode:
+             model_label: str, target: Target = HOST, external_arena: bool = False,
+             weights_file: bool = False) -> GeneratedCode:
     ctx = _Context(prefix=prefix, plan=plan, rounding=rounding, target=target)
     steps: list[Step] = []
     functions: list[str] = []  # file-scope C: the stripe loops of tiled chains (stripes.py)
@@ -223,7 +228,7 @@ def generate(graph: Graph, order: list[Op], plan: Plan, prefix: str, rounding: R
         "weights_bytes": weights_bytes,
         "constants": [
             {"name": c.name, "ctype": c.ctype, "count": c.values.size, "note": c.note,
-             "body": c_array_body(c.values)}
+             "body": "" if weights_file else c_array_body(c.values)}  # the blob holds the values
             for c in ctx.constants
         ],
         "steps": steps,
@@ -236,8 +241,12 @@ def generate(graph: Graph, order: list[Op], plan: Plan, prefix: str, rounding: R
         "kernel_headers": sorted(f for f in kernel_files
                                  if f.endswith(".h") and f not in INTERNAL_HEADERS),
         "npu": npu,
+        "weights_file": weights_file,
     }
     env = environment()
+    blobs: dict[str, bytes] = {}
+    if weights_file:
+        blobs[f"{prefix}_weights.bin"] = _bind_weights_file(data, ctx.constants, steps, functions)
     files = {
         f"{prefix}_model.h": env.get_template("model.h.j2").render(data),
         f"{prefix}_model.c": env.get_template("model.c.j2").render(data),
@@ -250,7 +259,29 @@ def generate(graph: Graph, order: list[Op], plan: Plan, prefix: str, rounding: R
     if npu is not None:
         files.update(npu.files(env, data))
         runtime_files = sorted(set(runtime_files) | set(npu.runtime))
-    return GeneratedCode(files=files, weights_bytes=weights_bytes, runtime=runtime_files)
+    return GeneratedCode(files=files, weights_bytes=weights_bytes, runtime=runtime_files, blobs=blobs,
+                         structure_sha256=data.get("structure_sha256"))
+
+
+def _bind_weights_file(data: dict[str, Any], constants: list[ConstArray], steps: list[Step],
+                       functions: list[str]) -> bytes:
+    """--weights-file: lay the constants out in a blob, point the template data at it, and
+    return the blob. The structure hash is the SHA-256 of the C rendered with a blank stamp and
+    hash, so it covers exactly what the code depends on (weights.py)."""
+    names = [c.name for c in constants]
+    for step in steps:
+        step.declarations = [unbind_static(d, names) for d in step.declarations]
+    functions[:] = [unbind_static(f, names) for f in functions]
+    layout = blob_layout([c.nbytes for c in constants])
+    for entry, offset in zip(data["constants"], layout.offsets):
+        entry["offset"] = offset
+    data["weights"] = header_data(layout)
+    env = environment()
+    blank = {**data, "version": "", "model": "", "structure_sha256": ""}
+    structure = structure_hash([env.get_template(name).render(blank) for name in ("model.h.j2", "model.c.j2")])
+    data["structure_sha256"] = structure.hex()
+    data["weights"]["structure_bytes"] = c_bytes(structure)
+    return pack_blob([c.values for c in constants], layout, structure)
 
 
 def _stem_files(stems: set[str]) -> list[str]:
