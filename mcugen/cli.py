@@ -123,13 +123,14 @@ def _build_options(function: Callable[..., Any], prefix: Any = PREFIX_OPTION) ->
 def _options(rounding: str, prefix: str | None, target_name: str, pools: Sequence[str] = (),
              tiling: bool = True, arena: str = "static", max_tensor_bytes: str | None = None) -> Any:
     from .driver import BuildOptions
+    from .frontend.validate import DEFAULT_MAX_TENSOR_BYTES
     from .memory.pools import parse_pools
     from .targets import target
 
     limit = _max_tensor_bytes(max_tensor_bytes)
-    extra = {} if limit is None else {"max_tensor_bytes": limit}
     return BuildOptions(rounding=Rounding(rounding), prefix=prefix, target=target(target_name),
-                        pools=parse_pools(pools), tiling=tiling, arena=arena, **extra)
+                        pools=parse_pools(pools), tiling=tiling, arena=arena,
+                        max_tensor_bytes=DEFAULT_MAX_TENSOR_BYTES if limit is None else limit)
 
 
 MODEL = click.argument("model", type=click.Path(path_type=Path))

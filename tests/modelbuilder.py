@@ -221,10 +221,10 @@ class ModelBuilder:
         b = flatbuffers.Builder(1024)
         # Flatbuffers are written back to front: every vector, string and sub-table must exist
         # before the table that points at it is started.
-        buffers = _vector(b, tflite.ModelStartBuffersVector, [_buffer(b, d) for d in self._buffers])
+        buffers = table_vector(b, tflite.ModelStartBuffersVector, [buffer_table(b, d) for d in self._buffers])
         subgraph = self._subgraph(b)
-        subgraphs = _vector(b, tflite.ModelStartSubgraphsVector, [subgraph])
-        codes = _vector(b, tflite.ModelStartOperatorCodesVector, [_opcode(b, c, s) for c, s in self._opcodes])
+        subgraphs = table_vector(b, tflite.ModelStartSubgraphsVector, [subgraph])
+        codes = table_vector(b, tflite.ModelStartOperatorCodesVector, [_opcode(b, c, s) for c, s in self._opcodes])
         description = b.CreateString(self.description)
         tflite.ModelStart(b)
         tflite.ModelAddVersion(b, version)
@@ -242,8 +242,8 @@ class ModelBuilder:
         return self._opcodes.index(key)
 
     def _subgraph(self, b: flatbuffers.Builder) -> int:
-        tensors = _vector(b, tflite.SubGraphStartTensorsVector, [_tensor(b, t) for t in self._tensors])
-        ops = _vector(b, tflite.SubGraphStartOperatorsVector, [_operator(b, op) for op in self._ops])
+        tensors = table_vector(b, tflite.SubGraphStartTensorsVector, [_tensor(b, t) for t in self._tensors])
+        ops = table_vector(b, tflite.SubGraphStartOperatorsVector, [_operator(b, op) for op in self._ops])
         inputs = _ints(b, self._inputs)
         outputs = _ints(b, self._outputs)
         name = b.CreateString("main")
@@ -260,7 +260,7 @@ def _ints(b: flatbuffers.Builder, values: Sequence[int], dtype: str = "<i4") -> 
     return b.CreateNumpyVector(np.asarray(values, dtype=dtype))
 
 
-def _vector(b: flatbuffers.Builder, start: Any, offsets: list[int]) -> int:
+def table_vector(b: flatbuffers.Builder, start: Any, offsets: list[int]) -> int:
     """A vector of table offsets; prepended in reverse so element 0 comes first."""
     start(b, len(offsets))
     for offset in reversed(offsets):
@@ -268,7 +268,7 @@ def _vector(b: flatbuffers.Builder, start: Any, offsets: list[int]) -> int:
     return b.EndVector()
 
 
-def _buffer(b: flatbuffers.Builder, data: bytes) -> int:
+def buffer_table(b: flatbuffers.Builder, data: bytes) -> int:
     data_vector = None
     if data:
         # The schema asks for 16-byte alignment (force_align) so kernels may read int32/float

@@ -22,6 +22,7 @@ from typing import Any
 import flatbuffers
 import numpy as np
 import tflite
+from modelbuilder import buffer_table, table_vector
 
 INT32_MAX = 2**31 - 1
 
@@ -146,26 +147,6 @@ def _vector_of_ints(b: flatbuffers.Builder, values: Sequence[int], dtype: str = 
     return b.CreateNumpyVector(np.asarray([min(max(int(v), info.min), info.max) for v in values], dtype=dtype))
 
 
-def _vector_of_tables(b: flatbuffers.Builder, start: Callable[..., Any], offsets: list[int]) -> int:
-    start(b, len(offsets))
-    for offset in reversed(offsets):
-        b.PrependUOffsetTRelative(offset)
-    return b.EndVector()
-
-
-def _write_buffer(b: flatbuffers.Builder, data: bytes) -> int:
-    vector = None
-    if data:
-        b.StartVector(1, len(data), 16)
-        b.head -= len(data)
-        b.Bytes[b.head : b.head + len(data)] = data
-        vector = b.EndVector()
-    tflite.BufferStart(b)
-    if vector is not None:
-        tflite.BufferAddData(b, vector)
-    return tflite.BufferEnd(b)
-
-
 def _write_tensor(b: flatbuffers.Builder, t: TensorSpec) -> int:
     quant = None
     if t.scale is not None:
@@ -244,9 +225,9 @@ def _write_opcode(b: flatbuffers.Builder, c: OpcodeSpec) -> int:
 
 def encode(spec: ModelSpec) -> bytes:
     b = flatbuffers.Builder(1024)
-    buffers = _vector_of_tables(b, tflite.ModelStartBuffersVector, [_write_buffer(b, d) for d in spec.buffers])
-    tensors = _vector_of_tables(b, tflite.SubGraphStartTensorsVector, [_write_tensor(b, t) for t in spec.tensors])
-    ops = _vector_of_tables(b, tflite.SubGraphStartOperatorsVector, [_write_op(b, o) for o in spec.ops])
+    buffers = table_vector(b, tflite.ModelStartBuffersVector, [buffer_table(b, d) for d in spec.buffers])
+    tensors = table_vector(b, tflite.SubGraphStartTensorsVector, [_write_tensor(b, t) for t in spec.tensors])
+    ops = table_vector(b, tflite.SubGraphStartOperatorsVector, [_write_op(b, o) for o in spec.ops])
     inputs, outputs = _vector_of_ints(b, spec.inputs), _vector_of_ints(b, spec.outputs)
     tflite.SubGraphStart(b)
     tflite.SubGraphAddTensors(b, tensors)
@@ -254,8 +235,8 @@ def encode(spec: ModelSpec) -> bytes:
     tflite.SubGraphAddOutputs(b, outputs)
     tflite.SubGraphAddOperators(b, ops)
     subgraph = tflite.SubGraphEnd(b)
-    subgraphs = _vector_of_tables(b, tflite.ModelStartSubgraphsVector, [subgraph])
-    codes = _vector_of_tables(b, tflite.ModelStartOperatorCodesVector, [_write_opcode(b, c) for c in spec.opcodes])
+    subgraphs = table_vector(b, tflite.ModelStartSubgraphsVector, [subgraph])
+    codes = table_vector(b, tflite.ModelStartOperatorCodesVector, [_write_opcode(b, c) for c in spec.opcodes])
     description = b.CreateString(spec.description)
     tflite.ModelStart(b)
     tflite.ModelAddVersion(b, spec.version)

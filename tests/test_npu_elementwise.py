@@ -24,7 +24,7 @@ import test_ref_softmax
 from npu_elementwise_models import Case, all_cases, refused_cases
 from oracles import run_tflm
 from unary_models import unary_model
-from vela_models import VelaModel, build_harness, compile_model, run_npu
+from vela_models import VelaModel, build_harness, compile_model, run_npu, stream_start
 
 REPO = Path(__file__).resolve().parents[1]
 MODELS = REPO.parent / "shared" / "models"
@@ -243,19 +243,10 @@ FAULT_UNSUPPORTED = 9  # MODEL_FAULT (mcugen_npu_device.h)
 OP_ELEMENTWISE, SET_IFM_PRECISION = 0x006, 0x105
 
 
-def _stream_start(words: np.ndarray) -> int:
-    """The first command word of a COP1 payload: after the magic and the driver actions (CONFIG
-    carries two more words), behind the COMMAND_STREAM tag."""
-    i = 1
-    while int(words[i]) & 0xFF != 0x02:
-        i += 3 if int(words[i]) & 0xFF == 0x01 else 1
-    return i + 1
-
-
 def _patched(vm: VelaModel, tmp_path: Path, opcode: int, edit: Callable[[int], int]) -> VelaModel:
     """vm with the parameter of every cmd0 `opcode` replaced by edit(parameter)."""
     words = np.frombuffer(vm.payload.read_bytes(), dtype="<u4").copy()
-    i, hits = _stream_start(words), 0
+    i, hits = stream_start(words), 0
     while i < len(words):
         word = int(words[i])
         if (word >> 14) & 3 == 1:
@@ -299,7 +290,7 @@ SCALE_CMD1 = (0x024, 0x025, 0x026)  # NPU_SET_OFM_SCALE, OPA_SCALE, OPB_SCALE
 def _corruptible(words: np.ndarray) -> list[tuple[int, int]]:
     """(word index, bit offset) of every NPU_SET_* cmd0 parameter (bits 31:16) and of the data
     word of every OFM/OPA/OPB scale cmd1 (bits 31:0, its shift in the command word's 31:16)."""
-    positions, i = [], _stream_start(words)
+    positions, i = [], stream_start(words)
     while i < len(words):
         word = int(words[i])
         if (word >> 14) & 3 == 1:

@@ -28,7 +28,7 @@ import pytest
 from conftest import public_model
 from npu_engine_models import Row, all_rows, mean_rows
 from oracles import run_tflm
-from vela_models import NPU, VelaModel, build_harness, compile_model, run_npu
+from vela_models import NPU, VelaModel, build_harness, compile_model, run_npu, stream_start
 
 from mcugen.toolchain.host import SANITIZE_FLAGS, WARNING_FLAGS, compiler
 
@@ -154,7 +154,7 @@ def _patched_payload(vm: VelaModel, tmp_path: Path, name: str, patch) -> VelaMod
 def _cmd0_positions(words: np.ndarray, opcode: int) -> list[int]:
     """Indices of cmd0 words with `opcode` (cmd1 payload words skipped; the stream starts after
     the driver's COP1 header, CONFIG and COMMAND_STREAM actions, found by walking them)."""
-    positions, i = [], _stream_start(words)
+    positions, i = [], stream_start(words)
     while i < len(words):
         word = int(words[i])
         if (word >> 14) & 3 == 1:
@@ -164,15 +164,6 @@ def _cmd0_positions(words: np.ndarray, opcode: int) -> list[int]:
             positions.append(i)
         i += 1
     return positions
-
-
-def _stream_start(words: np.ndarray) -> int:
-    """The first command word of a COP1 payload: after the magic and the driver actions (CONFIG
-    carries two more words), behind the COMMAND_STREAM tag."""
-    i = 1
-    while int(words[i]) & 0xFF != 0x02:
-        i += 3 if int(words[i]) & 0xFF == 0x01 else 1
-    return i + 1
 
 
 def _conv_row() -> Row:
@@ -197,7 +188,7 @@ def test_short_weight_stream_is_refused(harness: Path, compiled: Compiled, tmp_p
     _, vm = compiled.get(_conv_row(), 128)
 
     def patch(words: np.ndarray) -> None:
-        i = _stream_start(words)
+        i = stream_start(words)
         while i < len(words):
             word = int(words[i])
             if word & 0xFFFF == 0x4021:  # NPU_SET_WEIGHT_LENGTH (cmd1)
@@ -212,7 +203,7 @@ def test_short_weight_stream_is_refused(harness: Path, compiled: Compiled, tmp_p
 
 def _parameter_commands(words: np.ndarray) -> list[int]:
     """Indices of the NPU_SET_* commands (cmd0 and cmd1) of a payload's command stream."""
-    found, i = [], _stream_start(words)
+    found, i = [], stream_start(words)
     while i < len(words):
         word = int(words[i])
         cmd1 = (word >> 14) & 3 == 1

@@ -149,6 +149,15 @@ def _estimate(out: Path, listing: str, payload: bytes) -> VelaEstimate:
                         ops, _stream_bytes(payload))
 
 
+def stream_start(words: np.ndarray) -> int:
+    """The first command word of a COP1 payload: after the magic and the driver actions (CONFIG
+    carries two more words), behind the COMMAND_STREAM tag."""
+    i = 1
+    while int(words[i]) & 0xFF != 0x02:
+        i += 3 if int(words[i]) & 0xFF == 0x01 else 1
+    return i + 1
+
+
 def _stream_bytes(payload: bytes) -> int:
     """The COMMAND_STREAM length of a COP1 payload (driver actions: 1 CONFIG +2 words, 2 stream, 5 NOP)."""
     words = np.frombuffer(payload, dtype="<u4")
