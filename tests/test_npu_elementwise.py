@@ -24,7 +24,14 @@ import test_ref_softmax
 from npu_elementwise_models import Case, all_cases, refused_cases
 from oracles import run_tflm
 from unary_models import unary_model
-from vela_models import VelaModel, build_harness, compile_model, run_npu, stream_start
+from vela_models import (
+    VelaModel,
+    build_harness,
+    cmd0_positions,
+    compile_model,
+    run_npu,
+    stream_start,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 MODELS = REPO.parent / "shared" / "models"
@@ -246,17 +253,11 @@ OP_ELEMENTWISE, SET_IFM_PRECISION = 0x006, 0x105
 def _patched(vm: VelaModel, tmp_path: Path, opcode: int, edit: Callable[[int], int]) -> VelaModel:
     """vm with the parameter of every cmd0 `opcode` replaced by edit(parameter)."""
     words = np.frombuffer(vm.payload.read_bytes(), dtype="<u4").copy()
-    i, hits = stream_start(words), 0
-    while i < len(words):
+    positions = cmd0_positions(words, opcode)
+    for i in positions:
         word = int(words[i])
-        if (word >> 14) & 3 == 1:
-            i += 2
-            continue
-        if word & 0x3FF == opcode:
-            words[i] = (edit(word >> 16) << 16) | (word & 0xFFFF)
-            hits += 1
-        i += 1
-    assert hits > 0, f"no command {opcode:#x} in the stream"
+        words[i] = (edit(word >> 16) << 16) | (word & 0xFFFF)
+    assert positions, f"no command {opcode:#x} in the stream"
     path = tmp_path / "patched.bin"
     path.write_bytes(words.tobytes())
     return dataclasses.replace(vm, payload=path)

@@ -28,7 +28,15 @@ import pytest
 from conftest import public_model
 from npu_engine_models import Row, all_rows, mean_rows
 from oracles import run_tflm
-from vela_models import NPU, VelaModel, build_harness, compile_model, run_npu, stream_start
+from vela_models import (
+    NPU,
+    VelaModel,
+    build_harness,
+    cmd0_positions,
+    compile_model,
+    run_npu,
+    stream_start,
+)
 
 from mcugen.toolchain.host import SANITIZE_FLAGS, WARNING_FLAGS, compiler
 
@@ -151,21 +159,6 @@ def _patched_payload(vm: VelaModel, tmp_path: Path, name: str, patch) -> VelaMod
     return dataclasses.replace(vm, payload=path)
 
 
-def _cmd0_positions(words: np.ndarray, opcode: int) -> list[int]:
-    """Indices of cmd0 words with `opcode` (cmd1 payload words skipped; the stream starts after
-    the driver's COP1 header, CONFIG and COMMAND_STREAM actions, found by walking them)."""
-    positions, i = [], stream_start(words)
-    while i < len(words):
-        word = int(words[i])
-        if (word >> 14) & 3 == 1:
-            i += 2
-            continue
-        if word & 0x3FF == opcode:
-            positions.append(i)
-        i += 1
-    return positions
-
-
 def _conv_row() -> Row:
     return next(r for r in ROWS if r.id.startswith("conv5002"))
 
@@ -175,7 +168,7 @@ def test_unmodelled_accumulator_format_is_refused(harness: Path, compiled: Compi
     _, vm = compiled.get(_conv_row(), 128)
 
     def patch(words: np.ndarray) -> None:
-        (at,) = _cmd0_positions(words, 0x124)  # NPU_SET_ACC_FORMAT
+        (at,) = cmd0_positions(words, 0x124)  # NPU_SET_ACC_FORMAT
         words[at] = (2 << 16) | 0x124
 
     run = run_npu(harness, _patched_payload(vm, tmp_path, "acc16", patch), 128, _conv_row().inputs(), tmp_path)

@@ -158,6 +158,21 @@ def stream_start(words: np.ndarray) -> int:
     return i + 1
 
 
+def cmd0_positions(words: np.ndarray, opcode: int) -> list[int]:
+    """Indices of the cmd0 words with `opcode` in a COP1 payload's command stream (cmd1 data
+    words skipped)."""
+    positions, i = [], stream_start(words)
+    while i < len(words):
+        word = int(words[i])
+        if (word >> 14) & 3 == 1:
+            i += 2
+            continue
+        if word & 0x3FF == opcode:
+            positions.append(i)
+        i += 1
+    return positions
+
+
 def _stream_bytes(payload: bytes) -> int:
     """The COMMAND_STREAM length of a COP1 payload (driver actions: 1 CONFIG +2 words, 2 stream, 5 NOP)."""
     words = np.frombuffer(payload, dtype="<u4")
