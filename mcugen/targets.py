@@ -19,9 +19,9 @@ name being compared in many places:
                     cycles (its PMU) into ns in `mcugen profile`: 500 MHz, the core clock of
                     Vela's default system configuration (Ethos_U55_High_End_Embedded), for every
                     target (the host runs the same simulated NPU)
-    npu             the NPU configuration beside the core: always None for now; the slot for
-                    an Ethos-U-like configuration (MACs per cycle, SRAM, ...) that --npu will
-                    fill, so that code reading a target asks `target.npu` and never a name
+    npu             the Ethos-U55 configuration beside the core (mcugen/npu/config.py), which
+                    --npu sets; None: the core runs every op. Code reading a target asks
+                    `target.npu`, never a name
 
 `target(name)` looks one up; an unknown name is an McugenError that lists the valid ones.
 """
@@ -31,6 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .errors import McugenError
+from .npu.config import NpuConfig
 
 
 @dataclass(frozen=True)
@@ -61,8 +62,7 @@ class Target:
     qemu: QemuBoard | None = None
     clock_mhz: float | None = None
     npu_clock_mhz: float = 500.0
-    # Reserved for the NPU configuration (--npu); None: the core runs every op.
-    npu: None = None
+    npu: NpuConfig | None = None
 
     @property
     def fast_path(self) -> str | None:
