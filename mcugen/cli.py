@@ -16,6 +16,8 @@ import numpy as np
 
 from . import __version__
 from .errors import McugenError, ModelError, VerifyMismatch
+from .npu.config import CONFIGS as NPU_CONFIGS
+from .npu.config import NpuConfig, npu_config
 from .quantization import Rounding
 from .targets import QEMU_TARGET_NAMES, TARGET_NAMES, TARGETS
 
@@ -82,6 +84,16 @@ TILING_OPTION = click.option(
 TARGET_OPTION = click.option(
     "--target", default="host", show_default=True, type=click.Choice(TARGET_NAMES),
     help="The CPU: its kernels' fast paths (and the scratch planned for them), compiler flags, emulator and clock.")
+
+
+def _npu_value(_ctx: click.Context, _param: click.Parameter, name: str | None) -> NpuConfig | None:
+    return None if name is None else npu_config(name)
+
+
+# The Ethos-U55 beside the core, as an NpuConfig (None: no NPU); inspect and build share it.
+NPU_OPTION = click.option(
+    "--npu", "npu", default=None, type=click.Choice(list(NPU_CONFIGS)), callback=_npu_value,
+    help="The Ethos-U55 size beside the core: mcugen's own NPU compiler places the ops it can run there.")
 PREFIX_OPTION = click.option("--prefix", default=None, help="C name prefix (default: from the model's file name).")
 # build takes several models: --prefix once per model, in their order
 PREFIXES_OPTION = click.option(
@@ -349,18 +361,20 @@ def verify(model: Path, cases: int, input_paths: Sequence[Path], seed: int, roun
 @MODEL
 @click.option("--rounding", type=click.Choice([r.value for r in Rounding]), default="tflm", show_default=True,
               help="Check the rules of this mode (some differ: litert mode refuses quantized SUM).")
+@NPU_OPTION
 @_fail_cleanly
-def inspect(model: Path, rounding: str) -> None:
+def inspect(model: Path, rounding: str, npu: NpuConfig | None) -> None:
     """List ops, tensors, MACs and parameters, and what mcugen cannot run and why.
 
     Every unsupported op is listed at once (index, kind, rule, value); the exit status is then
-    2, with a one-line summary on stderr.
+    2, with a one-line summary on stderr. With --npu, every op also says whether mcugen's NPU
+    compiler puts it on the NPU or the CPU and every reason, and the NPU segments are listed.
     """
     from .analysis.inspect import inspect_model
     from .errors import UnsupportedError
     from .ops.base import Setting
 
-    result = inspect_model(model, Setting(Rounding(rounding)))
+    result = inspect_model(model, Setting(Rounding(rounding)), npu)
     for line in result.lines:
         click.echo(line)
     if result.unsupported:

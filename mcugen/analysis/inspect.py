@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ..frontend.tflite import read_model
 from ..ir import Graph, Op, Tensor
+from ..npu.config import NpuConfig
 from ..ops.base import DEFAULT_SETTING, Setting, raised_notices
 from ..ops.registry import op_def, op_macs
 from ..passes import Rewrite
@@ -52,14 +53,17 @@ def _backend(op: Op) -> str:
     return op.backend
 
 
-def inspect_model(path: Path, setting: Setting = DEFAULT_SETTING) -> Inspection:
+def inspect_model(path: Path, setting: Setting = DEFAULT_SETTING, npu: NpuConfig | None = None) -> Inspection:
+    """With `npu`, every op also says where mcugen's NPU compiler puts it and why."""
     from ..driver import prepare_graph
+    from .npu_placement import NpuInspection
 
     graph = read_model(path)
     constants = [t for t in graph.tensors if t.is_constant]
     file_ops = list(graph.ops)
     rewrites = prepare_graph(graph, setting.rounding).by_index()  # the build's stages, up to the support rules
     kept = {op.index: op for op in graph.ops}
+    on_npu = NpuInspection(graph, npu) if npu is not None else None
 
     result = Inspection()
     result.lines.append(
@@ -93,10 +97,14 @@ def inspect_model(path: Path, setting: Setting = DEFAULT_SETTING) -> Inspection:
         if rewrites.get(op.index) is Rewrite.ALIASED:
             result.lines.append(f"       {Rewrite.ALIASED.value}")
         result.lines.extend(f"       unsupported: {' '.join(problem.split())}" for problem in problems)
+        if on_npu is not None:
+            result.lines.extend(on_npu.op_lines(op.index))
         result.lines.extend(f"       note: {' '.join(text.split())} Got: {value}"
                             for text, value in raised_notices(op_def(op.kind), op, setting))
     total = sum(op_macs(op) for op in graph.ops)
     status = (f"{len(result.unsupported)} unsupported op(s), {result.problems} broken rule(s)"
               if result.problems else "every op is supported")
     result.lines.append(f"  total MACs {total}; {status}")
+    if on_npu is not None:
+        result.lines.extend(on_npu.summary())
     return result

@@ -1,0 +1,86 @@
+"""The ops in schedule order, cut into NPU segments: each segment one command stream.
+
+A segment is a maximal run of consecutive NPU ops (mcugen/npu/support.py's placement) in the
+schedule's order; a CPU op between two NPU ops ends one segment and the next starts after it.
+Because the order is topological, every input of a segment's op is a constant, a graph input, or
+the output of an op before it (in the segment, or on the other side of the boundary), never of a
+CPU op later in the order: nothing in a segment waits for the CPU once the segment has started.
+A run made only of views (RESHAPE, SQUEEZE, EXPAND_DIMS) is no segment: the NPU would have nothing
+to do, and the CPU aliases them for free.
+
+Each segment names what crosses the CPU/NPU boundary: its inputs (the non-constant tensors its
+ops read and no op of it writes: graph inputs or outputs of CPU ops and of earlier segments) and
+its outputs (what its ops write and an op after it, or the graph, reads). Constants stay with the
+segment (its weights).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..ir import Graph, Op, Tensor
+from .support import MEMORY_KINDS, Placement
+
+
+@dataclass(frozen=True)
+class Segment:
+    """Consecutive NPU ops that become one command stream, and the tensors at its boundary."""
+
+    index: int
+    ops: tuple[Op, ...]
+    inputs: tuple[Tensor, ...]
+    outputs: tuple[Tensor, ...]
+
+    @property
+    def constants(self) -> tuple[Tensor, ...]:
+        """The constants the segment's ops read (weights, biases, constant operands), once each."""
+        seen: dict[int, Tensor] = {}
+        for op in self.ops:
+            for t in op.inputs:
+                if t is not None and t.is_constant:
+                    seen.setdefault(id(t), t)
+        return tuple(seen.values())
+
+
+def _runs(decisions: Sequence[Placement]) -> list[list[Op]]:
+    runs: list[list[Op]] = []
+    current: list[Op] = []
+    for decision in decisions:
+        if decision.on_npu:
+            current.append(decision.op)
+        elif current:
+            runs.append(current)
+            current = []
+    if current:
+        runs.append(current)
+    return [run for run in runs if not all(op.kind in MEMORY_KINDS for op in run)]
+
+
+def _boundary(graph: Graph, ops: list[Op]) -> tuple[tuple[Tensor, ...], tuple[Tensor, ...]]:
+    inside = {id(op) for op in ops}
+    written = {id(t) for op in ops for t in op.outputs}
+    graph_outputs = {id(t) for t in graph.outputs}
+    inputs: dict[int, Tensor] = {}
+    outputs: dict[int, Tensor] = {}
+    for op in ops:
+        for t in op.inputs:
+            if t is not None and not t.is_constant and id(t) not in written:
+                inputs.setdefault(id(t), t)
+        for t in op.outputs:
+            if id(t) in graph_outputs or any(id(c) not in inside for c in t.consumers):
+                outputs.setdefault(id(t), t)
+    return tuple(inputs.values()), tuple(outputs.values())
+
+
+def partition(graph: Graph, decisions: Sequence[Placement]) -> list[Segment]:
+    """The NPU segments of `graph`, whose ops are in schedule order and decided by `decisions`
+    (one per op, in the same order; placement() gives them)."""
+    if [id(d.op) for d in decisions] != [id(op) for op in graph.ops]:
+        raise ValueError("partition: the decisions are not the graph's ops in its order")
+    graph.link()
+    segments = []
+    for run in _runs(decisions):
+        inputs, outputs = _boundary(graph, run)
+        segments.append(Segment(len(segments), tuple(run), inputs, outputs))
+    return segments
