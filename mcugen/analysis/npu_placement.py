@@ -3,7 +3,7 @@ of the NPU segments (mcugen/npu/support.py decides, mcugen/npu/partition.py cuts
 
 from __future__ import annotations
 
-from ..ir import Graph
+from ..ir import Graph, Tensor
 from ..npu.config import NpuConfig
 from ..npu.partition import Segment, partition
 from ..npu.support import Placement, placement
@@ -31,13 +31,14 @@ class NpuInspection:
 
     def summary(self) -> list[str]:
         on_npu = sum(1 for d in self.decisions if d.on_npu)
-        lines = [f"  npu {self.config.name}: {on_npu} op(s) on the NPU, {len(self.decisions) - on_npu} on the CPU, "
-                 f"{len(self.segments)} segment(s)"]
+        on_cpu = len(self.decisions) - on_npu
+        lines = [f"  npu {self.config.name}: {on_npu} op(s) on the NPU, {on_cpu} on the CPU, "
+                 + f"{len(self.segments)} segment(s)"]
         lines.extend(_segment_line(segment) for segment in self.segments)
         return lines
 
 
-def _names(tensors: tuple) -> str:
+def _names(tensors: tuple[Tensor, ...]) -> str:
     return ", ".join(f"'{t.name}'" for t in tensors) or "-"
 
 

@@ -11,7 +11,9 @@ to do, and the CPU aliases them for free.
 Each segment names what crosses the CPU/NPU boundary: its inputs (the non-constant tensors its
 ops read and no op of it writes: graph inputs or outputs of CPU ops and of earlier segments) and
 its outputs (what its ops write and an op after it, or the graph, reads). Constants stay with the
-segment (its weights).
+segment (its weights). Of these, `from_cpu` and `to_cpu` are the ones the CPU side writes or reads
+(graph inputs and outputs included): a tensor that passes from one segment to a later one never
+touches the CPU, and Vela's `ethos-u` ops, too, list only the CPU's tensors as their IFMs and OFMs.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ class Segment:
     ops: tuple[Op, ...]
     inputs: tuple[Tensor, ...]
     outputs: tuple[Tensor, ...]
+    from_cpu: tuple[Tensor, ...]  # the inputs that a CPU op or the application writes
+    to_cpu: tuple[Tensor, ...]  # the outputs that a CPU op or the application reads
 
     @property
     def constants(self) -> tuple[Tensor, ...]:
@@ -79,8 +83,15 @@ def partition(graph: Graph, decisions: Sequence[Placement]) -> list[Segment]:
     if [id(d.op) for d in decisions] != [id(op) for op in graph.ops]:
         raise ValueError("partition: the decisions are not the graph's ops in its order")
     graph.link()
-    segments = []
-    for run in _runs(decisions):
+    runs = _runs(decisions)
+    in_segment = {id(op) for run in runs for op in run}
+    graph_io = {id(t) for t in [*graph.inputs, *graph.outputs]}
+    segments: list[Segment] = []
+    for run in runs:
         inputs, outputs = _boundary(graph, run)
-        segments.append(Segment(len(segments), tuple(run), inputs, outputs))
+        from_cpu = tuple(t for t in inputs if id(t) in graph_io or
+                         (t.producer is not None and id(t.producer) not in in_segment))
+        to_cpu = tuple(t for t in outputs if id(t) in graph_io or
+                       any(id(c) not in in_segment for c in t.consumers))
+        segments.append(Segment(len(segments), tuple(run), inputs, outputs, from_cpu, to_cpu))
     return segments

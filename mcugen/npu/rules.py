@@ -76,13 +76,19 @@ def feature_map_dtypes(op: Op) -> str | None:
 
 
 def feature_map_shapes(op: Op) -> str | None:
-    """Feature maps have 1 to 4 dimensions, each from 1 to 65535 (the NPU's height, width and depth registers)."""
+    """Feature maps have 1 to 4 dimensions, each from 1 to 65535 (the NPU's height, width and depth registers; mcugen does not refold a larger tensor into them, as Vela 5.2 does)."""
     return _joined([f"'{t.name}' has shape {list(t.shape)}" for t in feature_maps(op)
                     if not 1 <= len(t.shape) <= 4 or not all(1 <= d <= MAX_DIMENSION for d in t.shape)])
 
 
+def static_shapes(op: Op) -> str | None:
+    """Feature maps have static shapes; only a dynamic batch is allowed (fixed at 1), as Vela requires: a command stream is written for fixed extents."""
+    return _joined([f"'{t.name}' has dynamic axes {list(t.dynamic_axes)}" for t in feature_maps(op)
+                    if t.dynamic_axes not in ((), (0,))])
+
+
 def batch_one(op: Op) -> str | None:
-    """The inputs' batch (the first of four dimensions) is 1: the NPU has no batch axis."""
+    """The inputs' batch (the first of four dimensions) is 1: the NPU has no batch axis (mcugen does not run an operation once per batch, as Vela 5.2 does)."""
     return _joined([f"'{t.name}' has batch {t.shape[0]}" for t in op.inputs
                     if t is not None and not t.is_constant and len(t.shape) == 4 and t.shape[0] != 1])
 
@@ -274,7 +280,7 @@ def padding_fits(op: Op) -> str | None:
 
 
 def depth_multiplier(op: Op) -> str | None:
-    """DEPTHWISE_CONV_2D: a depth multiplier above 1 needs a single IFM channel (then it is a CONV_2D), as Vela requires."""
+    """DEPTHWISE_CONV_2D: a depth multiplier above 1 needs a single IFM channel (then it is a CONV_2D), as Vela's legacy compiler requires: the engine's DEPTHWISE computes OFM channel c from IFM channel c."""
     assert isinstance(op.options, DepthwiseConv2DOptions)
     ifm = _ifm(op)
     if op.options.depth_multiplier == 1 or (ifm is not None and ifm.shape[-1] == 1):
@@ -340,7 +346,7 @@ def _operand_shapes(op: Op) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int
 
 
 def elementwise_broadcast(op: Op) -> str | None:
-    """One input has the output's shape; the other equals it or broadcasts along axes where its extent is 1 (trailing axes aligned), as the IFM2 broadcast of the NPU does."""
+    """One input has the output's shape; the other equals it or broadcasts along axes where its extent is 1 (trailing axes aligned), as the IFM2 broadcast of the NPU does (Vela 5.2 also broadcasts both inputs, with an extra copy; mcugen does not)."""
     shapes = _operand_shapes(op)
     if shapes is None:
         return None
