@@ -187,6 +187,11 @@ ROWS = [
     Row("relu_dynamic_batch", lambda: unary("RELU", signature=(-1, 4, 4, 3)), NPU, VELA_NPU),
     Row("relu_dynamic_height", lambda: unary("RELU", signature=(1, -1, 4, 3)), "static shapes", VELA_CPU),
     Row("add_relu6", lambda: binary(activation="RELU6"), NPU, VELA_NPU),
+    Row("add_relu_n1_to_1", lambda: binary(activation="RELU_N1_TO_1"), NPU, VELA_NPU),
+    Row("add_per_axis_input", lambda: _add_per_axis(), "one positive, finite scale", VELA_CPU),
+    Row("add_unquantized_input", lambda: _add_per_axis(quantized=False), "one positive, finite scale", VELA_CPU),
+    Row("add_int8_int16", lambda: _add_mixed(), "one dtype", VELA_REFUSES),
+    Row("add_output_rescale_2^31", lambda: binary(qo=(2.0 ** -55, 0)), "shift of 0 to 63", VELA_NPU),
     Row("add_fused_tanh", lambda: binary(activation="TANH"), "fused activation", VELA_NPU),
     # output-stage scale: a 31-bit multiplier with a right shift 0..63
     Row("conv_scale_2^-33", lambda: conv(in_q=(2.0 ** -10, 0), w_scale=2.0 ** -10, out_q=(2.0 ** 13, 0)),
@@ -216,6 +221,12 @@ ROWS = [
                                              weights=_weight_sum(1), w_scale=0.0001), "8323072", VELA_CPU),
     Row("conv_int16_bias_2^39-1", lambda: conv(dtype="int16", bias=np.full(4, 2 ** 39 - 1, np.int64)), NPU, VELA_NPU),
     Row("conv_int16_bias_2^39", lambda: conv(dtype="int16", bias=np.full(4, 2 ** 39, np.int64)), "40 bits", VELA_NPU),
+    Row("conv_int16_weights", lambda: _conv_variant(weights_dtype="int16"), "constant int8 tensor", VELA_CPU),
+    Row("conv_dynamic_weights", lambda: _conv_variant(dynamic_weights=True), "constant int8 tensor", VELA_REFUSES),
+    Row("conv_int16_bias", lambda: conv(bias=np.zeros(4, np.int16)), "int32 or int64", VELA_CPU),
+    Row("conv_grouped", lambda: _conv_variant(groups=2), "no grouped convolution", VELA_NPU),
+    Row("fc_rank3_input", lambda: _fc_rank3(), NPU, VELA_NPU),
+    Row("fc_weights_not_input_depth", lambda: _fc_rank3(depth=8, weights_depth=16), "input depth", VELA_NPU),
     Row("depthwise_multiplier_1", lambda: conv(ifm=(1, 6, 6, 3), depthwise=1), NPU, VELA_NPU),
     Row("depthwise_multiplier_2_one_channel", lambda: conv(ifm=(1, 6, 6, 1), depthwise=2), NPU, VELA_NPU),
     Row("depthwise_multiplier_2_three_channels", lambda: conv(ifm=(1, 6, 6, 3), depthwise=2),
@@ -242,6 +253,7 @@ ROWS = [
     Row("avgpool_valid_height_257", lambda: pool("AVERAGE_POOL_2D", ifm=(1, 257, 1, 1), kernel=(257, 1)),
         "at most 256 high", VELA_CPU),
     Row("avgpool_int16", lambda: pool("AVERAGE_POOL_2D", dtype="int16"), NPU, VELA_NPU),
+    Row("maxpool_int8_to_int16", lambda: _pool_to_int16(), "output has the input's dtype", VELA_REFUSES),
     # elementwise: broadcast, operand quantization
     Row("add_broadcast_channels", lambda: binary(c=(1, 1, 1, 3)), NPU, VELA_NPU),
     Row("add_broadcast_first", lambda: binary(a=(1, 1, 4, 3), c=(1, 4, 4, 3), out=(1, 4, 4, 3)), NPU, VELA_NPU),
@@ -262,6 +274,9 @@ ROWS = [
     Row("quantize_int8_to_int16", lambda: unary("QUANTIZE", out_dtype="int16", out_q=(0.001, 0)), NPU, VELA_NPU),
     Row("concat_same_quant", lambda: concat(), NPU, VELA_NPU),
     Row("concat_other_quant", lambda: concat(q1=(0.07, 5)), "output's scale", VELA_NPU),
+    Row("concat_batch", lambda: _concat_batch(), "batch of a 4-D output stays 1", VELA_NPU),
+    Row("reshape_same_quant", lambda: _reshape(IN_Q), NPU, VELA_NPU),
+    Row("reshape_other_quant", lambda: _reshape((0.07, 5)), "output's scale", VELA_REFUSES),
 ]
 
 
@@ -272,6 +287,85 @@ def _float_add() -> bytes:
     y = b.add_tensor("y", [1, 4, 4, 3], "float32")
     b.add_op("ADD", [x, z], [y], {"fused_activation_function": "NONE"})
     b.set_io([x, z], [y])
+    return b.build()
+
+
+def _add_per_axis(quantized: bool = True) -> bytes:
+    b = ModelBuilder("npu support row")
+    x = b.add_tensor("x", [1, 4, 4, 3], "int8", *((([0.05, 0.06, 0.07], [0, 0, 0])) if quantized else (None, None)),
+                     quantized_dimension=3)
+    z = b.add_tensor("z", [1, 4, 4, 3], "int8", *IN_Q)
+    y = b.add_tensor("y", [1, 4, 4, 3], "int8", *OUT_Q)
+    b.add_op("ADD", [x, z], [y], {"fused_activation_function": "NONE"})
+    b.set_io([x, z], [y])
+    return b.build()
+
+
+def _add_mixed() -> bytes:
+    b = ModelBuilder("npu support row")
+    x = b.add_tensor("x", [1, 4, 4, 3], "int8", *IN_Q)
+    z = b.add_tensor("z", [1, 4, 4, 3], "int16", 0.001, 0)
+    y = b.add_tensor("y", [1, 4, 4, 3], "int8", *OUT_Q)
+    b.add_op("ADD", [x, z], [y], {"fused_activation_function": "NONE"})
+    b.set_io([x, z], [y])
+    return b.build()
+
+
+def _conv_variant(weights_dtype: str = "int8", dynamic_weights: bool = False, groups: int = 1) -> bytes:
+    """A 3x3 CONV_2D over [1, 6, 6, 4] with int16 weights, weights given at run time, or groups."""
+    b = ModelBuilder("npu support row")
+    x = b.add_tensor("x", [1, 6, 6, 4], "int8", *IN_Q)
+    shape = [4, 3, 3, 4 // groups]
+    data = None if dynamic_weights else np.ones(shape, np.dtype(weights_dtype))
+    w = b.add_tensor("w", shape, weights_dtype, scale=0.02, zero_point=0, data=data)
+    bias = b.add_tensor("b", [4], "int32", data=np.zeros(4, np.int32))
+    y = b.add_tensor("y", [1, 4, 4, 4], "int8", *OUT_Q)
+    b.add_op("CONV_2D", [x, w, bias], [y], {"padding": "VALID"})
+    b.set_io([x, w] if dynamic_weights else [x], [y])
+    return b.build()
+
+
+def _fc_rank3(depth: int = 16, weights_depth: int = 16) -> bytes:
+    """FULLY_CONNECTED over a [1, 2, depth] input; weights [8, weights_depth] (TFLite flattens)."""
+    b = ModelBuilder("npu support row")
+    x = b.add_tensor("x", [1, 2, depth], "int8", *IN_Q)
+    w = b.add_tensor("w", [8, weights_depth], "int8", scale=0.02, zero_point=0,
+                     data=np.ones((8, weights_depth), np.int8))
+    bias = b.add_tensor("b", [8], "int32", data=np.zeros(8, np.int32))
+    rows = 2 * depth // weights_depth
+    y = b.add_tensor("y", [rows, 8], "int8", *OUT_Q)
+    b.add_op("FULLY_CONNECTED", [x, w, bias], [y])
+    b.set_io([x], [y])
+    return b.build()
+
+
+def _pool_to_int16() -> bytes:
+    b = ModelBuilder("npu support row")
+    x = b.add_tensor("x", [1, 4, 4, 3], "int8", *IN_Q)
+    y = b.add_tensor("y", [1, 2, 2, 3], "int16", 0.001, 0)
+    b.add_op("MAX_POOL_2D", [x], [y], {"padding": "VALID", "stride_h": 2, "stride_w": 2,
+                                       "filter_height": 2, "filter_width": 2})
+    b.set_io([x], [y])
+    return b.build()
+
+
+def _concat_batch() -> bytes:
+    b = ModelBuilder("npu support row")
+    x = b.add_tensor("x", [1, 4, 4, 3], "int8", *IN_Q)
+    z = b.add_tensor("z", [1, 4, 4, 3], "int8", *IN_Q)
+    y = b.add_tensor("y", [2, 4, 4, 3], "int8", *IN_Q)
+    b.add_op("CONCATENATION", [x, z], [y], {"axis": 0})
+    b.set_io([x, z], [y])
+    return b.build()
+
+
+def _reshape(out_q: tuple[float, int]) -> bytes:
+    b = ModelBuilder("npu support row")
+    x = b.add_tensor("x", [1, 4, 4, 3], "int8", *IN_Q)
+    shape = b.add_tensor("shape", [2], "int32", data=np.array([1, 48], np.int32))
+    y = b.add_tensor("y", [1, 48], "int8", *out_q)
+    b.add_op("RESHAPE", [x, shape], [y])
+    b.set_io([x], [y])
     return b.build()
 
 

@@ -272,7 +272,7 @@ def same_padding(op: Op) -> tuple[int, int, int, int]:
 
 
 def padding_fits(op: Op) -> str | None:
-    """SAME padding puts at most 127 rows or columns before the IFM (top, left) and at most 255 after it (bottom, right): the IFM_PAD registers' widths."""
+    """SAME padding puts at most 127 rows or columns before the IFM (top, left: the 7-bit pad fields of NPU_SET_IFM_PAD_TOP/LEFT in Arm's ethosu55_interface.h) and at most 255 after it (bottom, right); TFLite's SAME puts at most one more after than before, so the first limit is the one that binds."""
     top, left, bottom, right = same_padding(op)
     if max(top, left) <= MAX_PAD_TOP_LEFT and max(bottom, right) <= MAX_PAD_BOTTOM_RIGHT:
         return None
