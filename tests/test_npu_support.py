@@ -567,10 +567,70 @@ def test_views_alone_are_no_segment() -> None:
     assert partition(graph, decisions) == []
 
 
-def test_partition_wants_the_graph_order() -> None:
-    graph = parse_model(_mixed_model(), "mixed.tflite")
-    with pytest.raises(ValueError):
-        partition(graph, list(reversed(placement(graph, U55_128))))
+def _branches() -> Graph:
+    """x -> conv0 (NPU); x -> gather1 (CPU); conv0 -> relu2 (NPU); add3(relu2, gather1) (NPU)."""
+    b = ModelBuilder("branches")
+    x = b.add_tensor("x", [1, 4, 4, 4], "int8", *IN_Q)
+    w = b.add_tensor("w", [4, 1, 1, 4], "int8", scale=[0.02] * 4, zero_point=0, data=np.ones((4, 1, 1, 4), np.int8))
+    bias = b.add_tensor("b", [4], "int32", data=np.zeros(4, np.int32))
+    indices = b.add_tensor("indices", [4], "int32", data=np.array([3, 1, 2, 0], np.int32))
+    c0, g1, r2, a3 = (b.add_tensor(n, [1, 4, 4, 4], "int8", *IN_Q) for n in ("conv0", "gather1", "relu2", "add3"))
+    b.add_op("CONV_2D", [x, w, bias], [c0], {"padding": "VALID"})
+    b.add_op("GATHER", [x, indices], [g1], {"axis": 3})
+    b.add_op("RELU", [c0], [r2])
+    b.add_op("ADD", [r2, g1], [a3], {"fused_activation_function": "NONE"})
+    b.set_io([x], [a3])
+    return parse_model(b.build(), "branches.tflite")
+
+
+def test_partition_follows_the_schedule_order() -> None:
+    graph = _branches()
+    decisions = placement(graph, U55_128)
+    conv0, gather1, relu2, add3 = graph.ops
+    assert [d.on_npu for d in decisions] == [True, False, True, True]
+    in_file_order = partition(graph, decisions)
+    assert [[op.name for op in s.ops] for s in in_file_order] == [["conv0"], ["relu2", "add3"]]
+    # With the CPU op scheduled first, the three NPU ops run as one stream...
+    gather_first = partition(graph, decisions, [gather1, conv0, relu2, add3])
+    assert [[op.name for op in s.ops] for s in gather_first] == [["conv0", "relu2", "add3"]]
+    assert [t.name for t in gather_first[0].from_cpu] == ["x", "gather1"]
+    # ...and with it between relu2 and add3, add3 (which reads it) is not merged before it.
+    gather_late = partition(graph, decisions, [conv0, relu2, gather1, add3])
+    assert [[op.name for op in s.ops] for s in gather_late] == [["conv0", "relu2"], ["add3"]]
+    assert [t.name for t in gather_late[1].inputs] == ["relu2", "gather1"]
+
+
+def test_partition_refuses_an_order_against_the_dependencies() -> None:
+    graph = _branches()
+    conv0, gather1, relu2, add3 = graph.ops
+    decisions = placement(graph, U55_128)
+    with pytest.raises(ValueError, match="relu2"):
+        partition(graph, decisions, [relu2, conv0, gather1, add3])
+    with pytest.raises(ValueError, match="each once"):
+        partition(graph, decisions, [conv0, gather1, relu2])
+    with pytest.raises(ValueError, match="one per op"):
+        partition(graph, decisions[:3])
+
+
+def test_partition_of_a_scheduled_public_model() -> None:
+    from mcugen.schedule import schedule
+
+    graph = _prepared(REPO / "tests" / "fixtures" / "model_transformer_block.tflite")
+    order = schedule(graph).order
+    decisions = placement(graph, U55_128)
+    segments = partition(graph, decisions, order)
+    position = {id(op): i for i, op in enumerate(order)}
+    on_npu = {id(d.op): d.on_npu for d in decisions}
+    for segment in segments:
+        places = [position[id(op)] for op in segment.ops]
+        assert places == list(range(places[0], places[0] + len(places)))  # consecutive in the schedule
+        assert all(on_npu[id(op)] for op in segment.ops)
+    # Every NPU op but the views that stand alone is in exactly one segment.
+    in_segments = [id(op) for s in segments for op in s.ops]
+    assert len(in_segments) == len(set(in_segments))
+    alone = {id(d.op) for d in decisions if d.on_npu} - set(in_segments)
+    assert all(next(d.op for d in decisions if id(d.op) == op).kind.name in ("RESHAPE", "SQUEEZE", "EXPAND_DIMS")
+               for op in alone)
 
 
 # --- inspect --npu, docs ------------------------------------------------------------------------

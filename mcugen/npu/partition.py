@@ -1,10 +1,11 @@
 """The ops in schedule order, cut into NPU segments: each segment one command stream.
 
 A segment is a maximal run of consecutive NPU ops (mcugen/npu/support.py's placement) in the
-schedule's order; a CPU op between two NPU ops ends one segment and the next starts after it.
-Because the order is topological, every input of a segment's op is a constant, a graph input, or
-the output of an op before it (in the segment, or on the other side of the boundary), never of a
-CPU op later in the order: nothing in a segment waits for the CPU once the segment has started.
+schedule's order (mcugen/schedule.py's, or the file's); a CPU op between two NPU ops ends one
+segment and the next starts after it. The order is checked to be topological, so every input of a
+segment's op is a constant, a graph input, or the output of an op before it (in the segment, or
+on the other side of the boundary), never of a CPU op later in the order: nothing in a segment
+waits for the CPU once the segment has started.
 A run made only of views (RESHAPE, SQUEEZE, EXPAND_DIMS) is no segment: the NPU would have nothing
 to do, and the CPU aliases them for free.
 
@@ -47,12 +48,12 @@ class Segment:
         return tuple(seen.values())
 
 
-def _runs(decisions: Sequence[Placement]) -> list[list[Op]]:
+def _runs(order: Sequence[Op], on_npu: dict[int, bool]) -> list[list[Op]]:
     runs: list[list[Op]] = []
     current: list[Op] = []
-    for decision in decisions:
-        if decision.on_npu:
-            current.append(decision.op)
+    for op in order:
+        if on_npu[id(op)]:
+            current.append(op)
         elif current:
             runs.append(current)
             current = []
@@ -77,13 +78,28 @@ def _boundary(graph: Graph, ops: list[Op]) -> tuple[tuple[Tensor, ...], tuple[Te
     return tuple(inputs.values()), tuple(outputs.values())
 
 
-def partition(graph: Graph, decisions: Sequence[Placement]) -> list[Segment]:
-    """The NPU segments of `graph`, whose ops are in schedule order and decided by `decisions`
-    (one per op, in the same order; placement() gives them)."""
-    if [id(d.op) for d in decisions] != [id(op) for op in graph.ops]:
-        raise ValueError("partition: the decisions are not the graph's ops in its order")
+def _check_order(graph: Graph, order: Sequence[Op]) -> None:
+    """`order` holds the graph's ops, each once, every one after the producers of its inputs."""
+    if sorted(id(op) for op in order) != sorted(id(op) for op in graph.ops):
+        raise ValueError("partition: the order does not hold the graph's ops, each once")
+    available = {id(t) for t in graph.inputs}
+    for op in order:
+        for t in op.inputs:
+            if t is not None and not t.is_constant and id(t) not in available:
+                raise ValueError(f"partition: {op.where()} comes before the producer of '{t.name}'")
+        available.update(id(t) for t in op.outputs)
+
+
+def partition(graph: Graph, decisions: Sequence[Placement], order: Sequence[Op] | None = None) -> list[Segment]:
+    """The NPU segments of `graph` in `order` (a schedule; default: the graph's own op order),
+    with one decision per op from placement()."""
+    order = list(graph.ops) if order is None else list(order)
+    _check_order(graph, order)
+    on_npu = {id(d.op): d.on_npu for d in decisions}
+    if set(on_npu) != {id(op) for op in graph.ops}:
+        raise ValueError("partition: the decisions are not one per op of the graph")
     graph.link()
-    runs = _runs(decisions)
+    runs = _runs(order, on_npu)
     in_segment = {id(op) for run in runs for op in run}
     graph_io = {id(t) for t in [*graph.inputs, *graph.outputs]}
     segments: list[Segment] = []
