@@ -645,6 +645,8 @@ def test_inspect_npu_lists_every_op_and_reason(tmp_path: Path) -> None:
     assert sum(1 for line in lines if line.strip().startswith("npu: ")) == 4
     assert sum(1 for line in lines if line.strip().startswith("cpu: the Ethos-U55 has no such operation")) == 2
     assert "  npu u55-64: 4 op(s) on the NPU, 2 on the CPU, 2 segment(s)" in lines
+    backends = [line.split()[-2] for line in lines if line[:6].strip().isdigit()]
+    assert backends == ["npu", "npu", "cpu", "npu", "npu", "cpu"]
     assert "    segment 1: ops 3, 4; inputs 'gather2', 'conv0'; outputs 'add4'" in lines
 
 

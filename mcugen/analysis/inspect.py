@@ -92,6 +92,8 @@ def inspect_model(path: Path, setting: Setting = DEFAULT_SETTING, npu: NpuConfig
         if problems:
             result.unsupported.append(op)
         backend = "-" if problems else _backend(op)
+        if on_npu is not None and backend == "cpu" and on_npu.by_index[op.index].on_npu:
+            backend = "npu"
         result.lines.append(f"  {op.index:>3}  {file_op.kind.name:<20} {shape:<22} {op_macs(op):>10}  "
                             f"{backend:<8}  {op.name}")
         if rewrites.get(op.index) is Rewrite.ALIASED:
