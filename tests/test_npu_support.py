@@ -203,6 +203,8 @@ ROWS = [
     Row("relu_scale_2^31", lambda: unary("RELU", in_q=(2.0 ** 21, 0), out_q=(2.0 ** -10, 0)),
         "shift of 0 to 63", VELA_NPU),
     # convolutions: weights, bias, strides, dilation, kernel, padding, depth multiplier
+    Row("conv_same_padding", lambda: conv(ifm=(1, 7, 7, 2), kernel=(5, 5), stride=(2, 2), padding="SAME"),
+        NPU, VELA_NPU),
     Row("conv_stride_3", lambda: conv(ifm=(1, 10, 10, 2), stride=(3, 3)), NPU, VELA_NPU),
     Row("conv_stride_4", lambda: conv(ifm=(1, 10, 10, 2), stride=(4, 4)), "Strides are 1 to 3", VELA_NPU),
     Row("conv_stride_4_single_output", lambda: conv(ifm=(1, 3, 3, 2), stride=(4, 4)), NPU, VELA_NPU),
@@ -260,6 +262,7 @@ ROWS = [
     Row("add_broadcast_both", lambda: binary(a=(1, 4, 1, 3), c=(1, 1, 4, 3), out=(1, 4, 4, 3)),
         "neither input has the output's shape", VELA_NPU),
     Row("add_constant_operand", lambda: binary(constant=True), NPU, VELA_NPU),
+    Row("add_constant_scalar", lambda: binary(c=(), constant=True), NPU, VELA_NPU),
     Row("mul_int16", lambda: binary("MUL", dtype="int16"), NPU, VELA_NPU),
     Row("maximum_same_quant", lambda: binary("MAXIMUM", qc=IN_Q, qo=IN_Q), NPU, VELA_NPU),
     Row("maximum_other_quant", lambda: binary("MAXIMUM", qc=(0.04, 1), qo=IN_Q), "output's scale", VELA_CPU),
