@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..ir import Op, OpKind
+from ..ir import Op, OpKind, Tensor
 from .config import NpuConfig
 from .featuremap import LoweringError, Place, Placement
 from .lower import LOWERINGS, Flash
@@ -58,10 +58,17 @@ def lower_op(op: Op, place: Place, flash: Flash, config: NpuConfig, stream: Comm
     lowering(op, place, flash, config, stream)
 
 
+def _anywhere(tensor: Tensor) -> Placement:
+    """A placement for trying a lowering: every feature map at region 1, offset 0."""
+    if tensor.is_constant:
+        raise LoweringError(f"'{tensor.name}' is a constant where the NPU reads a feature map")
+    return Placement(1, 0)
+
+
 def lowers(op: Op, config: NpuConfig) -> bool:
     """The temporary NPU predicate: `op` lowers for `config` (feature maps placed anywhere)."""
     try:
-        lower_op(op, lambda tensor: Placement(1, 0), Flash(), config, CommandStream())
+        lower_op(op, _anywhere, Flash(), config, CommandStream())
     except LoweringError:
         return False
     return True

@@ -238,13 +238,21 @@ def lower_conv(op: Op, place: Place, flash: Flash, config: NpuConfig, stream: Co
     o = typed_options(op, Conv2DOptions)
     if w.shape[3] != hwc(x.shape)[2]:
         raise LoweringError("grouped convolution")
-    kernel = Kernel(w.shape[1], w.shape[2], o.stride_h, o.stride_w, o.dilation_h, o.dilation_w)
+    kernel = _unstrided(Kernel(w.shape[1], w.shape[2], o.stride_h, o.stride_w, o.dilation_h, o.dilation_w),
+                        op.outputs[0])
     _check_kernel(kernel)
     ifm, ofm = feature_map(x, place), feature_map(op.outputs[0], place)
     pkf = is_part_kernel_first(ifm.depth, kernel, bits)
     k = KernelOp(Cmd0.OP_CONV, 0, ifm, ofm, kernel, _geometry(ifm, ofm, kernel, o.padding),
                  output_clamp(op, o.activation), pkf)
     _emit_weighted(op, k, w.data, config, flash, stream, "conv")
+
+
+def _unstrided(kernel: Kernel, output: Tensor) -> Kernel:
+    """Stride 1 along an axis where the output has one position: the stride is never applied
+    there (a global pool's 25x5 stride, say), and the NPU takes strides up to 3 only."""
+    h, w, _ = hwc(output.shape)
+    return replace(kernel, stride_y=1 if h == 1 else kernel.stride_y, stride_x=1 if w == 1 else kernel.stride_x)
 
 
 def _check_kernel(kernel: Kernel) -> None:
@@ -280,7 +288,8 @@ def lower_depthwise(op: Op, place: Place, flash: Flash, config: NpuConfig, strea
     o = typed_options(op, DepthwiseConv2DOptions)
     if op.outputs[0].shape[-1] != hwc(x.shape)[2]:
         raise LoweringError("depth multiplier above 1")
-    kernel = Kernel(w.shape[1], w.shape[2], o.stride_h, o.stride_w, o.dilation_h, o.dilation_w)
+    kernel = _unstrided(Kernel(w.shape[1], w.shape[2], o.stride_h, o.stride_w, o.dilation_h, o.dilation_w),
+                        op.outputs[0])
     _check_kernel(kernel)
     ifm, ofm = feature_map(x, place), feature_map(op.outputs[0], place)
     k = KernelOp(Cmd0.OP_DEPTHWISE, 0, ifm, ofm, kernel, _geometry(ifm, ofm, kernel, o.padding),
@@ -317,7 +326,7 @@ def lower_pool(op: Op, place: Place, flash: Flash, config: NpuConfig, stream: Co
     if x.quant != y.quant:
         raise LoweringError("input and output quantization differ")
     o = typed_options(op, Pool2DOptions)
-    kernel = Kernel(o.filter_h, o.filter_w, o.stride_h, o.stride_w)
+    kernel = _unstrided(Kernel(o.filter_h, o.filter_w, o.stride_h, o.stride_w), y)
     if not (1 <= kernel.stride_x <= 3 and 1 <= kernel.stride_y <= 3):
         raise LoweringError(f"stride {kernel.stride_y}x{kernel.stride_x}: the NPU takes 1 to 3")
     average = op.kind is OpKind.AVERAGE_POOL_2D
