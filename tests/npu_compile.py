@@ -15,7 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import test_ref_pool as pool
-from npu_elementwise_models import binary_cases, int16_cases, lowered_cases
+from npu_elementwise_models import (
+    binary_cases,
+    fused_lut_cases,
+    int16_cases,
+    lowered_cases,
+    unary_cases,
+)
 from npu_engine_models import (
     Row,
     conv_rows,
@@ -69,7 +75,7 @@ def compile_ours(model: bytes, macs: int, workdir: Path, name: str = "model") ->
 # ---- the single-op models of tests/test_npu_compile.py and benchmarks/npu/own_streams.py ----
 
 LOWERED = {"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "MAX_POOL_2D", "AVERAGE_POOL_2D", "ADD", "SUB", "MUL",
-           "MINIMUM", "MAXIMUM"}
+           "MINIMUM", "MAXIMUM", "LOGISTIC", "TANH", "HARD_SWISH", "LEAKY_RELU", "RELU", "RELU6", "ABS", "QUANTIZE"}
 EVERY_SIZE = (32, 64, 128, 256)
 # Rows (ids) that the NPU cannot take as mcugen lowers it, and why.
 REFUSED = {
@@ -80,6 +86,8 @@ REFUSED = {
     "max5301-int8-2x8x9x5-f2x2-s22-VALID-RELU-zp-60": "batch 2",
     "avg5311-int8-2x8x9x5-f2x3-s21-VALID-RELU6-zp-100": "batch 2",
     "avg5314-int8-1x16x16x3-f4x4-s44-VALID-NONE-zp-3": "stride 4x4",
+    **{name: "int8 input" for name in ("int16-leaky-relu", "int16-leaky-relu-rescale", "int16-leaky-relu-alpha-1.5",
+                                       "int16-leaky-relu-negative-alpha", "int16-abs")},
 }
 
 
@@ -110,6 +118,7 @@ def _global_pools() -> list[Model]:
 def models() -> list[Model]:
     rows = conv_rows() + depthwise_rows() + fully_connected_rows() + pool_rows() + int16_rows()
     found = [_from_row(r) for r in rows if r.tflite_op in LOWERED]
-    cases = [c for c in binary_cases() + int16_cases() + lowered_cases() if c.op in LOWERED]
+    cases = [c for c in binary_cases() + int16_cases() + lowered_cases() + unary_cases() + fused_lut_cases()
+             if c.op in LOWERED and (c.then is None or c.then[0] in LOWERED)]
     found += [Model(c.id, c.build, c.inputs, EVERY_SIZE if len(c.sizes) > 1 else (128,)) for c in cases]
     return found + _global_pools()

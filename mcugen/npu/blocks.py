@@ -4,7 +4,7 @@ SHRAM rule (Ethos-U55; the facts as Vela's architecture_allocator records them):
 buffer is 1 KiB banks. Banks 0-1 are reserved for the output; the IFM buffer follows
 (IB_END = 2 + IFM banks), the accumulators end where the LUT's reserved banks start
 (AB_START = total - reserved end banks - accumulator banks; 2 reserved end banks when the
-configuration has more than 16). A buffer is double-buffered: its banks are 2x its bytes
+configuration has more than 16 or the operation uses a LUT). A buffer is double-buffered: its banks are 2x its bytes
 rounded up to a bank, rounded up to the configuration's granule. IFM bytes: the IFM block's
 width x height x (depth x bits / 8 rounded up to 8); accumulator bytes: the OFM block's width x
 height x (depth rounded up to 8) x accumulator bits / 8. Elementwise operations have no
@@ -79,6 +79,7 @@ class OpShape:
     acc_bits: int = 32
     part_kernel_first: bool = False
     scalar: bool = False  # elementwise with a scalar IFM2
+    lut: bool = False  # the output stage reads a LUT from the last 2 KiB
 
 
 def _ceil_div(a: int, b: int) -> int:
@@ -117,7 +118,7 @@ def layout(config: NpuConfig, op: OpShape, ofm: Block) -> BlockConfig | None:
     elementwise = op.kind == "elementwise"
     bit_granule = {8: 0, 16: 1, 32: 4}[op.ifm_bits]
     ifm_banks = _banks(ifm_bytes, granules[bit_granule + (2 if elementwise and op.ifm_bits < 32 else 0)])
-    lut_start = config.shram_banks - (2 if config.shram_banks > 16 else 0)
+    lut_start = config.shram_banks - (2 if config.shram_banks > 16 or op.lut else 0)
     ib_end = RESERVED_OUTPUT_BANKS + ifm_banks
     ib2_start = ib_end
     if elementwise:

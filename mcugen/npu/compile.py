@@ -15,6 +15,7 @@ from .config import NpuConfig
 from .featuremap import LoweringError, Place, Placement
 from .lower import LOWERINGS, Flash
 from .lower_elementwise import ELEMENTWISE_LOWERINGS
+from .lower_lut import LUT_LOWERINGS
 from .stream import CommandStream, write_payload
 
 NO_COMMANDS = frozenset({OpKind.RESHAPE, OpKind.SQUEEZE, OpKind.EXPAND_DIMS})
@@ -52,7 +53,7 @@ def lower_op(op: Op, place: Place, flash: Flash, config: NpuConfig, stream: Comm
         if place(op.inputs[0]) != place(op.outputs[0]):  # type: ignore[arg-type]
             raise LoweringError("a reshape whose input and output are not the same bytes")
         return
-    lowering = LOWERINGS.get(op.kind) or ELEMENTWISE_LOWERINGS.get(op.kind)
+    lowering = LOWERINGS.get(op.kind) or ELEMENTWISE_LOWERINGS.get(op.kind) or LUT_LOWERINGS.get(op.kind)
     if lowering is None:
         raise LoweringError(f"{op.kind.name} has no NPU lowering")
     lowering(op, place, flash, config, stream)

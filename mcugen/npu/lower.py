@@ -148,8 +148,9 @@ def _weights(w: Tensor, ohwi: np.ndarray, order: WeightOrder, flash: Flash) -> t
     return flash.add(blob), len(blob)
 
 
-def emit_kernel_op(stream: CommandStream, k: KernelOp, block: BlockConfig) -> None:
-    """All registers of a kernel operation, then the operation."""
+def emit_kernel_op(stream: CommandStream, k: KernelOp, block: BlockConfig, function: int = 0) -> None:
+    """All registers of a kernel operation, then the operation (`function`: the ACTIVATION
+    function, 16 + n for LUT slot n)."""
     emit_ifm(stream, k.ifm)
     for command, pad in zip((Cmd0.IFM_PAD_TOP, Cmd0.IFM_PAD_LEFT, Cmd0.IFM_PAD_BOTTOM, Cmd0.IFM_PAD_RIGHT),
                             k.pads, strict=True):
@@ -169,7 +170,7 @@ def emit_kernel_op(stream: CommandStream, k: KernelOp, block: BlockConfig) -> No
         stream.cmd1(Cmd1.SCALE_LENGTH, k.scales[1])
     if k.global_scale is not None:
         stream.cmd1(Cmd1.OFM_SCALE, k.global_scale[0], k.global_scale[1])
-    emit_activation(stream, k.clamp)
+    emit_activation(stream, k.clamp, function)
     emit_block(stream, block)
     stream.cmd0(Cmd0.ACC_FORMAT, int(k.acc40))
     stream.cmd0(Cmd0.BLOCKDEP, 0)
