@@ -1,6 +1,6 @@
 """`mcugen build/run --npu`: whole models with mcugen's own NPU segments, against TFLM.
 
-Each public model is built for an Ethos-U55 (--npu u55-64/128/256) with the host target: the
+Each public model is built for an Ethos-U55 (--npu u55-32/64/128/256) with the host target: the
 ops the NPU takes run as ETHOS_U segments with mcugen's command streams, written for the
 offsets the memory planner gave their feature maps; the rest (SOFTMAX, MEAN) run on mcugen's
 CPU kernels. The generated C runs under ASan/UBSan on the three stored cases and must equal the
@@ -39,7 +39,7 @@ def npu_options(size: str) -> BuildOptions:
     return BuildOptions(target=dataclasses.replace(HOST, npu=npu_config(size)))
 
 
-@pytest.mark.parametrize("size", ("u55-64", "u55-128", "u55-256"))
+@pytest.mark.parametrize("size", ("u55-32", "u55-64", "u55-128", "u55-256"))
 @pytest.mark.parametrize("name", PUBLIC)
 def test_public_model_with_npu_segments_is_bit_exact_with_tflm(name: str, size: str) -> None:
     path = public_model(name)
