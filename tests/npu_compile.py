@@ -59,7 +59,7 @@ def compile_ours(model: bytes, macs: int, workdir: Path, name: str = "model") ->
     def place(tensor: Tensor) -> Placement:
         return Placement(ARENA_REGION, offsets[tensor.index])
 
-    program = lower_ops(graph.ops, place, CONFIGS[f"u55-{macs}"])
+    program = lower_ops(graph.ops, place, CONFIGS[f"u55-{macs}"], frozenset(id(t) for t in graph.outputs))
     payload, flash = workdir / "mcugen_payload.bin", workdir / "mcugen_flash.bin"
     payload.write_bytes(program.payload)
     flash.write_bytes(program.flash)

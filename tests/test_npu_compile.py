@@ -110,3 +110,15 @@ def test_block_and_shram_layout_match_velas_for_a_3x3_conv(size: str) -> None:
     op = OpShape("conv", Block(7, 9, 6), Block(7, 9, 4), Kernel(3, 3), part_kernel_first=True)
     block = choose_block(CONFIGS[size], op)
     assert ((block.ofm.width, block.ofm.height, block.ofm.depth), block.ib_end, block.ab_start) == expected
+
+
+@pytest.mark.parametrize("macs", (32, 128))
+def test_lut_after_an_elementwise_op_runs_in_its_output_stage(macs: int, harness: Path, tmp_path: Path) -> None:
+    """ADD then LOGISTIC: one ELEMENTWISE operation with the table, no pool, TFLM's output."""
+    model = next(m for m in models() if m.id == "add-then-logistic")
+    data, inputs = model.build(), model.inputs()
+    run = run_npu(harness, compile_ours(data, macs, tmp_path / "ours"), macs, inputs, tmp_path / "run")
+    counts = {m[1]: int(m[2]) for m in re.finditer(r"^count (\w+) (\d+)$", run.stdout, re.MULTILINE)}
+    assert counts.get("ELEMENTWISE") == 1 and counts.get("POOL", 0) == 0, counts
+    (expected,) = run_tflm(data, inputs)
+    assert np.array_equal(run.outputs[0].reshape(expected.shape), expected)

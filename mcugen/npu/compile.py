@@ -15,7 +15,7 @@ from .config import NpuConfig
 from .featuremap import LoweringError, Place, Placement
 from .lower import LOWERINGS, Flash
 from .lower_elementwise import ELEMENTWISE_LOWERINGS
-from .lower_lut import LUT_LOWERINGS
+from .lower_lut import LUT_KINDS, LUT_LOWERINGS, load_lut, lut_table
 from .stream import CommandStream, write_payload
 
 NO_COMMANDS = frozenset({OpKind.RESHAPE, OpKind.SQUEEZE, OpKind.EXPAND_DIMS})
@@ -30,15 +30,46 @@ class NpuProgram:
     operations: int  # NPU operation commands in the stream
 
 
-def lower_ops(ops: list[Op], place: Place, config: NpuConfig) -> NpuProgram:
+def _fusable(op: Op, then: Op | None, keep: frozenset[int]) -> bool:
+    """Whether LUT op `then` can run in `op`'s output stage: it alone reads `op`'s int8 output,
+    which nothing outside the stream needs (`keep`: ids of such tensors)."""
+    if then is None or then.kind not in LUT_KINDS or op.kind in LUT_KINDS or op.kind in NO_COMMANDS:
+        return False
+    out = op.outputs[0]
+    return (len(op.outputs) == 1 and then.inputs[0] is out and out.dtype.short == "int8"
+            and [id(c) for c in out.consumers] == [id(then)] and id(out) not in keep)
+
+
+def _fused(op: Op, then: Op, place: Place, flash: Flash, config: NpuConfig, stream: CommandStream) -> None:
+    """`op` writing `then`'s output through `then`'s table (the intermediate never exists)."""
+    lut_table(then)  # the table must exist before any command is written
+    load_lut(then, flash, config, stream)
+    inner, final = op.outputs[0], then.outputs[0]
+    stream.lut_slot = 0
+    try:
+        lower_op(op, lambda t: place(final) if t is inner else place(t), flash, config, stream)
+    finally:
+        stream.lut_slot = None
+
+
+def lower_ops(ops: list[Op], place: Place, config: NpuConfig, keep: frozenset[int] = frozenset()) -> NpuProgram:
     """`ops` as one command stream for `config`; LoweringError naming the first op that does
-    not lower."""
+    not lower. A LUT op right after the op whose output only it reads runs in that op's output
+    stage, unless the output is in `keep` (ids of tensors read outside the stream)."""
     stream, flash = CommandStream(), Flash()
     operations = 0
-    for op in ops:
+    fused: set[int] = set()
+    for n, op in enumerate(ops):
+        if id(op) in fused:
+            continue
         before = len(stream.words)
+        then = ops[n + 1] if n + 1 < len(ops) else None
         try:
-            lower_op(op, place, flash, config, stream)
+            if then is not None and _fusable(op, then, keep):
+                _fused(op, then, place, flash, config, stream)
+                fused.add(id(then))
+            else:
+                lower_op(op, place, flash, config, stream)
         except LoweringError as e:
             raise LoweringError(f"{op.where()}: {e}") from None
         operations += len(stream.words) != before

@@ -35,6 +35,7 @@ from .stream import CommandStream
 from .weights import STREAM_ALIGN, WeightOrder, encode_bias_scale, encode_weights
 
 FLASH_REGION = 0
+ACTIVATION_TABLE = 16  # ACTIVATION function of LUT slot 0
 T = TypeVar("T")
 MAX_PAD = 255  # the engine's limit on IFM padding
 
@@ -178,7 +179,10 @@ def emit_kernel_op(stream: CommandStream, k: KernelOp, block: BlockConfig, funct
 
 
 def emit_activation(stream: CommandStream, clamp: tuple[int, int], function: int = 0) -> None:
-    """ACTIVATION (clamp, or a LUT slot) with the clamp's bounds in the OFM's quantized domain."""
+    """ACTIVATION (clamp, or a LUT slot: `function`, else the stream's fused LUT) with the
+    clamp's bounds in the OFM's quantized domain."""
+    if function == 0 and stream.lut_slot is not None:
+        function = ACTIVATION_TABLE + stream.lut_slot
     stream.cmd0(Cmd0.ACTIVATION, activation(function))
     stream.cmd0(Cmd0.ACTIVATION_MIN, clamp[0])
     stream.cmd0(Cmd0.ACTIVATION_MAX, clamp[1])
@@ -220,10 +224,10 @@ def _geometry(ifm: FeatureMap, ofm: FeatureMap, kernel: Kernel, padding: Padding
     return top, left, bottom, right
 
 
-def _block_for(config: NpuConfig, kind: str, k: KernelOp) -> BlockConfig:
+def _block_for(config: NpuConfig, kind: str, k: KernelOp, lut: bool) -> BlockConfig:
     shape = OpShape(kind, Block(k.ofm.width, k.ofm.height, k.ofm.depth),
                     Block(k.ifm.width, k.ifm.height, k.ifm.depth), k.kernel, k.ifm.bits,
-                    acc_bits=40 if k.acc40 else 32, part_kernel_first=k.part_kernel_first)
+                    acc_bits=40 if k.acc40 else 32, part_kernel_first=k.part_kernel_first, lut=lut)
     try:
         return choose_block(config, shape)
     except ValueError as e:
@@ -269,7 +273,7 @@ def _emit_weighted(op: Op, k: KernelOp, ohwi: np.ndarray, config: NpuConfig, fla
                    stream: CommandStream, kind: str) -> None:
     """Block, weight stream, bias/scale stream, commands of a CONV or DEPTHWISE operation."""
     k = _wide(k, op)
-    block = _block_for(config, kind, k)
+    block = _block_for(config, kind, k, stream.lut_slot is not None)
     dilation = (k.kernel.dilation_y, k.kernel.dilation_x)
     order = WeightOrder(block.ofm.depth, kind == "depthwise", k.part_kernel_first, k.ifm.bits,
                         config.ofm_ublock.depth, config.ifm_ublock.depth, dilation)
@@ -343,7 +347,7 @@ def lower_pool(op: Op, place: Place, flash: Flash, config: NpuConfig, stream: Co
     k = KernelOp(Cmd0.OP_POOL, PoolMode.AVERAGE if average else PoolMode.MAX, ifm, ofm, kernel, pads,
                  output_clamp(op, o.activation), global_scale=(1, 0) if average and any(pads) else None,
                  rounding=Rounding.NATURAL if average else Rounding.TFL)
-    emit_kernel_op(stream, k, _block_for(config, "pool", k))
+    emit_kernel_op(stream, k, _block_for(config, "pool", k, stream.lut_slot is not None))
 
 
 LOWERINGS = {

@@ -49,13 +49,10 @@ def lut_table(op: Op) -> bytes:
     return np.asarray(values, dtype=np.int8).reshape(LUT_BYTES).tobytes()
 
 
-def lower_lut(op: Op, place: Place, flash: Flash, config: NpuConfig, stream: CommandStream) -> None:
-    """One of LUT_KINDS, int8: the table DMA'd into SHRAM, then a 1x1 MAX pool through it."""
+def load_lut(op: Op, flash: Flash, config: NpuConfig, stream: CommandStream) -> None:
+    """The op's table into flash, and the DMA that copies it to LUT slot 0 before the next
+    operation (which waits for it)."""
     address = flash.add(lut_table(op))
-    x, y = op.inputs[0], op.outputs[0]
-    assert x is not None
-    ifm, ofm = feature_map(x, place), feature_map(y, place)
-    ifm, ofm = replace(ifm, zero_point=0), replace(ofm, zero_point=0)
     stream.cmd0(Cmd0.DMA0_SRC_REGION, FLASH_REGION)
     stream.cmd1(Cmd1.DMA0_SRC, address)
     stream.cmd0(Cmd0.DMA0_DST_REGION, DMA_INTERNAL)
@@ -63,6 +60,15 @@ def lower_lut(op: Op, place: Place, flash: Flash, config: NpuConfig, stream: Com
     stream.cmd1(Cmd1.DMA0_LEN, LUT_BYTES)
     stream.cmd0(Cmd0.OP_DMA_START)
     stream.cmd0(Cmd0.OP_DMA_WAIT, 0)
+
+
+def lower_lut(op: Op, place: Place, flash: Flash, config: NpuConfig, stream: CommandStream) -> None:
+    """One of LUT_KINDS, int8: the table DMA'd into SHRAM, then a 1x1 pool through it."""
+    load_lut(op, flash, config, stream)
+    x, y = op.inputs[0], op.outputs[0]
+    assert x is not None
+    ifm, ofm = feature_map(x, place), feature_map(y, place)
+    ifm, ofm = replace(ifm, zero_point=0), replace(ofm, zero_point=0)
     k = KernelOp(Cmd0.OP_POOL, PoolMode.AVERAGE, ifm, ofm, Kernel(), (0, 0, 0, 0), (-128, 127),
                  global_scale=(1, 0), rounding=Rounding.NATURAL)
     shape = OpShape("pool", Block(ofm.width, ofm.height, ofm.depth), Block(ifm.width, ifm.height, ifm.depth),

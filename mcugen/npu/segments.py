@@ -98,11 +98,11 @@ def segment_op(graph: Graph, order: list[Op], ops: list[Op], plan: Plan, config:
             raise LoweringError(f"'{tensor.name}' is a constant where the NPU reads a feature map")
         return Placement(region[plan.buffer_of(tensor).pool], plan.offset_of(tensor))
 
+    ifms, ofms = _boundary(ops, graph, order)
     try:
-        program = lower_ops(ops, place, config)
+        program = lower_ops(ops, place, config, frozenset(id(t) for t in ofms))
     except LoweringError as e:
         raise BuildError(f"NPU segment {number}: {e}") from None
-    ifms, ofms = _boundary(ops, graph, order)
     payload = _constant(graph, f"npu_segment{number}_payload", program.payload)
     flash = _constant(graph, f"npu_segment{number}_weights", program.flash)
     return Op(kind=OpKind.ETHOS_U, inputs=[payload, flash, *ifms], outputs=ofms,
