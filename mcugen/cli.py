@@ -118,6 +118,21 @@ def _max_tensor_bytes(text: str | None) -> int | None:
     return value
 
 
+NPU_OPTION = click.option(
+    "--npu", "npu", default=None, metavar="u55-32|u55-64|u55-128|u55-256",
+    help="An Ethos-U55 beside the core: runs of ops it takes become NPU segments with mcugen's own "
+         "command streams (docs/npu.md).")
+
+
+def _with_npu(options: Any, npu: str | None) -> Any:
+    """--npu NAME: the target with that Ethos-U55 configuration (Target.npu)."""
+    if npu is None:
+        return options
+    from .npu.config import npu_config
+
+    return dataclasses.replace(options, target=dataclasses.replace(options.target, npu=npu_config(npu)))
+
+
 def _build_options(function: Callable[..., Any], prefix: Any = PREFIX_OPTION) -> Callable[..., Any]:
     options = [
         click.option("--rounding", type=click.Choice([r.value for r in Rounding]), default="tflm",
@@ -172,10 +187,11 @@ def main() -> None:
 @functools.partial(_build_options, prefix=PREFIXES_OPTION)
 @TILING_OPTION
 @MAX_TENSOR_BYTES_OPTION
+@NPU_OPTION
 @_fail_cleanly
 def build(models: Sequence[Path], out_dir: Path, rounding: str, prefixes: Sequence[str], target: str,
           pools: Sequence[str], size: bool | None, instructions: bool, tiling: bool, arena: str,
-          max_tensor_bytes: str | None, weights_file: bool) -> None:
+          max_tensor_bytes: str | None, weights_file: bool, npu: str | None) -> None:
     """Generate C sources for one or more MODELS into one directory (one shared runtime)."""
     from .analysis.measure import build_models
     from .modelset import check_output_dir
@@ -184,7 +200,7 @@ def build(models: Sequence[Path], out_dir: Path, rounding: str, prefixes: Sequen
     if prefixes:
         check_output_dir(out_dir, prefixes)  # before the work, when the prefixes are known
     options = _options(rounding, None, target, pools, tiling, arena, max_tensor_bytes)
-    options = dataclasses.replace(options, weights_file=weights_file)
+    options = _with_npu(dataclasses.replace(options, weights_file=weights_file), npu)
     for compiled in build_models(models, out_dir, options, prefixes, size=size, instructions=instructions):
         _print_build(compiled, out_dir)
     if len(models) > 1:
@@ -247,17 +263,19 @@ def _describe(index: int, value: np.ndarray) -> str:
 @_build_options
 @TILING_OPTION
 @MAX_TENSOR_BYTES_OPTION
+@NPU_OPTION
 @_fail_cleanly
 def run(model: Path, input_path: Path, output_path: Path | None, rounding: str,
-        prefix: str | None, target: str, pools: Sequence[str], tiling: bool, max_tensor_bytes: str | None) -> None:
+        prefix: str | None, target: str, pools: Sequence[str], tiling: bool, max_tensor_bytes: str | None,
+        npu: str | None) -> None:
     """Compile MODEL's C on the host, run it on the inputs, print and save the outputs."""
     from .toolchain.host import run_model
 
     if output_path is not None:
         _writable_file(output_path)
     inputs = _load_cases(input_path)
-    outputs = run_model(model, [inputs], _options(rounding, prefix, "host", pools, tiling, max_tensor_bytes=max_tensor_bytes),
-                        where=str(input_path))[0]
+    options = _with_npu(_options(rounding, prefix, "host", pools, tiling, max_tensor_bytes=max_tensor_bytes), npu)
+    outputs = run_model(model, [inputs], options, where=str(input_path))[0]
     for index, value in enumerate(outputs):
         click.echo(_describe(index, value))
     if output_path is not None:

@@ -62,7 +62,8 @@ class BuildOptions:
         arena = "" if self.arena == "static" else f"-arena-{self.arena}"
         limit = "" if self.max_tensor_bytes == DEFAULT_MAX_TENSOR_BYTES else f"-max{self.max_tensor_bytes}"
         weights = "-weights-file" if self.weights_file else ""
-        return (f"{self.rounding.value}-{self.prefix or ''}-{self.target.name}-{pools}-{self.guard}{tiling}"
+        npu = f"+{self.target.npu.name}" if self.target.npu is not None else ""
+        return (f"{self.rounding.value}-{self.prefix or ''}-{self.target.name}{npu}-{pools}-{self.guard}{tiling}"
                 f"{arena}{limit}{weights}")
 
 
@@ -198,7 +199,7 @@ def schedule_and_plan(graph: Graph, options: BuildOptions, label: str) -> tuple[
     if vela and (overlap := check_pinned(graph, order)) is not None:
         raise PlanningError(f"{label}: Vela's offsets do not hold for the op order: {overlap}")
     plan = plan_model(graph, order, scratch_bytes(options.target), options.pools, options.guard,
-                      options.tiling and not vela)
+                      options.tiling and not vela and options.target.npu is None)
     plan.schedule_exact = chosen.exact
     return order, plan
 
@@ -214,11 +215,26 @@ def compile_model(model: Path | bytes, options: BuildOptions, label: str | None 
         raise McugenError(f"{model_label}: --weights-file is not supported for Vela-compiled models "
                           "(their command streams and weights are one payload); build it without it")
     order, plan = schedule_and_plan(graph, options, model_label)
+    if options.target.npu is not None:
+        order = npu_segments(graph, order, plan, options, model_label)
     code = generate(graph, order, plan, prefix, options.rounding, model_label, options.target,
                     external_arena=options.arena == "external", weights_file=options.weights_file)
     compiled = Compiled(graph, order, plan, code, prefix, options, model_label)
     compiled.npu = npu_report(order, plan)
     return compiled
+
+
+def npu_segments(graph: Graph, order: list[Op], plan: Plan, options: BuildOptions, label: str) -> list[Op]:
+    """--npu: the ops the NPU takes, in runs, as ETHOS_U ops with mcugen's own command streams
+    (npu/segments.py), written for the plan's offsets."""
+    from .npu.segments import lower_segments
+
+    assert options.target.npu is not None
+    if npu_ops(graph.ops):
+        raise McugenError(f"{label}: --npu with a Vela-compiled model; give the original model, or drop --npu")
+    if options.guard:
+        raise McugenError(f"{label}: --npu with guard bytes (a test option) is not supported")
+    return lower_segments(graph, order, plan, options.target.npu)
 
 
 def write_files(compiled: Compiled, directory: Path) -> None:

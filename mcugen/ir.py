@@ -166,6 +166,28 @@ class EthosUOptions:
     fast_scratch: Tensor
 
 
+@dataclass(frozen=True, eq=False)
+class NpuPoolRegion:
+    """A memory pool as an NPU region of an mcugen-compiled segment: its base address is
+    `anchor`'s address minus `anchor_offset` (the anchor: a tensor planned in the pool)."""
+
+    pool: str
+    anchor: Tensor
+    anchor_offset: int
+    size: int
+
+
+@dataclass(frozen=True, eq=False)
+class NpuSegmentOptions:
+    """An NPU segment mcugen compiled itself (--npu, mcugen/npu/segments.py): `ops` lowered
+    into one command stream. Its inputs are the driver payload, the read-only image (encoded
+    weights and scales: region 0) and the IFMs; its outputs the OFMs. Region 1 + n is the pool
+    `pools[n]`: the stream addresses feature maps at their planned offsets in their pool."""
+
+    ops: tuple[Op, ...]
+    pools: tuple[NpuPoolRegion, ...]
+
+
 @dataclass(frozen=True)
 class TransposeConvOptions:
     padding: Padding
@@ -272,6 +294,7 @@ OpOptions = (
     | ArgMaxOptions
     | ResizeOptions
     | EthosUOptions
+    | NpuSegmentOptions
 )
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..ir import Op, OpKind, Tensor
+from ..ir import NpuSegmentOptions, Op, OpKind, Tensor
 from ..memory.plan import Plan
 from ..ops.base import DEFAULT_SETTING
 from ..ops.npu import prepare_ethos_u, regions
@@ -70,9 +70,20 @@ def npu_report(order: list[Op], plan: Plan) -> dict[str, Any] | None:
         "ops_on_cpu": len(order) - len(ops),
         "command_stream_bytes": sum(t.nbytes for t in payloads),
         "weights_encoded_bytes": sum(t.nbytes for t in read_only),
-        "regions": [
-            {"op": op.index, "region": number, "what": _region_kind(number, tensor, op), "tensor": tensor.name,
-             "bytes": tensor.nbytes, "placed": _placement(tensor, plan)}
-            for op in ops for number, tensor in enumerate(regions(op))
-        ],
+        "regions": [entry for op in ops for entry in _regions(op, plan)],
     }
+
+
+def _regions(op: Op, plan: Plan) -> list[dict[str, Any]]:
+    """The op's base addresses: Vela's tensors (TFLM's order), or for an mcugen segment the
+    read-only image and the pools its feature maps are planned in."""
+    if isinstance(op.options, NpuSegmentOptions):
+        flash = op.inputs[1]
+        assert flash is not None
+        entries = [{"op": op.index, "region": 0, "what": "read-only: encoded weights and scales", "tensor": flash.name,
+                    "bytes": flash.nbytes, "placed": _placement(flash, plan)}]
+        return entries + [{"op": op.index, "region": 1 + n, "what": f"pool {r.pool}: feature maps at their planned "
+                           "offsets", "tensor": None, "bytes": r.size, "placed": f"pool {r.pool} at offset 0"}
+                          for n, r in enumerate(op.options.pools)]
+    return [{"op": op.index, "region": number, "what": _region_kind(number, tensor, op), "tensor": tensor.name,
+             "bytes": tensor.nbytes, "placed": _placement(tensor, plan)} for number, tensor in enumerate(regions(op))]

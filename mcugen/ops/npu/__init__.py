@@ -19,7 +19,7 @@ from __future__ import annotations
 import tflite
 
 from ...errors import UnsupportedError
-from ...ir import DType, EthosUOptions, Op, OpKind, Tensor
+from ...ir import DType, EthosUOptions, NpuSegmentOptions, Op, OpKind, Tensor
 from ..base import OpDef, PrepareRule, Setting, no_fast_path_scratch, no_macs, no_scratch
 from ..emitting import EmitContext, KernelCall
 from .payload import Payload, PayloadError, read_payload
@@ -82,14 +82,25 @@ def regions(op: Op) -> list[Tensor]:
     return [t for t in found if t is not None][:MAX_REGIONS]
 
 
+def _bases(op: Op, ctx: EmitContext) -> list[tuple[str, int]]:
+    """(C address, bytes) of each region. Vela's op: the tensors of `regions`, each its bytes
+    (TFLM passes element counts, the same for the uint8/int8 tensors Vela puts there). An
+    mcugen segment: the read-only image, then each pool's base (its anchor's address minus
+    the anchor's offset) and size."""
+    if isinstance(op.options, NpuSegmentOptions):
+        flash = op.inputs[1]
+        assert flash is not None
+        pools = [(f"(const uint8_t *)({ctx.ptr(r.anchor)}) - {r.anchor_offset}", r.size) for r in op.options.pools]
+        return [(ctx.ptr(flash), flash.nbytes), *pools]
+    return [(ctx.ptr(t), t.nbytes) for t in regions(op)]
+
+
 def emit_ethos_u(op: Op, ctx: EmitContext) -> KernelCall:
     payload = op.inputs[0]
     assert payload is not None
-    used = regions(op)
-    bases = ", ".join(f"(uint64_t)(uintptr_t)({ctx.ptr(t)})" for t in used)
-    # The region sizes the driver programs: each tensor's bytes (TFLM passes its element
-    # count, the same for the uint8/int8 tensors Vela puts here).
-    sizes = ", ".join(f"{t.nbytes}u" for t in used)
+    used = _bases(op, ctx)
+    bases = ", ".join(f"(uint64_t)(uintptr_t)({address})" for address, _ in used)
+    sizes = ", ".join(f"{size}u" for _, size in used)
     return KernelCall(
         declarations=[f"uint64_t npu_base[{len(used)}] = {{ {bases} }};",
                       f"static const size_t npu_base_size[{len(used)}] = {{ {sizes} }};"],

@@ -1,0 +1,132 @@
+"""Feature maps as the NPU addresses them, and the commands that describe them.
+
+A feature map is NHWC in one region at a byte address: one tile (HEIGHT0 = HEIGHT1 = h - 1,
+WIDTH0 = w - 1, BASE1-3 unused), strides STRIDE_X = c x bytes, STRIDE_Y = w x c x bytes,
+STRIDE_C = bytes. mcugen hands the NPU batch-1 tensors; a tensor of rank below 4 is seen as
+1 x ... x c (FULLY_CONNECTED's rows become the height).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..ir import DType, Tensor
+from .registers import Cmd0, Cmd1, Rounding, ifm_precision, ofm_precision
+from .stream import CommandStream
+
+_BITS = {DType.INT8: (8, True), DType.UINT8: (8, False), DType.INT16: (16, True), DType.INT32: (32, True)}
+
+
+class LoweringError(ValueError):
+    """Why an op does not lower to NPU commands, in words for a one-line message."""
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a tensor lives for the NPU: a region (base-address register) and a byte offset."""
+
+    region: int
+    address: int
+
+
+Place = Callable[[Tensor], Placement]
+
+
+@dataclass(frozen=True)
+class FeatureMap:
+    """One NHWC feature map: placement, height, width, depth, element bits, signedness, zero point."""
+
+    placement: Placement
+    height: int
+    width: int
+    depth: int
+    bits: int
+    signed: bool
+    zero_point: int
+
+    @property
+    def elem_bytes(self) -> int:
+        return self.bits // 8
+
+
+def hwc(shape: tuple[int, ...]) -> tuple[int, int, int]:
+    """(h, w, c) of a batch-1 shape: rank 4 NHWC, rank 3 HWC, rank 2 (rows, c), rank 1 (c)."""
+    if len(shape) == 4:
+        if shape[0] != 1:
+            raise LoweringError(f"batch {shape[0]}: the NPU runs batch 1")
+        return shape[1], shape[2], shape[3]
+    if len(shape) == 3:
+        return shape[0], shape[1], shape[2]
+    if len(shape) == 2:
+        return shape[0], 1, shape[1]
+    if len(shape) == 1:
+        return 1, 1, shape[0]
+    if len(shape) == 0:
+        return 1, 1, 1
+    raise LoweringError(f"rank {len(shape)}: the NPU takes at most 4 dimensions")
+
+
+def feature_map(tensor: Tensor, place: Place, shape: tuple[int, int, int] | None = None) -> FeatureMap:
+    """`tensor` as a feature map (shape overrides its h, w, c)."""
+    if tensor.dtype not in _BITS:
+        raise LoweringError(f"'{tensor.name}' is {tensor.dtype.short}: the NPU takes int8, uint8, int16, int32")
+    bits, signed = _BITS[tensor.dtype]
+    h, w, c = shape or hwc(tensor.shape)
+    zero_point = tensor.quant.single_zero_point if tensor.quant else 0
+    if tensor.quant is not None and tensor.quant.per_channel:
+        raise LoweringError(f"'{tensor.name}' is quantized per channel")
+    return FeatureMap(place(tensor), h, w, c, bits, signed, zero_point)
+
+
+def emit_ifm(stream: CommandStream, fm: FeatureMap, scale_mode: int = 0, rounding: Rounding = Rounding.TFL) -> None:
+    """IFM region, base, tile sizes, depth, strides, zero point, precision, no upscale."""
+    stream.cmd0(Cmd0.IFM_REGION, fm.placement.region)
+    stream.cmd1(Cmd1.IFM_BASE0, fm.placement.address)
+    for base in (Cmd1.IFM_BASE1, Cmd1.IFM_BASE2, Cmd1.IFM_BASE3):
+        stream.cmd1(base, 0)
+    stream.cmd0(Cmd0.IFM_HEIGHT0_M1, fm.height - 1)
+    stream.cmd0(Cmd0.IFM_HEIGHT1_M1, fm.height - 1)
+    stream.cmd0(Cmd0.IFM_WIDTH0_M1, fm.width - 1)
+    stream.cmd0(Cmd0.IFM_DEPTH_M1, fm.depth - 1)
+    stream.cmd1(Cmd1.IFM_STRIDE_Y, fm.width * fm.depth * fm.elem_bytes)
+    stream.cmd1(Cmd1.IFM_STRIDE_X, fm.depth * fm.elem_bytes)
+    stream.cmd1(Cmd1.IFM_STRIDE_C, fm.elem_bytes)
+    stream.cmd0(Cmd0.IFM_ZERO_POINT, fm.zero_point)
+    stream.cmd0(Cmd0.IFM_PRECISION, ifm_precision(fm.bits, fm.signed, scale_mode, rounding))
+    stream.cmd0(Cmd0.IFM_UPSCALE, 0)
+
+
+def emit_ifm2(stream: CommandStream, fm: FeatureMap, scale_mode: int = 0) -> None:
+    """IFM2 region, base, tile sizes, strides, zero point, precision (its depth is the IFM's)."""
+    stream.cmd0(Cmd0.IFM2_REGION, fm.placement.region)
+    stream.cmd1(Cmd1.IFM2_BASE0, fm.placement.address)
+    for base in (Cmd1.IFM2_BASE1, Cmd1.IFM2_BASE2, Cmd1.IFM2_BASE3):
+        stream.cmd1(base, 0)
+    stream.cmd0(Cmd0.IFM2_HEIGHT0_M1, fm.height - 1)
+    stream.cmd0(Cmd0.IFM2_HEIGHT1_M1, fm.height - 1)
+    stream.cmd0(Cmd0.IFM2_WIDTH0_M1, fm.width - 1)
+    stream.cmd1(Cmd1.IFM2_STRIDE_Y, fm.width * fm.depth * fm.elem_bytes)
+    stream.cmd1(Cmd1.IFM2_STRIDE_X, fm.depth * fm.elem_bytes)
+    stream.cmd1(Cmd1.IFM2_STRIDE_C, fm.elem_bytes)
+    stream.cmd0(Cmd0.IFM2_ZERO_POINT, fm.zero_point)
+    stream.cmd0(Cmd0.IFM2_PRECISION, ifm_precision(fm.bits, fm.signed, scale_mode))
+
+
+def emit_ofm(stream: CommandStream, fm: FeatureMap, global_scale: bool, rounding: Rounding = Rounding.TFL) -> None:
+    """OFM region, base, sizes and tile sizes, strides, zero point, precision."""
+    stream.cmd0(Cmd0.OFM_REGION, fm.placement.region)
+    stream.cmd1(Cmd1.OFM_BASE0, fm.placement.address)
+    for base in (Cmd1.OFM_BASE1, Cmd1.OFM_BASE2, Cmd1.OFM_BASE3):
+        stream.cmd1(base, 0)
+    stream.cmd0(Cmd0.OFM_HEIGHT_M1, fm.height - 1)
+    stream.cmd0(Cmd0.OFM_WIDTH_M1, fm.width - 1)
+    stream.cmd0(Cmd0.OFM_HEIGHT0_M1, fm.height - 1)
+    stream.cmd0(Cmd0.OFM_HEIGHT1_M1, fm.height - 1)
+    stream.cmd0(Cmd0.OFM_WIDTH0_M1, fm.width - 1)
+    stream.cmd0(Cmd0.OFM_DEPTH_M1, fm.depth - 1)
+    stream.cmd1(Cmd1.OFM_STRIDE_Y, fm.width * fm.depth * fm.elem_bytes)
+    stream.cmd1(Cmd1.OFM_STRIDE_X, fm.depth * fm.elem_bytes)
+    stream.cmd1(Cmd1.OFM_STRIDE_C, fm.elem_bytes)
+    stream.cmd0(Cmd0.OFM_ZERO_POINT, fm.zero_point)
+    stream.cmd0(Cmd0.OFM_PRECISION, ofm_precision(fm.bits, fm.signed, global_scale, rounding))

@@ -1,0 +1,127 @@
+"""`--npu`: runs of consecutive NPU ops become one ETHOS_U op each, with mcugen's own stream.
+
+After scheduling and memory planning (the stream addresses feature maps where the planner put
+them, so it is written last): in the execution order, every maximal run of ops that the NPU
+takes (`npu_takes`) becomes one segment, an ETHOS_U op whose inputs are its payload (the
+command stream of all its ops, mcugen.npu.compile.lower_ops), its read-only image (region 0:
+encoded weights and scales, constant operands) and its IFMs (the segment's inputs produced
+outside it), and whose outputs are the tensors read after it or by the application. Region
+1 + n is the n-th memory pool holding one of the segment's feature maps; a tensor's address
+is its planned offset in its pool. Tensors inside a segment stay planned (the NPU writes and
+reads them there) but no CPU op sees them. NPU ops are not tiled (the build turns tiling off).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import BuildError
+from ..ir import DType, Graph, NpuPoolRegion, NpuSegmentOptions, Op, OpKind, Tensor
+from ..memory.plan import Plan
+from .compile import NO_COMMANDS, lower_ops, lowers
+from .config import NpuConfig
+from .featuremap import LoweringError, Placement
+
+
+def npu_takes(op: Op, config: NpuConfig) -> bool:
+    """Whether the NPU runs `op`. Temporary rule: the op lowers (mcugen/npu/support.py's checks
+    replace this call)."""
+    return lowers(op, config)
+
+
+def _in_segment(op: Op, config: NpuConfig, plan: Plan) -> bool:
+    """The NPU takes the op; a reshape only where its input and output share their bytes."""
+    if op.kind in NO_COMMANDS:
+        x, y = op.inputs[0], op.outputs[0]
+        return (x is not None and not x.is_constant and plan.buffer_of(x) is plan.buffer_of(y)
+                and plan.offset_of(x) == plan.offset_of(y))
+    return npu_takes(op, config)
+
+
+def segments(order: list[Op], config: NpuConfig, plan: Plan) -> list[list[Op]]:
+    """Maximal runs of consecutive ops the NPU takes, each with at least one NPU operation (a
+    run of reshapes alone stays on the CPU)."""
+    found: list[list[Op]] = []
+    run: list[Op] = []
+    for op in [*order, None]:
+        if op is not None and _in_segment(op, config, plan):
+            run.append(op)
+            continue
+        if any(o.kind not in NO_COMMANDS for o in run):
+            found.append(run)
+        run = []
+    return found
+
+
+def _pool_regions(ops: list[Op], plan: Plan) -> list[NpuPoolRegion]:
+    """One region per pool that holds a feature map of `ops`, in the plan's pool order."""
+    anchors: dict[str, Tensor] = {}
+    for op in ops:
+        for tensor in [*op.inputs, *op.outputs]:
+            if tensor is not None and not tensor.is_constant:
+                anchors.setdefault(plan.buffer_of(tensor).pool, tensor)
+    sizes = {p.name: p.size for p in plan.pools}
+    return [NpuPoolRegion(name, anchors[name], plan.offset_of(anchors[name]), sizes[name])
+            for name in (p.name for p in plan.pools) if name in anchors]
+
+
+def _boundary(ops: list[Op], graph: Graph, order: list[Op]) -> tuple[list[Tensor], list[Tensor]]:
+    """(IFMs, OFMs) of a segment: activations it reads but does not produce; tensors it
+    produces that an op after it or the application reads."""
+    inside = {id(op) for op in ops}
+    produced = {id(t) for op in ops for t in op.outputs}
+    ifms: dict[int, Tensor] = {}
+    for op in ops:
+        for t in op.inputs:
+            if t is not None and not t.is_constant and id(t) not in produced:
+                ifms.setdefault(id(t), t)
+    read_after = {id(t) for op in order if id(op) not in inside for t in op.inputs if t is not None}
+    graph_outputs = {id(t) for t in graph.outputs}
+    ofms = [t for op in ops for t in op.outputs if id(t) in read_after | graph_outputs]
+    return list(ifms.values()), ofms
+
+
+def _constant(graph: Graph, name: str, blob: bytes) -> Tensor:
+    data = np.frombuffer(blob, dtype=np.uint8).copy()
+    tensor = Tensor(index=len(graph.tensors), name=name, shape=(len(blob),), dtype=DType.UINT8, data=data)
+    graph.tensors.append(tensor)
+    return tensor
+
+
+def segment_op(graph: Graph, order: list[Op], ops: list[Op], plan: Plan, config: NpuConfig, number: int) -> Op:
+    """The ETHOS_U op of one segment, its stream written for the plan's offsets."""
+    pools = _pool_regions(ops, plan)
+    region = {r.pool: 1 + n for n, r in enumerate(pools)}
+
+    def place(tensor: Tensor) -> Placement:
+        if tensor.is_constant:
+            raise LoweringError(f"'{tensor.name}' is a constant where the NPU reads a feature map")
+        return Placement(region[plan.buffer_of(tensor).pool], plan.offset_of(tensor))
+
+    ifms, ofms = _boundary(ops, graph, order)
+    try:
+        program = lower_ops(ops, place, config, frozenset(id(t) for t in ofms))
+    except LoweringError as e:
+        raise BuildError(f"NPU segment {number}: {e}") from None
+    payload = _constant(graph, f"npu_segment{number}_payload", program.payload)
+    flash = _constant(graph, f"npu_segment{number}_weights", program.flash)
+    return Op(kind=OpKind.ETHOS_U, inputs=[payload, flash, *ifms], outputs=ofms,
+              options=NpuSegmentOptions(tuple(ops), tuple(pools)), index=ops[0].index, backend="npu")
+
+
+def lower_segments(graph: Graph, order: list[Op], plan: Plan, config: NpuConfig) -> list[Op]:
+    """The order with each segment replaced by its ETHOS_U op (graph.ops likewise, links redone)."""
+    replaced: dict[int, Op] = {}
+    dropped: set[int] = set()
+    for number, ops in enumerate(segments(order, config, plan)):
+        replaced[id(ops[0])] = segment_op(graph, order, ops, plan, config, number)
+        dropped |= {id(op) for op in ops[1:]}
+    if not replaced:
+        return order
+
+    def rewrite(ops: list[Op]) -> list[Op]:
+        return [replaced.get(id(op), op) for op in ops if id(op) not in dropped]
+
+    graph.ops = rewrite(graph.ops)
+    graph.link()
+    return rewrite(order)
