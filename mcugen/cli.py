@@ -93,7 +93,8 @@ def _npu_value(_ctx: click.Context, _param: click.Parameter, name: str | None) -
 # The Ethos-U55 beside the core, as an NpuConfig (None: no NPU); inspect and build share it.
 NPU_OPTION = click.option(
     "--npu", "npu", default=None, type=click.Choice(list(NPU_CONFIGS)), callback=_npu_value,
-    help="The Ethos-U55 size beside the core: mcugen's own NPU compiler places the ops it can run there.")
+    help="An Ethos-U55 of this size beside the core: runs of ops it takes become NPU segments with mcugen's "
+         "own command streams (docs/npu.md).")
 PREFIX_OPTION = click.option("--prefix", default=None, help="C name prefix (default: from the model's file name).")
 # build takes several models: --prefix once per model, in their order
 PREFIXES_OPTION = click.option(
@@ -118,19 +119,11 @@ def _max_tensor_bytes(text: str | None) -> int | None:
     return value
 
 
-NPU_OPTION = click.option(
-    "--npu", "npu", default=None, metavar="u55-32|u55-64|u55-128|u55-256",
-    help="An Ethos-U55 beside the core: runs of ops it takes become NPU segments with mcugen's own "
-         "command streams (docs/npu.md).")
-
-
-def _with_npu(options: Any, npu: str | None) -> Any:
+def _with_npu(options: Any, npu: NpuConfig | None) -> Any:
     """--npu NAME: the target with that Ethos-U55 configuration (Target.npu)."""
     if npu is None:
         return options
-    from .npu.config import npu_config
-
-    return dataclasses.replace(options, target=dataclasses.replace(options.target, npu=npu_config(npu)))
+    return dataclasses.replace(options, target=dataclasses.replace(options.target, npu=npu))
 
 
 def _build_options(function: Callable[..., Any], prefix: Any = PREFIX_OPTION) -> Callable[..., Any]:
@@ -191,7 +184,7 @@ def main() -> None:
 @_fail_cleanly
 def build(models: Sequence[Path], out_dir: Path, rounding: str, prefixes: Sequence[str], target: str,
           pools: Sequence[str], size: bool | None, instructions: bool, tiling: bool, arena: str,
-          max_tensor_bytes: str | None, weights_file: bool, npu: str | None) -> None:
+          max_tensor_bytes: str | None, weights_file: bool, npu: NpuConfig | None) -> None:
     """Generate C sources for one or more MODELS into one directory (one shared runtime)."""
     from .analysis.measure import build_models
     from .modelset import check_output_dir
@@ -267,7 +260,7 @@ def _describe(index: int, value: np.ndarray) -> str:
 @_fail_cleanly
 def run(model: Path, input_path: Path, output_path: Path | None, rounding: str,
         prefix: str | None, target: str, pools: Sequence[str], tiling: bool, max_tensor_bytes: str | None,
-        npu: str | None) -> None:
+        npu: NpuConfig | None) -> None:
     """Compile MODEL's C on the host, run it on the inputs, print and save the outputs."""
     from .toolchain.host import run_model
 

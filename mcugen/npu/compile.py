@@ -2,8 +2,8 @@
 
 `lower_ops` lowers each op in order into one stream (ending in NPU_OP_STOP) and collects the
 encoded weights and scales of all of them in one read-only image (region 0). Feature maps are
-where `place` puts them; the caller's plan decides that. `lowers` is the temporary "the NPU
-takes this op" predicate: the op lowers without error for the configuration.
+where `place` puts them; the caller's plan decides that. `lowering_error` says why an op does
+not lower (mcugen/npu/support.py makes it the last of an op's NPU reasons).
 """
 
 from __future__ import annotations
@@ -97,13 +97,13 @@ def _anywhere(tensor: Tensor) -> Placement:
     return Placement(1, 0)
 
 
-def lowers(op: Op, config: NpuConfig) -> bool:
-    """The temporary NPU predicate: `op` lowers for `config` (feature maps placed anywhere)."""
+def lowering_error(op: Op, config: NpuConfig) -> str | None:
+    """Why `op` does not lower for `config` (feature maps placed anywhere), or None."""
     try:
         lower_op(op, _anywhere, Flash(), config, CommandStream())
-    except LoweringError:
-        return False
-    return True
+    except LoweringError as error:
+        return str(error)
+    return None
 
 
-__all__ = ["NpuProgram", "Placement", "lower_ops", "lowers"]
+__all__ = ["NpuProgram", "Placement", "lower_ops", "lowering_error"]

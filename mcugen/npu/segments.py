@@ -18,15 +18,18 @@ import numpy as np
 from ..errors import BuildError
 from ..ir import DType, Graph, NpuPoolRegion, NpuSegmentOptions, Op, OpKind, Tensor
 from ..memory.plan import Plan
-from .compile import NO_COMMANDS, lower_ops, lowers
+from .compile import NO_COMMANDS, lower_ops
 from .config import NpuConfig
 from .featuremap import LoweringError, Placement
+from .partition import Segment, partition
+from .support import Placement as Decision
+from .support import npu_reasons
 
 
 def npu_takes(op: Op, config: NpuConfig) -> bool:
-    """Whether the NPU runs `op`. Temporary rule: the op lowers (mcugen/npu/support.py's checks
-    replace this call)."""
-    return lowers(op, config)
+    """Whether the NPU runs `op`: mcugen/npu/support.py's rules hold and it lowers (the same
+    decision `inspect --npu` shows)."""
+    return not npu_reasons(op, config)
 
 
 def _in_segment(op: Op, config: NpuConfig, plan: Plan) -> bool:
@@ -38,19 +41,11 @@ def _in_segment(op: Op, config: NpuConfig, plan: Plan) -> bool:
     return npu_takes(op, config)
 
 
-def segments(order: list[Op], config: NpuConfig, plan: Plan) -> list[list[Op]]:
-    """Maximal runs of consecutive ops the NPU takes, each with at least one NPU operation (a
-    run of reshapes alone stays on the CPU)."""
-    found: list[list[Op]] = []
-    run: list[Op] = []
-    for op in [*order, None]:
-        if op is not None and _in_segment(op, config, plan):
-            run.append(op)
-            continue
-        if any(o.kind not in NO_COMMANDS for o in run):
-            found.append(run)
-        run = []
-    return found
+def segments(graph: Graph, order: list[Op], config: NpuConfig, plan: Plan) -> list[Segment]:
+    """Maximal runs of consecutive ops the NPU takes (mcugen/npu/partition.py), each with at
+    least one NPU operation (a run of reshapes alone stays on the CPU)."""
+    decisions = [Decision(op, () if _in_segment(op, config, plan) else ("not on the NPU",)) for op in graph.ops]
+    return partition(graph, decisions, order)
 
 
 def _pool_regions(ops: list[Op], plan: Plan) -> list[NpuPoolRegion]:
@@ -65,22 +60,6 @@ def _pool_regions(ops: list[Op], plan: Plan) -> list[NpuPoolRegion]:
             for name in (p.name for p in plan.pools) if name in anchors]
 
 
-def _boundary(ops: list[Op], graph: Graph, order: list[Op]) -> tuple[list[Tensor], list[Tensor]]:
-    """(IFMs, OFMs) of a segment: activations it reads but does not produce; tensors it
-    produces that an op after it or the application reads."""
-    inside = {id(op) for op in ops}
-    produced = {id(t) for op in ops for t in op.outputs}
-    ifms: dict[int, Tensor] = {}
-    for op in ops:
-        for t in op.inputs:
-            if t is not None and not t.is_constant and id(t) not in produced:
-                ifms.setdefault(id(t), t)
-    read_after = {id(t) for op in order if id(op) not in inside for t in op.inputs if t is not None}
-    graph_outputs = {id(t) for t in graph.outputs}
-    ofms = [t for op in ops for t in op.outputs if id(t) in read_after | graph_outputs]
-    return list(ifms.values()), ofms
-
-
 def _constant(graph: Graph, name: str, blob: bytes) -> Tensor:
     data = np.frombuffer(blob, dtype=np.uint8).copy()
     tensor = Tensor(index=len(graph.tensors), name=name, shape=(len(blob),), dtype=DType.UINT8, data=data)
@@ -88,8 +67,9 @@ def _constant(graph: Graph, name: str, blob: bytes) -> Tensor:
     return tensor
 
 
-def segment_op(graph: Graph, order: list[Op], ops: list[Op], plan: Plan, config: NpuConfig, number: int) -> Op:
+def segment_op(graph: Graph, segment: Segment, plan: Plan, config: NpuConfig) -> Op:
     """The ETHOS_U op of one segment, its stream written for the plan's offsets."""
+    ops, number = list(segment.ops), segment.index
     pools = _pool_regions(ops, plan)
     region = {r.pool: 1 + n for n, r in enumerate(pools)}
 
@@ -98,7 +78,7 @@ def segment_op(graph: Graph, order: list[Op], ops: list[Op], plan: Plan, config:
             raise LoweringError(f"'{tensor.name}' is a constant where the NPU reads a feature map")
         return Placement(region[plan.buffer_of(tensor).pool], plan.offset_of(tensor))
 
-    ifms, ofms = _boundary(ops, graph, order)
+    ifms, ofms = list(segment.inputs), list(segment.outputs)
     try:
         program = lower_ops(ops, place, config, frozenset(id(t) for t in ofms))
     except LoweringError as e:
@@ -113,9 +93,9 @@ def lower_segments(graph: Graph, order: list[Op], plan: Plan, config: NpuConfig)
     """The order with each segment replaced by its ETHOS_U op (graph.ops likewise, links redone)."""
     replaced: dict[int, Op] = {}
     dropped: set[int] = set()
-    for number, ops in enumerate(segments(order, config, plan)):
-        replaced[id(ops[0])] = segment_op(graph, order, ops, plan, config, number)
-        dropped |= {id(op) for op in ops[1:]}
+    for segment in segments(graph, order, config, plan):
+        replaced[id(segment.ops[0])] = segment_op(graph, segment, plan, config)
+        dropped |= {id(op) for op in segment.ops[1:]}
     if not replaced:
         return order
 

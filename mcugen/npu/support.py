@@ -21,6 +21,7 @@ from pathlib import Path
 from ..errors import UnsupportedError
 from ..ir import Graph, Op, OpKind
 from . import rules as r
+from .compile import lowering_error
 from .config import NpuConfig
 
 GENERIC = (r.feature_map_dtypes, r.feature_map_shapes, r.static_shapes, r.batch_one, r.quantized_feature_maps,
@@ -73,6 +74,7 @@ NPU_KINDS: dict[OpKind, NpuKind] = {
 MEMORY_KINDS = frozenset({OpKind.RESHAPE, OpKind.SQUEEZE, OpKind.EXPAND_DIMS})
 
 _NOT_LOWERED = "mcugen's NPU compiler has no lowering for it (Vela 5.2 places it on the NPU{how})"
+NOT_LOWERED_YET = "mcugen's NPU compiler does not lower it yet"
 _NO_NPU_OP = "the Ethos-U55 has no such operation (Vela, too, leaves it to the CPU)"
 
 
@@ -110,12 +112,9 @@ CPU_ONLY: dict[OpKind, str] = {
 }
 
 
-def npu_reasons(op: Op, config: NpuConfig) -> list[str]:
-    """Every reason the op cannot run on the NPU `config` (empty: it can), each 'rule Got: value'.
-
-    `config` is accepted for the day a rule depends on the size; the U55 rules do not (see
-    mcugen/npu/rules.py)."""
-    del config  # the four U55 sizes run the same ops
+def rule_reasons(op: Op) -> list[str]:
+    """Every rule of mcugen/npu/rules.py that the op breaks, each 'rule Got: value' (the rules
+    do not depend on the U55's size)."""
     kind = NPU_KINDS.get(op.kind)
     if kind is None:
         return [CPU_ONLY.get(op.kind, "mcugen's NPU compiler has no lowering for it")]
@@ -127,6 +126,18 @@ def npu_reasons(op: Op, config: NpuConfig) -> list[str]:
             value = str(error)
         if value is not None:
             reasons.append(f"{_text(rule)} Got: {value}")
+    return reasons
+
+
+def npu_reasons(op: Op, config: NpuConfig) -> list[str]:
+    """Every reason the op cannot run on the NPU `config` (empty: it can): the rules it breaks,
+    or, when it keeps them all, why mcugen's lowering (mcugen/npu/compile.py) does not take it
+    yet (an int16 lookup table, a concatenation, ...)."""
+    reasons = rule_reasons(op)
+    if not reasons:
+        missing = lowering_error(op, config)
+        if missing is not None:
+            reasons.append(f"{NOT_LOWERED_YET}: {missing}")
     return reasons
 
 
