@@ -249,6 +249,13 @@ class ResizeOptions:
     half_pixel_centers: bool
 
 
+@dataclass(frozen=True)
+class BlockSizeOptions:
+    """DEPTH_TO_SPACE and SPACE_TO_DEPTH."""
+
+    block_size: int
+
+
 OpOptions = (
     Conv2DOptions
     | DepthwiseConv2DOptions
@@ -272,6 +279,7 @@ OpOptions = (
     | ArgMaxOptions
     | ResizeOptions
     | EthosUOptions
+    | BlockSizeOptions
 )
 
 
@@ -326,6 +334,9 @@ class OpKind(enum.Enum):
     PADV2 = ("PADV2", "movement", NoOptions)
     TRANSPOSE = ("TRANSPOSE", "movement", NoOptions)
     GATHER = ("GATHER", "movement", GatherOptions)
+    DEPTH_TO_SPACE = ("DEPTH_TO_SPACE", "movement", BlockSizeOptions)
+    SPACE_TO_DEPTH = ("SPACE_TO_DEPTH", "movement", BlockSizeOptions)
+    DENSIFY = ("DENSIFY", "movement", NoOptions)
     RESIZE_NEAREST_NEIGHBOR = ("RESIZE_NEAREST_NEIGHBOR", "resize", ResizeOptions)
     RESIZE_BILINEAR = ("RESIZE_BILINEAR", "resize", ResizeOptions)
     ARG_MAX = ("ARG_MAX", "reduce", ArgMaxOptions)
