@@ -19,7 +19,15 @@ import pytest
 from click.testing import CliRunner
 from modelbuilder import ModelBuilder, Sparsity
 from oracles import assert_exact, litert_all_tensors, run_litert, run_tflm
-from sparse_models import BLOCK_1X4, CONV_CSR, CSR_ROWS, conv, encode, fully_connected, sparse_weights
+from sparse_models import (
+    BLOCK_1X4,
+    CONV_CSR,
+    CSR_ROWS,
+    conv,
+    encode,
+    fully_connected,
+    sparse_weights,
+)
 
 from mcugen.cli import main
 from mcugen.errors import ModelError

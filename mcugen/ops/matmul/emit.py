@@ -33,9 +33,11 @@ from ..conv.emit import (
 )
 from ..conv.prepare import RescaleKind, is_int16
 from ..emitting import EmitContext, KernelCall
-from . import sparse
 from .prepare import prepare_batch_matmul, prepare_fully_connected
 from .rules import MAX_BATCH_DIMS
+from .sparse import RUNTIME as SPARSE_RUNTIME
+from .sparse import choose as choose_sparse
+from .sparse import sparse_filter_arg
 
 RUNTIME_FC = {"mcugen_fully_connected", "mcugen_rescale"} | RUNTIME_FAST
 
@@ -99,11 +101,11 @@ def emit_fully_connected(op: Op, ctx: EmitContext) -> KernelCall:
         context_decl(op, ctx, f"fc_ctx_{i}"),
     ]
     runtime = set(RUNTIME_FC)
-    if ctx.sparse_weights and sparse.choose(op).sparse:  # --sparse: mask-and-values weights
-        sparse_decls, filter_arg = sparse.sparse_filter_arg(op, ctx)
+    if ctx.sparse_weights and choose_sparse(op).sparse:  # --sparse: mask-and-values weights
+        sparse_decls, filter_arg = sparse_filter_arg(op, ctx)
         declarations += sparse_decls
         function = function.replace("fully_connected_s8", "fully_connected_sparse_s8")
-        runtime.add(sparse.RUNTIME)
+        runtime.add(SPARSE_RUNTIME)
     else:
         filter_arg = ctx.ptr(w)
     call = (

@@ -15,6 +15,7 @@ import numpy as np
 from ...ir import DType, Op, Tensor
 from ..base import setting_of
 from ..emitting import EmitContext, KernelCall
+from .depth_space import prepare_densify, prepare_depth_space
 from .prepare import (
     Move,
     MoveLoop,
@@ -28,7 +29,6 @@ from .prepare import (
     prepare_unpack,
     required,
 )
-from .depth_space import prepare_densify, prepare_depth_space
 from .strided_slice import prepare_strided_slice
 
 RUNTIME = "mcugen_movement"

@@ -14,6 +14,7 @@ import numpy as np
 from ...errors import ModelError
 from ...ir import Op
 from ...quantization import Rounding
+from .depth_space import SWAP, block_rearrangement, densify_moves
 from .prepare import (
     concat_axis,
     gather_geometry,
@@ -27,7 +28,6 @@ from .prepare import (
     transpose_perm,
     unpack_axis,
 )
-from .depth_space import SWAP, block_rearrangement, densify_moves
 from .strided_slice import strided_slice_plan
 
 Inputs = list[np.ndarray | None]
