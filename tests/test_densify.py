@@ -35,6 +35,7 @@ from mcugen.frontend.tflite import parse_model
 from mcugen.ir import OpKind
 from mcugen.quantization import Rounding
 from mcugen.reference import run_outputs
+from mcugen.support import graph_problems
 from mcugen.toolchain.host import run_tflite_bytes
 
 LAYOUTS = {
@@ -111,6 +112,16 @@ def test_all_zero_sparse_weights_have_no_values() -> None:
     b.set_io([x], [y])
     stored = next(t for t in parse_model(b.build(), "m").tensors if t.name == "w_sparse")
     assert stored.data is not None and stored.shape == (3, 4) and not np.any(stored.data)
+
+
+def test_densify_of_a_non_constant_is_refused_by_its_rules() -> None:
+    b = ModelBuilder()
+    x = b.add_tensor("x", [2, 3], "int8", scale=0.1, zero_point=0)
+    y = b.add_tensor("y", [2, 3], "int8", scale=0.1, zero_point=0)
+    b.add_op("DENSIFY", [x], [y])
+    b.set_io([x], [y])
+    problems = " ".join(graph_problems(parse_model(b.build(), "m")))
+    assert "DENSIFY" in problems and "not a constant" in problems
 
 
 # --- malformed sparsity ---------------------------------------------------------------------

@@ -199,6 +199,6 @@ OPS: list[OpDef] = [
             read_options=read_block_size(options))
       for kind, options in ((OpKind.DEPTH_TO_SPACE, tflite.DepthToSpaceOptions),
                             (OpKind.SPACE_TO_DEPTH, tflite.SpaceToDepthOptions))),
-    _move(OpKind.DENSIFY, (r.input_arity(1), m.data_dtypes(DType.FLOAT32, DType.INT8), m.constant_input),
+    _move(OpKind.DENSIFY, (r.input_arity(1), m.densify_dtypes, m.constant_input),
           depth_space.prepare_densify, emit.emit_densify, reference.densify),
 ]

@@ -168,6 +168,15 @@ def positive_block_size(op: Op) -> str | None:
     return None if size >= 1 else f"block_size {size}"
 
 
+def densify_dtypes(op: Op) -> str | None:
+    """The input and output are float32 or int8, of one dtype (LiteRT's DENSIFY; TFLM has none)."""
+    bad = [f"'{t.name}' is {t.dtype.short}" for t in _data_tensors(op, (0,))
+           if t.dtype not in (DType.FLOAT32, DType.INT8)]
+    if not bad and len({t.dtype for t in _data_tensors(op, (0,))}) > 1:
+        bad = [f"'{t.name}' is {t.dtype.short}" for t in _data_tensors(op, (0,))]
+    return ", ".join(bad) or None
+
+
 def constant_input(op: Op) -> str | None:
     """The input is a constant (the sparse tensor stored in the model), as TFLite requires."""
     source = op.inputs[0] if op.inputs else None
