@@ -27,10 +27,10 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from run import toolchain  # noqa: E402  (benchmarks/memory/run.py)
-from sparse_models import BLOCK_1X4, CONV_CSR, CSR_ROWS, conv, fully_connected  # noqa: E402
+from run import toolchain  # benchmarks/memory/run.py
+from sparse_models import BLOCK_1X4, CONV_CSR, CSR_ROWS, conv, fully_connected
 
-from mcugen.driver import BuildOptions, compile_model, write_files  # noqa: E402
+from mcugen.driver import BuildOptions, compile_model, write_files
 
 
 def models() -> dict[str, bytes]:
@@ -85,8 +85,8 @@ def table(rows: list[dict[str, Any]], compiler: str) -> str:
     lines = [
         f"Flash in bytes; program flash = .text + .data of every object ({compiler} -O2, cortex-m4).",
         "",
-        "| model | weights, dense | weights, --sparse | all constants, dense / --sparse | program flash, dense / "
-        "--sparse | saved | built as |",
+        ("| model | weights, dense | weights, --sparse | all constants, dense / --sparse | program flash, dense / "
+         "--sparse | saved | built as |"),
         "|---|---|---|---|---|---|---|",
     ]
     for r in rows:
