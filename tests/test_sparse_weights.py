@@ -113,3 +113,61 @@ def test_generated_c_compiles_for_cortex_m55(tmp_path: Path) -> None:
                        "-Wextra", "-Werror", "-I.", "-c", source, "-o", source[:-2] + ".o"]
             result = subprocess.run(command, cwd=work, capture_output=True, text=True, check=False)
             assert result.returncode == 0, result.stderr
+
+
+KERNEL_HARNESS = r"""
+#include <stdio.h>
+#include "mcugen_fully_connected_sparse.h"
+
+/* 2 units x depth 10: row 0 stores weights 1 and 9, row 1 weight 4. */
+static const uint8_t mask_ok[4] = { 0x02, 0x02, 0x10, 0x00 };
+static const uint8_t mask_past_depth[4] = { 0x02, 0x06, 0x10, 0x00 }; /* bit 10: past the depth */
+static const int8_t values[3] = { 3, -2, 5 };
+
+int main(void)
+{
+    const int8_t input[10] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 };
+    int8_t output[2] = { 0, 0 };
+    const int32_t multiplier[1] = { 1073741824 }, shift[1] = { 1 }; /* x 1.0 */
+    const mcugen_per_channel_quant_params quant = { multiplier, shift };
+    mcugen_fc_params params = { 0, 0, 0, { -128, 127 }, 0, NULL };
+    const mcugen_dims in = { 1, 1, 1, 10 }, filter = { 10, 1, 1, 2 }, out = { 1, 1, 1, 2 };
+    const mcugen_context ctx = { NULL, 0 };
+    const mcugen_sparse_weights good = { mask_ok, values, 2, 3 };
+    const mcugen_sparse_weights miscounted = { mask_ok, values, 2, 2 };
+    const mcugen_sparse_weights past_depth = { mask_past_depth, values, 2, 3 };
+    const mcugen_sparse_weights no_values = { mask_ok, NULL, 2, 3 };
+    int status[5];
+    status[0] = mcugen_fully_connected_sparse_s8(&ctx, &params, &quant, &in, input, &filter, &good,
+                                                 NULL, NULL, &out, output);
+    printf("%d %d\n", output[0], output[1]);
+    status[1] = mcugen_fully_connected_sparse_s8(&ctx, &params, &quant, &in, input, &filter, &miscounted,
+                                                 NULL, NULL, &out, output);
+    status[2] = mcugen_fully_connected_sparse_s8(&ctx, &params, &quant, &in, input, &filter, &past_depth,
+                                                 NULL, NULL, &out, output);
+    status[3] = mcugen_fully_connected_sparse_s8(&ctx, &params, &quant, &in, input, &filter, &no_values,
+                                                 NULL, NULL, &out, output);
+    params.filter_offset = 1; /* a zero weight would add: refused */
+    status[4] = mcugen_fully_connected_sparse_s8(&ctx, &params, &quant, &in, input, &filter, &good,
+                                                 NULL, NULL, &out, output);
+    printf("%d %d %d %d %d\n", status[0], status[1] == MCUGEN_ARG_ERROR, status[2] == MCUGEN_ARG_ERROR,
+           status[3] == MCUGEN_ARG_ERROR, status[4] == MCUGEN_ARG_ERROR);
+    return 0;
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="no host C compiler")
+def test_sparse_kernel_refuses_inconsistent_weights(tmp_path: Path) -> None:
+    """The kernel's own checks, under ASan/UBSan: masks that set more bits than values are
+    stored, a bit past the depth, missing values, a filter offset; and the sum of a known case
+    (3 * 2 - 2 * 10 = -14, 5 * 5 = 25)."""
+    kernels = Path(__file__).resolve().parents[1] / "templates" / "runtime" / "kernels"
+    (tmp_path / "harness.c").write_text(KERNEL_HARNESS)
+    command = ["cc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-fsanitize=address,undefined",
+               "-fno-sanitize-recover=all", f"-I{kernels}", "harness.c",
+               str(kernels / "mcugen_fully_connected_sparse.c"), str(kernels / "mcugen_rescale.c"), "-lm",
+               "-o", "harness"]
+    subprocess.run(command, cwd=tmp_path, check=True, capture_output=True)
+    result = subprocess.run([str(tmp_path / "harness")], capture_output=True, text=True, check=True)
+    assert result.stdout.split("\n")[:2] == ["-14 25", "0 1 1 1 1"], result.stdout + result.stderr

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ...ir import DType, Op, OpKind
+from ...ir import DType, Op, OpKind, Tensor
 from ..common import filter_offset
 from ..emitting import EmitContext
 
@@ -50,13 +50,15 @@ class SparseRows:
     values: np.ndarray  # int8, the non-zero weights in row-major order
 
 
-def weights_of(op: Op) -> Any:
-    roles_weights = op.inputs[1] if op.kind in WEIGHTED and len(op.inputs) > 1 else None
-    return roles_weights if roles_weights is not None and roles_weights.is_constant else None
-
-
+# The kinds whose input 1 is a weights (or, for BATCH_MATMUL, right-hand) operand, constant or not.
 WEIGHTED = (OpKind.FULLY_CONNECTED, OpKind.CONV_2D, OpKind.DEPTHWISE_CONV_2D, OpKind.TRANSPOSE_CONV,
             OpKind.BATCH_MATMUL)
+
+
+def constant_weights(op: Op) -> Tensor | None:
+    """The op's weights if it has constant ones (the ones --sparse could store sparse)."""
+    weights = op.inputs[1] if op.kind in WEIGHTED and len(op.inputs) > 1 else None
+    return weights if weights is not None and weights.is_constant else None
 
 
 def sparse_rows(weights: np.ndarray) -> SparseRows:
@@ -90,7 +92,7 @@ def choose(op: Op) -> SparseChoice:
 
 def choices(order: Sequence[Op]) -> list[SparseChoice]:
     """The decision for every op with constant weights, in execution order."""
-    return [choose(op) for op in order if weights_of(op) is not None]
+    return [choose(op) for op in order if constant_weights(op) is not None]
 
 
 def report(order: Sequence[Op]) -> dict[str, Any]:
