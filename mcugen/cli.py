@@ -177,6 +177,9 @@ def main() -> None:
 @click.option("--weights-file", is_flag=True,
               help="Write each model's weights to DIR/<prefix>_weights.bin instead of C arrays; the "
                    "application binds the blob with <prefix>_init_weights().")
+@click.option("--sparse", "sparse_weights", is_flag=True,
+              help="Keep int8 FULLY_CONNECTED weights sparse (a bit mask and the non-zero values) where that "
+                   "takes less flash; report.json's sparse_weights gives both sizes per op.")
 @functools.partial(_build_options, prefix=PREFIXES_OPTION)
 @TILING_OPTION
 @MAX_TENSOR_BYTES_OPTION
@@ -184,7 +187,7 @@ def main() -> None:
 @_fail_cleanly
 def build(models: Sequence[Path], out_dir: Path, rounding: str, prefixes: Sequence[str], target: str,
           pools: Sequence[str], size: bool | None, instructions: bool, tiling: bool, arena: str,
-          max_tensor_bytes: str | None, weights_file: bool, npu: NpuConfig | None) -> None:
+          max_tensor_bytes: str | None, weights_file: bool, npu: NpuConfig | None, sparse_weights: bool) -> None:
     """Generate C sources for one or more MODELS into one directory (one shared runtime)."""
     from .analysis.measure import build_models
     from .modelset import check_output_dir
@@ -193,7 +196,7 @@ def build(models: Sequence[Path], out_dir: Path, rounding: str, prefixes: Sequen
     if prefixes:
         check_output_dir(out_dir, prefixes)  # before the work, when the prefixes are known
     options = _options(rounding, None, target, pools, tiling, arena, max_tensor_bytes)
-    options = _with_npu(dataclasses.replace(options, weights_file=weights_file), npu)
+    options = _with_npu(dataclasses.replace(options, weights_file=weights_file, sparse_weights=sparse_weights), npu)
     for compiled in build_models(models, out_dir, options, prefixes, size=size, instructions=instructions):
         _print_build(compiled, out_dir)
     if len(models) > 1:
@@ -209,6 +212,8 @@ def _print_build(compiled: Any, out_dir: Path) -> None:
         f"weights {compiled.code.weights_bytes} bytes, "
         f"rounding {rounding} -> {out_dir}/{compiled.prefix}_model.c"
     )
+    if compiled.options.sparse_weights:
+        _print_sparse(compiled.report()["sparse_weights"])
     code = compiled.code_size
     if code.get("measured"):
         click.echo(f"code size ({target}, -Os): runtime {code['runtime_flash_bytes']} bytes of flash "
@@ -218,6 +223,16 @@ def _print_build(compiled: Any, out_dir: Path) -> None:
     if counted.get("measured"):
         click.echo(f"instructions ({counted['where']}): {counted['per_inference']:,} per inference, "
                    f"{counted['per_mac']} per MAC")
+
+
+def _print_sparse(sparse: dict[str, Any]) -> None:
+    """--sparse: the weights' flash both ways, and each op that stays dense with its reason."""
+    built = [op for op in sparse["ops"] if op["built"] == "sparse"]
+    click.echo(f"sparse weights: {len(built)} op(s) sparse, weights of weighted ops {sparse['built_bytes']} bytes "
+               f"as built, {sparse['dense_bytes']} dense (saved {sparse['saved_bytes']})")
+    for op in sparse["ops"]:
+        if op["built"] == "dense":
+            click.echo(f"  {op['kind']} (op {op['index']}, '{op['name']}'): {op['reason']}")
 
 
 def _load_cases(path: Path) -> list[np.ndarray]:

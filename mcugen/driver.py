@@ -29,6 +29,7 @@ from .memory.plan import Plan, plan_model, plan_report, tiling_report
 from .memory.pools import PoolSpec
 from .npu.figures import npu_ops, npu_report
 from .ops.base import Setting
+from .ops.matmul.sparse import report as sparse_report
 from .ops.registry import op_macs, scratch_bytes
 from .passes import PassReport, run_passes
 from .quantization import Rounding
@@ -50,6 +51,8 @@ class BuildOptions:
     max_tensor_bytes: int = DEFAULT_MAX_TENSOR_BYTES  # --max-tensor-bytes (frontend/validate.py)
     # --weights-file: the constant arrays go to <prefix>_weights.bin (codegen/weights.py)
     weights_file: bool = False
+    # --sparse: int8 FULLY_CONNECTED weights in mask-and-values form where smaller (ops/matmul/sparse.py)
+    sparse_weights: bool = False
 
     def __post_init__(self) -> None:
         if isinstance(self.target, str):  # BuildOptions(target="cortex-m4"): the same as target(...)
@@ -63,8 +66,9 @@ class BuildOptions:
         limit = "" if self.max_tensor_bytes == DEFAULT_MAX_TENSOR_BYTES else f"-max{self.max_tensor_bytes}"
         weights = "-weights-file" if self.weights_file else ""
         npu = f"+{self.target.npu.name}" if self.target.npu is not None else ""
+        sparse = "-sparse" if self.sparse_weights else ""
         return (f"{self.rounding.value}-{self.prefix or ''}-{self.target.name}{npu}-{pools}-{self.guard}{tiling}"
-                f"{arena}{limit}{weights}")
+                f"{arena}{limit}{weights}{sparse}")
 
 
 ARENA_KINDS = ("static", "external")
@@ -127,6 +131,7 @@ class Compiled:
             "code_size": self.code_size,
             "instructions": self.instructions,
             **({"npu": self.npu} if self.npu is not None else {}),
+            **({"sparse_weights": sparse_report(self.order)} if self.options.sparse_weights else {}),
         }
 
 
@@ -218,7 +223,8 @@ def compile_model(model: Path | bytes, options: BuildOptions, label: str | None 
     if options.target.npu is not None:
         order = npu_segments(graph, order, plan, options, model_label)
     code = generate(graph, order, plan, prefix, options.rounding, model_label, options.target,
-                    external_arena=options.arena == "external", weights_file=options.weights_file)
+                    external_arena=options.arena == "external", weights_file=options.weights_file,
+                    sparse_weights=options.sparse_weights)
     compiled = Compiled(graph, order, plan, code, prefix, options, model_label)
     compiled.npu = npu_report(order, plan)
     return compiled

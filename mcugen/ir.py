@@ -271,6 +271,13 @@ class ResizeOptions:
     half_pixel_centers: bool
 
 
+@dataclass(frozen=True)
+class BlockSizeOptions:
+    """DEPTH_TO_SPACE and SPACE_TO_DEPTH."""
+
+    block_size: int
+
+
 OpOptions = (
     Conv2DOptions
     | DepthwiseConv2DOptions
@@ -295,6 +302,7 @@ OpOptions = (
     | ResizeOptions
     | EthosUOptions
     | NpuSegmentOptions
+    | BlockSizeOptions
 )
 
 
@@ -349,6 +357,9 @@ class OpKind(enum.Enum):
     PADV2 = ("PADV2", "movement", NoOptions)
     TRANSPOSE = ("TRANSPOSE", "movement", NoOptions)
     GATHER = ("GATHER", "movement", GatherOptions)
+    DEPTH_TO_SPACE = ("DEPTH_TO_SPACE", "movement", BlockSizeOptions)
+    SPACE_TO_DEPTH = ("SPACE_TO_DEPTH", "movement", BlockSizeOptions)
+    DENSIFY = ("DENSIFY", "movement", NoOptions)
     RESIZE_NEAREST_NEIGHBOR = ("RESIZE_NEAREST_NEIGHBOR", "resize", ResizeOptions)
     RESIZE_BILINEAR = ("RESIZE_BILINEAR", "resize", ResizeOptions)
     ARG_MAX = ("ARG_MAX", "reduce", ArgMaxOptions)

@@ -85,6 +85,8 @@ _OPTIONS: dict[str, tuple[str, dict[str, Any]]] = {
     "ARG_MAX": ("ArgMaxOptions", {"output_type": "INT32"}),
     "RESIZE_NEAREST_NEIGHBOR": ("ResizeNearestNeighborOptions", {}),
     "RESIZE_BILINEAR": ("ResizeBilinearOptions", {}),
+    "DEPTH_TO_SPACE": ("DepthToSpaceOptions", {"block_size": 2}),
+    "SPACE_TO_DEPTH": ("SpaceToDepthOptions", {"block_size": 2}),
 }
 
 # Option fields whose values are schema enums, given by name.
@@ -109,6 +111,18 @@ def _builtin_code(name: str) -> int:
 
 
 @dataclass
+class Sparsity:
+    """A tensor's SparsityParameters as written in the file: `levels` gives each traversal level
+    ("DENSE", dense_size) or ("SPARSE_CSR", array_segments, array_indices); the index vectors
+    are written as `index_type` ("int32", "uint16" or "uint8")."""
+
+    traversal_order: list[int]
+    block_map: list[int]
+    levels: list[tuple]
+    index_type: str = "int32"
+
+
+@dataclass
 class _Tensor:
     name: str
     shape: list[int]
@@ -118,6 +132,7 @@ class _Tensor:
     zero_point: list[int] | None
     quantized_dimension: int
     shape_signature: list[int] | None
+    sparsity: Sparsity | None = None
 
 
 @dataclass
@@ -152,8 +167,11 @@ class ModelBuilder:
         quantized_dimension: int = 0,
         data: np.ndarray | None = None,
         shape_signature: Sequence[int] | None = None,
+        sparsity: Sparsity | None = None,
     ) -> int:
-        """Add a tensor; `data` makes it a constant with its own buffer. Returns its index."""
+        """Add a tensor; `data` makes it a constant with its own buffer (with `sparsity`, `data`
+        holds the stored values in traversal order, as the converter writes a sparse
+        constant). Returns its index."""
         if dtype not in _TYPES:
             raise ValueError(f"unsupported dtype '{dtype}' (one of {', '.join(_TYPES)})")
         scales = None if scale is None else [float(s) for s in np.atleast_1d(scale)]
@@ -181,6 +199,7 @@ class ModelBuilder:
                 zero_point=zero_points,
                 quantized_dimension=quantized_dimension,
                 shape_signature=None if shape_signature is None else [int(d) for d in shape_signature],
+                sparsity=sparsity,
             )
         )
         return len(self._tensors) - 1
@@ -297,6 +316,7 @@ def _opcode(b: flatbuffers.Builder, code: int, custom: str) -> int:
 
 def _tensor(b: flatbuffers.Builder, t: _Tensor) -> int:
     quant = _quantization(b, t) if t.scale is not None else None
+    sparsity = _sparsity(b, t.sparsity) if t.sparsity is not None else None
     signature = _ints(b, t.shape_signature) if t.shape_signature is not None else None
     shape = _ints(b, t.shape)
     name = b.CreateString(t.name)
@@ -309,7 +329,50 @@ def _tensor(b: flatbuffers.Builder, t: _Tensor) -> int:
         tflite.TensorAddQuantization(b, quant)
     if signature is not None:
         tflite.TensorAddShapeSignature(b, signature)
+    if sparsity is not None:
+        tflite.TensorAddSparsity(b, sparsity)
     return tflite.TensorEnd(b)
+
+
+_INDEX_VECTORS = {"int32": ("Int32Vector", "<i4"), "uint16": ("Uint16Vector", "<u2"), "uint8": ("Uint8Vector", "u1")}
+
+
+def _index_vector(b: flatbuffers.Builder, values: Sequence[int], index_type: str) -> tuple[int, int]:
+    """(SparseIndexVector union type, table) holding `values`."""
+    table, dtype = _INDEX_VECTORS[index_type]
+    vector = b.CreateNumpyVector(np.asarray(values, dtype=dtype))
+    getattr(tflite, f"{table}Start")(b)
+    getattr(tflite, f"{table}AddValues")(b, vector)
+    return getattr(tflite.SparseIndexVector, table), getattr(tflite, f"{table}End")(b)
+
+
+def _dimension(b: flatbuffers.Builder, level: tuple, index_type: str) -> int:
+    if level[0] == "DENSE":
+        tflite.DimensionMetadataStart(b)
+        tflite.DimensionMetadataAddFormat(b, tflite.DimensionType.DENSE)
+        tflite.DimensionMetadataAddDenseSize(b, int(level[1]))
+        return tflite.DimensionMetadataEnd(b)
+    segments = _index_vector(b, level[1], index_type)
+    indices = _index_vector(b, level[2], index_type)
+    tflite.DimensionMetadataStart(b)
+    tflite.DimensionMetadataAddFormat(b, tflite.DimensionType.SPARSE_CSR)
+    tflite.DimensionMetadataAddArraySegmentsType(b, segments[0])
+    tflite.DimensionMetadataAddArraySegments(b, segments[1])
+    tflite.DimensionMetadataAddArrayIndicesType(b, indices[0])
+    tflite.DimensionMetadataAddArrayIndices(b, indices[1])
+    return tflite.DimensionMetadataEnd(b)
+
+
+def _sparsity(b: flatbuffers.Builder, sparsity: Sparsity) -> int:
+    levels = table_vector(b, tflite.SparsityParametersStartDimMetadataVector,
+                          [_dimension(b, level, sparsity.index_type) for level in sparsity.levels])
+    order = _ints(b, sparsity.traversal_order)
+    block_map = _ints(b, sparsity.block_map)
+    tflite.SparsityParametersStart(b)
+    tflite.SparsityParametersAddTraversalOrder(b, order)
+    tflite.SparsityParametersAddBlockMap(b, block_map)
+    tflite.SparsityParametersAddDimMetadata(b, levels)
+    return tflite.SparsityParametersEnd(b)
 
 
 def _quantization(b: flatbuffers.Builder, t: _Tensor) -> int:

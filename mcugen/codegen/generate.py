@@ -67,6 +67,7 @@ class _Context:
     plan: Plan
     rounding: Rounding
     target: Target = HOST
+    sparse_weights: bool = False  # --sparse
     constants: list[ConstArray] = field(default_factory=list)
     _by_tensor: dict[int, str] = field(default_factory=dict)
 
@@ -168,8 +169,8 @@ def _constant_output_step(index: int, tensor: Tensor, ctx: _Context) -> Step:
 
 def generate(graph: Graph, order: list[Op], plan: Plan, prefix: str, rounding: Rounding,
              model_label: str, target: Target = HOST, external_arena: bool = False,
-             weights_file: bool = False) -> GeneratedCode:
-    ctx = _Context(prefix=prefix, plan=plan, rounding=rounding, target=target)
+             weights_file: bool = False, sparse_weights: bool = False) -> GeneratedCode:
+    ctx = _Context(prefix=prefix, plan=plan, rounding=rounding, target=target, sparse_weights=sparse_weights)
     steps: list[Step] = []
     functions: list[str] = []  # file-scope C: the stripe loops of tiled chains (stripes.py)
     runtime: set[str] = set()

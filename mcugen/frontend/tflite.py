@@ -27,7 +27,7 @@ from ..ir import (
 )
 from ..ops import registry
 from ..ops.tflite_options import DTYPES
-from . import vela
+from . import sparsity, vela
 from .validate import DEFAULT_LIMITS, Limits, validate_graph
 
 SUPPORTED_SCHEMA_VERSION = 3
@@ -187,7 +187,9 @@ class _Reader:
                 dynamic_axes = tuple(axis for axis, d in enumerate(signature) if d < 0)
         raw = self._buffer_bytes(t.Buffer(), where)
         data = None
-        if raw is not None:
+        if t.Sparsity() is not None:  # a pruned constant, stored sparse (no buffer: all zeros)
+            data = sparsity.densify(sparsity.read_layout(t.Sparsity(), where), raw or b"", shape, dtype, where)
+        elif raw is not None:
             count = int(np.prod(shape, dtype=np.int64)) if shape else 1
             if len(raw) != count * dtype.itemsize:
                 raise ModelError(

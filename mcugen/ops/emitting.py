@@ -25,6 +25,7 @@ class EmitContext(Protocol):
 
     rounding: Rounding
     target: Target  # --target: target.fast_path is what the kernels compile (emitters may precompute for it)
+    sparse_weights: bool  # --sparse: weights may be emitted in a sparse form where that saves flash
 
     def ptr(self, tensor: Tensor) -> str:
         """A C expression: a pointer of the tensor's C type to its data (arena or flash)."""

@@ -182,6 +182,8 @@ def _mcugen_options(options: BuildOptions) -> str:
         parts.append(f"--prefix {options.prefix}")
     if not options.tiling:
         parts.append("--no-tiling")
+    if options.sparse_weights:
+        parts.append("--sparse")
     for pool in options.pools:
         if pool.capacity is None:
             raise McugenError(f"--qemu: pool {pool.name} has no capacity to pass to mcugen build")

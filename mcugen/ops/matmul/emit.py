@@ -35,6 +35,9 @@ from ..conv.prepare import RescaleKind, is_int16
 from ..emitting import EmitContext, KernelCall
 from .prepare import prepare_batch_matmul, prepare_fully_connected
 from .rules import MAX_BATCH_DIMS
+from .sparse import RUNTIME as SPARSE_RUNTIME
+from .sparse import choose as choose_sparse
+from .sparse import sparse_filter_arg
 
 RUNTIME_FC = {"mcugen_fully_connected", "mcugen_rescale"} | RUNTIME_FAST
 
@@ -97,12 +100,20 @@ def emit_fully_connected(op: Op, ctx: EmitContext) -> KernelCall:
         const_decl("mcugen_dims", f"fc_output_dims_{i}", _flat_dims(batch, units)),
         context_decl(op, ctx, f"fc_ctx_{i}"),
     ]
+    runtime = set(RUNTIME_FC)
+    if ctx.sparse_weights and choose_sparse(op).sparse:  # --sparse: mask-and-values weights
+        sparse_decls, filter_arg = sparse_filter_arg(op, ctx)
+        declarations += sparse_decls
+        function = function.replace("fully_connected_s8", "fully_connected_sparse_s8")
+        runtime.add(SPARSE_RUNTIME)
+    else:
+        filter_arg = ctx.ptr(w)
     call = (
         f"{function}(&fc_ctx_{i}, &fc_params_{i}, {quant_arg}"
-        f"&fc_input_dims_{i}, {ctx.ptr(x)}, &fc_filter_dims_{i}, {ctx.ptr(w)}, {bias_args}, "
+        f"&fc_input_dims_{i}, {ctx.ptr(x)}, &fc_filter_dims_{i}, {filter_arg}, {bias_args}, "
         f"&fc_output_dims_{i}, {ctx.ptr(y)})"
     )
-    return KernelCall(declarations=declarations, calls=[call], runtime=set(RUNTIME_FC))
+    return KernelCall(declarations=declarations, calls=[call], runtime=runtime)
 
 
 # --- BATCH_MATMUL -----------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """The data-movement family: CONCATENATION, PACK, UNPACK, SPLIT, SPLIT_V, STRIDED_SLICE, SLICE,
-PAD, PADV2, TRANSPOSE and GATHER.
+PAD, PADV2, TRANSPOSE, GATHER, DEPTH_TO_SPACE and SPACE_TO_DEPTH (depth_space.py), and DENSIFY,
+whose sparse constant the frontend decodes (frontend/sparsity.py) so that the op folds away.
 
 None of them computes: each copies elements unchanged, bit for bit, in both runtimes. Prepare
 (prepare.py, strided_slice.py) settles which element goes where, as TFLite's Prepare does, and
@@ -18,6 +19,7 @@ from typing import Any
 import tflite
 
 from ...ir import (
+    BlockSizeOptions,
     ConcatenationOptions,
     DType,
     GatherOptions,
@@ -46,7 +48,7 @@ from ..base import (
     takes_setting,
 )
 from ..tflite_options import ACTIVATIONS, enum_value, options_table, read_none
-from . import emit, prepare, reference, strided_slice
+from . import depth_space, emit, prepare, reference, strided_slice
 from . import rules as m
 from .prepare import MOVE_FITS_KERNEL
 from .strided_slice import TFLM_ONE_VALUE_PER_DIMENSION, TFLM_OUTPUT_SHAPE
@@ -95,6 +97,15 @@ def read_strided_slice(op: Any, where: str) -> StridedSliceOptions:
 def read_gather(op: Any, where: str) -> GatherOptions:
     o = options_table(op, tflite.GatherOptions)
     return GatherOptions(axis=o.Axis(), batch_dims=o.BatchDims())
+
+
+def read_block_size(options_class: Any) -> Callable[[Any, str], BlockSizeOptions]:
+    """DepthToSpaceOptions and SpaceToDepthOptions both hold block_size."""
+
+    def read(op: Any, where: str) -> BlockSizeOptions:
+        return BlockSizeOptions(block_size=options_table(op, options_class).BlockSize())
+
+    return read
 
 
 # --- definitions ----------------------------------------------------------------------------
@@ -182,4 +193,12 @@ OPS: list[OpDef] = [
           (r.input_arity(2), m.data_dtypes(DType.FLOAT32, DType.INT8), m.gather_int32_indices),
           prepare.prepare_gather, emit.emit_gather, reference.gather, read_options=read_gather,
           fits_kernel=False),
+    *(_move(kind, (r.input_arity(1), m.data_dtypes(DType.FLOAT32, DType.INT8), m.rank_four,
+                   m.same_quant_everywhere, m.positive_block_size),
+            depth_space.prepare_depth_space, emit.emit_depth_space, reference.depth_space,
+            read_options=read_block_size(options))
+      for kind, options in ((OpKind.DEPTH_TO_SPACE, tflite.DepthToSpaceOptions),
+                            (OpKind.SPACE_TO_DEPTH, tflite.SpaceToDepthOptions))),
+    _move(OpKind.DENSIFY, (r.input_arity(1), m.densify_dtypes, m.constant_input),
+          depth_space.prepare_densify, emit.emit_densify, reference.densify),
 ]

@@ -1,5 +1,5 @@
 """CONCATENATION, PACK, UNPACK, SPLIT, SPLIT_V, SLICE, STRIDED_SLICE, PAD, PADV2, TRANSPOSE,
-GATHER -> mcugen_move / mcugen_fill / mcugen_gather (mcugen_movement.c).
+DEPTH_TO_SPACE, SPACE_TO_DEPTH, GATHER -> mcugen_move / mcugen_fill / mcugen_gather (mcugen_movement.c).
 
 Every op becomes one or more byte loop nests computed by the family's prepare (prepare.py,
 strided_slice.py): one mcugen_move per input of a concatenation, per output of a split, one for
@@ -15,6 +15,7 @@ import numpy as np
 from ...ir import DType, Op, Tensor
 from ..base import setting_of
 from ..emitting import EmitContext, KernelCall
+from .depth_space import prepare_densify, prepare_depth_space
 from .prepare import (
     Move,
     MoveLoop,
@@ -96,6 +97,15 @@ def emit_strided_slice(op: Op, ctx: EmitContext) -> KernelCall:
 
 def emit_transpose(op: Op, ctx: EmitContext) -> KernelCall:
     return emit_moves(op, ctx, prepare_transpose(op, setting_of(ctx)))
+
+
+def emit_depth_space(op: Op, ctx: EmitContext) -> KernelCall:
+    """DEPTH_TO_SPACE and SPACE_TO_DEPTH."""
+    return emit_moves(op, ctx, prepare_depth_space(op, setting_of(ctx)))
+
+
+def emit_densify(op: Op, ctx: EmitContext) -> KernelCall:
+    return emit_moves(op, ctx, prepare_densify(op, setting_of(ctx)))
 
 
 def emit_pad(op: Op, ctx: EmitContext) -> KernelCall:

@@ -14,6 +14,7 @@ import numpy as np
 from ...errors import ModelError
 from ...ir import Op
 from ...quantization import Rounding
+from .depth_space import SWAP, block_rearrangement, densify_moves
 from .prepare import (
     concat_axis,
     gather_geometry,
@@ -107,6 +108,22 @@ def transpose(op: Op, inputs: Inputs, rounding: Rounding) -> list[np.ndarray]:
     data = inputs[0]
     assert data is not None
     return [np.transpose(data, transpose_perm(op))]
+
+
+def depth_space(op: Op, inputs: Inputs, rounding: Rounding) -> list[np.ndarray]:
+    """DEPTH_TO_SPACE and SPACE_TO_DEPTH: the input's 6-D view with its block axes swapped."""
+    data = inputs[0]
+    assert data is not None
+    view = block_rearrangement(op).source_view
+    return [np.transpose(data.reshape(view), SWAP).reshape(op.outputs[0].shape)]
+
+
+def densify(op: Op, inputs: Inputs, rounding: Rounding) -> list[np.ndarray]:
+    """DENSIFY: the frontend decoded the sparse constant into its dense values."""
+    data = inputs[0]
+    assert data is not None
+    densify_moves(op)  # the shape check
+    return [np.array(data)]
 
 
 def gather(op: Op, inputs: Inputs, rounding: Rounding) -> list[np.ndarray]:

@@ -154,3 +154,30 @@ def inputs_present(op: Op) -> str | None:
     """Every input is present (none of the data inputs is omitted)."""
     missing = [str(i) for i, t in enumerate(op.inputs) if t is None]
     return f"input {', '.join(missing)} missing" if missing else None
+
+
+def rank_four(op: Op) -> str | None:
+    """The input and output are 4-D (NHWC), as TFLite requires."""
+    bad = [f"'{t.name}' has shape {list(t.shape)}" for t in _data_tensors(op, (0,)) if len(t.shape) != 4]
+    return ", ".join(bad) or None
+
+
+def positive_block_size(op: Op) -> str | None:
+    """block_size is at least 1."""
+    size = getattr(op.options, "block_size", 1)
+    return None if size >= 1 else f"block_size {size}"
+
+
+def densify_dtypes(op: Op) -> str | None:
+    """The input and output are float32 or int8, of one dtype (LiteRT's DENSIFY; TFLM has none)."""
+    bad = [f"'{t.name}' is {t.dtype.short}" for t in _data_tensors(op, (0,))
+           if t.dtype not in (DType.FLOAT32, DType.INT8)]
+    if not bad and len({t.dtype for t in _data_tensors(op, (0,))}) > 1:
+        bad = [f"'{t.name}' is {t.dtype.short}" for t in _data_tensors(op, (0,))]
+    return ", ".join(bad) or None
+
+
+def constant_input(op: Op) -> str | None:
+    """The input is a constant (the sparse tensor stored in the model), as TFLite requires."""
+    source = op.inputs[0] if op.inputs else None
+    return None if source is not None and source.is_constant else "the input is not a constant"
