@@ -136,3 +136,16 @@ def _pool(op: Op, x: np.ndarray) -> np.ndarray:
 
 def pool_2d(op: Op, inputs: list[np.ndarray | None], rounding: Rounding) -> list[np.ndarray]:
     return [_pool(op, np.asarray(inputs[0], F32))]
+
+
+def batch_matmul(op: Op, inputs: list[np.ndarray | None], rounding: Rounding) -> list[np.ndarray]:
+    """Each output a sum from +0.0 of the rounded products in k order (TFLite's reference)."""
+    adj_x, adj_y = getattr(op.options, "adj_x", False), getattr(op.options, "adj_y", False)
+    a, b = np.asarray(inputs[0], F32), np.asarray(inputs[1], F32)
+    a = np.swapaxes(a, -1, -2) if adj_x else a
+    b = np.swapaxes(b, -1, -2) if adj_y else b
+    y = op.outputs[0]
+    total = np.zeros(y.shape, F32)
+    for k in range(a.shape[-1]):
+        total += a[..., :, k:k + 1] * b[..., k:k + 1, :]
+    return [total]

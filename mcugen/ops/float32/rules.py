@@ -16,8 +16,9 @@ def quantized_only(rule: Constraint) -> Constraint:
     def check(op: Op) -> str | None:
         return None if is_float(op) else rule(op)
 
-    text = (rule.__doc__ or rule.__name__).strip()
-    check.__doc__ = f"int8 and int16 ops: {text[0].lower()}{text[1:]}"
+    # The rule's own words, so that messages stay as they were; FLOAT_NOTE says in the docs
+    # that such rules apply to int8 and int16 ops only.
+    check.__doc__ = rule.__doc__
     check.__name__ = f"quantized_{rule.__name__}"
     if getattr(rule, "gate", False):
         check.gate = True  # type: ignore[attr-defined]
