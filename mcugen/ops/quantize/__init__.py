@@ -50,5 +50,8 @@ OPS: list[OpDef] = [
                r.integer_tensors_per_tensor_quant, r.same_element_count),
         prepare=prepare.prepare_dequantize, emit=emit.emit_dequantize, scratch=no_scratch,
         fast_path_scratch=no_fast_path_scratch, reference=reference.dequantize, macs=no_macs,
-        shape_rules=(shared.output_shape_is_input_shape,)),
+        shape_rules=(shared.output_shape_is_input_shape,),
+        notes=("A DEQUANTIZE of a FLOAT16 constant (the converter's float16 weights) folds away at "
+               "build time (mcugen/passes/float16.py): float16 widens to float32 exactly; a float16 "
+               "tensor that is not constant is refused.",)),
 ]
