@@ -15,15 +15,21 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 from modelbuilder import ModelBuilder
 from oracles import run_litert
+from test_firmware import require_tools
 from test_float_kernels import assert_bits, check
 
+from mcugen.driver import BuildOptions
 from mcugen.frontend.tflite import parse_model
 from mcugen.ir import DType, OpKind
 from mcugen.passes import Rewrite, run_passes
 from mcugen.quantization import Rounding
+from mcugen.targets import target as find_target
+from mcugen.toolchain.cross import build_firmware
 from mcugen.toolchain.host import run_tflite_bytes
+from mcugen.toolchain.qemu import run_qemu
 
 RNG = np.random.default_rng(1416)
 
@@ -175,3 +181,20 @@ def test_converter_float32_model_matches_litert_and_tflm() -> None:
     for seed in range(2):
         x = np.random.default_rng(seed).normal(0.0, 1.0, size=(1, 16, 16, 3)).astype(np.float32)
         check(model, [x], "small_cnn_float.tflite")
+
+
+@pytest.mark.parametrize("target", ["cortex-m4", "cortex-m55"])
+def test_float16_cnn_on_the_emulated_core(target: str, tmp_path: Path) -> None:
+    """The float16 CNN cross-compiled for the core (hard float: -mfloat-abi=hard, fpv4-sp-d16 on
+    the M4) and run on QEMU: the application prints PASS only when every output byte equals
+    LiteRT's (float32 bits)."""
+    require_tools("make", "arm-none-eabi-gcc", "qemu-system-arm")
+    model = tmp_path / "float16_cnn.tflite"
+    model.write_bytes(small_cnn())
+    x = np.random.default_rng(5).normal(0.0, 1.5, size=(1, 12, 12, 3)).astype(np.float32)
+    expected = run_litert(model.read_bytes(), [x])
+    case = {"input0": x, **{f"output{i}": e for i, e in enumerate(expected)}}
+    options = BuildOptions(target=find_target(target), rounding=Rounding.LITERT)
+    elf = build_firmware(model, options, case, tmp_path / "build")
+    output = run_qemu(elf, options.target, count_instructions=False, cwd=elf.parent)
+    assert "PASS" in output
