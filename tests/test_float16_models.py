@@ -10,6 +10,7 @@ DEQUANTIZE runs on the device.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -198,3 +199,25 @@ def test_float16_cnn_on_the_emulated_core(target: str, tmp_path: Path) -> None:
     elf = build_firmware(model, options, case, tmp_path / "build")
     output = run_qemu(elf, options.target, count_instructions=False, cwd=elf.parent)
     assert "PASS" in output
+
+
+@pytest.mark.parametrize("target", ["host", "cortex-m4", "cortex-m55"])
+def test_float_plan_has_four_bytes_per_element_and_no_scratch(target: str) -> None:
+    """Every float32 activation gets 4 bytes per element; the float kernels ask for no scratch
+    (the int8 fast paths' scratch does not leak onto float ops), and nothing is tiled."""
+    from click.testing import CliRunner
+
+    from mcugen.cli import main
+
+    path = Path(__file__).parent / "fixtures_float" / "small_cnn_float.tflite"
+    result = CliRunner().invoke(main, ["plan", str(path), "--json", "--target", target])
+    assert result.exit_code == 0, result.output
+    plan = json.loads(result.stdout)
+    graph = parse_model(path.read_bytes(), path.name)
+    elements = {t.name: t.num_elements for t in graph.tensors if t.dtype is DType.FLOAT32}
+    buffers = plan["buffers"]
+    assert not any(b["scratch"] for b in buffers)
+    assert not plan["tiling"]["chains"]
+    sized = [(b["bytes"], elements[b["name"]]) for b in buffers if b["name"] in elements]
+    assert len(sized) >= 6 and all(size >= 4 * count for size, count in sized), sized
+    assert any(size == 4 * count for size, count in sized)
