@@ -204,20 +204,37 @@ def test_float16_cnn_on_the_emulated_core(target: str, tmp_path: Path) -> None:
 @pytest.mark.parametrize("target", ["host", "cortex-m4", "cortex-m55"])
 def test_float_plan_has_four_bytes_per_element_and_no_scratch(target: str) -> None:
     """Every float32 activation gets 4 bytes per element; the float kernels ask for no scratch
-    (the int8 fast paths' scratch does not leak onto float ops), and nothing is tiled."""
+    (the int8 fast paths' scratch does not leak onto float ops)."""
+    plan = _plan(CONVERTER_FLOAT, target)
+    graph = parse_model(CONVERTER_FLOAT.read_bytes(), CONVERTER_FLOAT.name)
+    elements = {t.name: t.num_elements for t in graph.tensors if t.dtype is DType.FLOAT32}
+    buffers = plan["buffers"]
+    assert not any(b["scratch"] for b in buffers)
+    sized = [(b["bytes"], elements[b["name"]]) for b in buffers if b["name"] in elements]
+    assert len(sized) >= 3 and all(size >= 4 * count for size, count in sized), sized
+    assert any(size == 4 * count for size, count in sized)
+
+
+def _plan(path: Path, target: str, *options: str) -> dict:
     from click.testing import CliRunner
 
     from mcugen.cli import main
 
-    path = Path(__file__).parent / "fixtures_float" / "small_cnn_float.tflite"
-    result = CliRunner().invoke(main, ["plan", str(path), "--json", "--target", target])
+    result = CliRunner().invoke(main, ["plan", str(path), "--json", "--target", target, *options])
     assert result.exit_code == 0, result.output
-    plan = json.loads(result.stdout)
-    graph = parse_model(path.read_bytes(), path.name)
-    elements = {t.name: t.num_elements for t in graph.tensors if t.dtype is DType.FLOAT32}
-    buffers = plan["buffers"]
-    assert not any(b["scratch"] for b in buffers)
-    assert not plan["tiling"]["chains"]
-    sized = [(b["bytes"], elements[b["name"]]) for b in buffers if b["name"] in elements]
-    assert len(sized) >= 6 and all(size >= 4 * count for size, count in sized), sized
-    assert any(size == 4 * count for size, count in sized)
+    return json.loads(result.stdout)
+
+
+CONVERTER_FLOAT = Path(__file__).parent / "fixtures_float" / "small_cnn_float.tflite"
+
+
+def test_tiled_float_chain_matches_litert_and_tflm() -> None:
+    """Tiling runs the converter model's float conv/depthwise/conv/pool chain in stripes (each
+    with its own top padding), in less arena than untiled, and the result keeps TFLite's bits
+    (test_converter_float32_model_matches_litert_and_tflm runs the same build)."""
+    tiled, untiled = _plan(CONVERTER_FLOAT, "host"), _plan(CONVERTER_FLOAT, "host", "--no-tiling")
+    chains = tiled["tiling"]["chains"]
+    assert chains and {"CONV_2D", "DEPTHWISE_CONV_2D"} <= set(chains[0]["kinds"])
+    assert tiled["arena_bytes"] < untiled["arena_bytes"]
+    x = np.random.default_rng(9).normal(0.0, 1.0, size=(1, 16, 16, 3)).astype(np.float32)
+    check(CONVERTER_FLOAT.read_bytes(), [x], CONVERTER_FLOAT.name)

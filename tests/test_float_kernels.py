@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from modelbuilder import ModelBuilder
 from oracles import run_litert, run_tflm
 from singleop import Case, Operand
 
@@ -198,3 +199,92 @@ def test_infinities_nan_and_signed_zeros_take_the_reference_path(case: Case) -> 
     inf * 0 a NaN or -0.0 a +0.0): the same bits as TFLite's reference order."""
     special_case = _with_special_input(case)
     check(special_case.model, special_case.inputs, special_case.id)
+
+
+# --- float chains in stripes (tiling) -----------------------------------------------------------
+
+
+class FloatChain:
+    """A chain of float32 window ops (and a residual ADD) written into a ModelBuilder."""
+
+    def __init__(self, shape: list[int]) -> None:
+        self.b, self.shape, self.count = ModelBuilder("float chain"), list(shape), 0
+        self.input = self.current = self.b.add_tensor("x", shape, "float32")
+
+    def window(self, kind: str, kernel: int, stride: int = 1, dilation: int = 1, padding: str = "SAME",
+               channels: int = 0, activation: str = "NONE") -> int:
+        n, h, w, c = self.shape
+        self.count += 1
+        effective = (kernel - 1) * dilation + 1
+        out_hw = [(s + stride - 1) // stride if padding == "SAME" else (s - effective + stride) // stride
+                  for s in (h, w)]
+        options: dict = {"padding": padding, "stride_h": stride, "stride_w": stride,
+                         "fused_activation_function": activation}
+        inputs = [self.current]
+        out_c = c
+        if kind in ("MAX_POOL_2D", "AVERAGE_POOL_2D"):
+            options |= {"filter_height": kernel, "filter_width": kernel}
+        else:
+            out_c = c if kind == "DEPTHWISE_CONV_2D" else channels
+            shape = (1, kernel, kernel, out_c) if kind == "DEPTHWISE_CONV_2D" else (out_c, kernel, kernel, c)
+            inputs += [self.b.add_tensor(f"w{self.count}", shape, "float32", data=normal(*shape)),
+                       self.b.add_tensor(f"b{self.count}", (out_c,), "float32", data=normal(out_c))]
+            options |= {"dilation_h_factor": dilation, "dilation_w_factor": dilation}
+            if kind == "DEPTHWISE_CONV_2D":
+                options["depth_multiplier"] = 1
+        self.shape = [n, *out_hw, out_c]
+        out = self.b.add_tensor(f"t{self.count}", self.shape, "float32")
+        self.b.add_op(kind, inputs, [out], options)
+        self.current = out
+        return out
+
+    def add(self, other: int) -> None:
+        self.count += 1
+        out = self.b.add_tensor(f"t{self.count}", self.shape, "float32")
+        self.b.add_op("ADD", [self.current, other], [out], {})
+        self.current = out
+
+    def model(self) -> bytes:
+        self.b.set_io([self.input], [self.current])
+        return self.b.build()
+
+
+def float_chain() -> tuple[bytes, list[int]]:
+    """conv 3x3 SAME (RELU) -> [depthwise 3x3 -> conv 3x3 dilation 2 SAME -> ADD of the first
+    conv's output -> max pool 3x3 stride 2 SAME (RELU) -> average pool 2x2 VALID], the bracket
+    being the chain that tiling runs in stripes."""
+    shape = [1, 20, 9, 3]
+    chain = FloatChain(shape)
+    skip = chain.window("CONV_2D", 3, channels=6, activation="RELU")
+    chain.window("DEPTHWISE_CONV_2D", 3)
+    chain.window("CONV_2D", 3, dilation=2, channels=6)
+    chain.add(skip)
+    chain.window("MAX_POOL_2D", 3, stride=2, activation="RELU")
+    chain.window("AVERAGE_POOL_2D", 2, padding="VALID")
+    return chain.model(), shape
+
+
+@pytest.mark.parametrize(("rolling", "count"), [(True, 10), (False, 3)])
+def test_float_chain_in_stripes_matches_litert_and_tflm(rolling: bool, count: int,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tiling forced on a float chain: each stripe's conv and pool take their own top padding,
+    and the outputs keep TFLite's bits (ASan/UBSan on)."""
+    from test_tiling import _forced
+
+    from mcugen import driver
+    from mcugen.driver import BuildOptions, compile_model
+    from mcugen.toolchain.host import build_program, run_program
+
+    model, shape = float_chain()
+    x = normal(*shape)
+    expected = run_litert(model, [x])
+    _spread(expected)
+    for other, wanted in zip(run_tflm(model, [x]), expected, strict=True):
+        assert_bits(other, wanted)
+    monkeypatch.setattr(driver, "plan_model", _forced(rolling, count))
+    options = BuildOptions(rounding=Rounding.LITERT, prefix=f"ftiled_{'k' if rolling else 'r'}{count}", guard=16)
+    compiled = compile_model(model, options)
+    assert compiled.plan.tiling is not None and compiled.plan.tiling.chains
+    program = build_program(model, options, "float_chain.tflite", sanitize=True)
+    (actual,) = run_program(program, [[x]])[0]
+    assert_bits(actual.reshape(expected[0].shape), expected[0])

@@ -15,7 +15,7 @@ import dataclasses
 import functools
 from collections.abc import Callable, Sequence
 
-from ..ir import DType, Graph, Op, OpKind, Tensor
+from ..ir import Graph, Op, OpKind, Tensor
 from ..ops.registry import op_def
 from .liveness import ScratchBytes, collect_buffers, live_by_step
 from .tiling import Chain, Stripe, Tiling, make_chain, rolling_prefixes
@@ -34,11 +34,9 @@ def _is_spatial(tensor: Tensor | None) -> bool:
 
 
 def _can_start(op: Op) -> bool:
-    """An op that may be a chain's first op (it reads a whole tensor). Float ops are not tiled:
-    their emitters have no stripe form (mcugen.ops.float32)."""
+    """An op that may be a chain's first op (it reads a whole tensor)."""
     return (op_def(op.kind).traits.window and op.backend == "cpu" and len(op.outputs) == 1
-            and _is_spatial(op.inputs[0]) and _is_spatial(op.outputs[0])
-            and op.outputs[0].dtype is not DType.FLOAT32)
+            and _is_spatial(op.inputs[0]) and _is_spatial(op.outputs[0]))
 
 
 def _can_follow(op: Op, previous: Op, graph_outputs: set[int]) -> bool:

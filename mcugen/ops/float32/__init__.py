@@ -8,7 +8,8 @@ float32 (`by_dtype`). The quantized rules that cannot apply to a float op are wr
 
 The C and the numpy reference both follow TFLite's reference float kernels in the same order
 (see mcugen_float.h), so they are bit-exact with LiteRT's BUILTIN_REF kernels, and with each
-other. Tiling does not stripe float ops (mcugen.memory.tiling_search).
+other. Tiling stripes the float window ops as it does the quantized ones (emit_rows: a stripe's
+own top padding).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ FLOAT_NOTE = (
     "float32: bit-exact with LiteRT's and TFLM's reference float kernels (TFLite's reference loop "
     "order, compiled with -ffp-contract=off; 0 ULP in the tests, infinities, NaN and signed zeros "
     "included). The rules above about quantization, int8 weights and integer bias apply to int8 "
-    "and int16 ops only. Tiling does not split float ops into stripes."
+    "and int16 ops only."
 )
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from ...codegen.cnames import c_float
 from ...ir import Op, OpKind
 from ..emitting import EmitContext, KernelCall, c_dims
@@ -40,9 +42,15 @@ _CONV_FUNCTIONS = {
 }
 
 
-def emit_float_convolution(op: Op, ctx: EmitContext) -> KernelCall:
-    """CONV_2D, DEPTHWISE_CONV_2D and TRANSPOSE_CONV in float32."""
-    g = prepare_float_window(op)
+def _stripe(g: FloatWindow, pad_top: int | None) -> FloatWindow:
+    """A tiling stripe's geometry: its own top padding (mcugen.tiling), the rest unchanged."""
+    return g if pad_top is None else dataclasses.replace(g, padding=(pad_top, g.padding[1]))
+
+
+def emit_float_convolution(op: Op, ctx: EmitContext, pad_top: int | None = None) -> KernelCall:
+    """CONV_2D, DEPTHWISE_CONV_2D and TRANSPOSE_CONV in float32; pad_top: a stripe's own top
+    padding (tiling; not TRANSPOSE_CONV, which is no window op)."""
+    g = _stripe(prepare_float_window(op), pad_top)
     transpose = op.kind is OpKind.TRANSPOSE_CONV
     x, w, y = op.inputs[2 if transpose else 0], op.inputs[1], op.outputs[0]
     bias_index = 3 if transpose else 2
@@ -73,9 +81,9 @@ def emit_float_fully_connected(op: Op, ctx: EmitContext) -> KernelCall:
     return KernelCall(declarations=declarations, calls=[call], runtime=set(RUNTIME))
 
 
-def emit_float_pool(op: Op, ctx: EmitContext) -> KernelCall:
-    """AVERAGE_POOL_2D and MAX_POOL_2D in float32."""
-    g = prepare_float_window(op)
+def emit_float_pool(op: Op, ctx: EmitContext, pad_top: int | None = None) -> KernelCall:
+    """AVERAGE_POOL_2D and MAX_POOL_2D in float32; pad_top as for emit_float_convolution."""
+    g = _stripe(prepare_float_window(op), pad_top)
     x, y = op.inputs[0], op.outputs[0]
     assert x is not None
     i = op.index

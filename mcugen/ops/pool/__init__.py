@@ -79,7 +79,7 @@ def _pool(kind: OpKind, emit: Emitter, reference: ReferenceKernel, macs: MacCoun
                  emit=by_dtype(emit, emit_float_pool), scratch=no_scratch,
                  fast_path_scratch=no_fast_path_scratch, reference=by_dtype(reference, float_pool_2d),
                  macs=macs, notes=(FLOAT_NOTE,),
-                 traits=Traits(window=True), emit_rows=emit_pool_rows, notices=(int16_sum_may_wrap,),
+                 traits=Traits(window=True), emit_rows=by_dtype(emit_pool_rows, emit_float_pool), notices=(int16_sum_may_wrap,),
                  shape_rules=(pool_output_shape,))
 
 
