@@ -9,6 +9,9 @@ as zeros (0 * inf would be NaN, and -0.0 + 0.0 is +0.0).
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+
 import numpy as np
 
 from ...ir import Op, OpKind
@@ -16,6 +19,20 @@ from ...quantization import Rounding
 from .prepare import FloatWindow, float_clamp, prepare_float_fully_connected, prepare_float_window
 
 F32 = np.float32
+
+Kernel = Callable[[Op, list[np.ndarray | None], Rounding], list[np.ndarray]]
+
+
+def ieee(kernel: Kernel) -> Kernel:
+    """The kernel with numpy's floating-point warnings off: overflow to infinity and NaN from
+    inf * 0 are the IEEE results the C computes too, not errors."""
+
+    @functools.wraps(kernel)
+    def run(op: Op, inputs: list[np.ndarray | None], rounding: Rounding) -> list[np.ndarray]:
+        with np.errstate(all="ignore"):
+            return kernel(op, inputs, rounding)
+
+    return run
 
 
 def clamp(x: np.ndarray, limits: tuple[float, float]) -> np.ndarray:
@@ -57,6 +74,7 @@ def _bias(inputs: list[np.ndarray | None], index: int, channels: int) -> np.ndar
     return np.zeros(channels, F32) if bias is None else np.asarray(bias, F32).reshape(-1)
 
 
+@ieee
 def conv_2d(op: Op, inputs: list[np.ndarray | None], rounding: Rounding) -> list[np.ndarray]:
     x, w = np.asarray(inputs[0], F32), np.asarray(inputs[1], F32)
     y = op.outputs[0]
@@ -68,6 +86,7 @@ def conv_2d(op: Op, inputs: list[np.ndarray | None], rounding: Rounding) -> list
     return [clamp(total + _bias(inputs, 2, y.shape[3]), g.clamp)]
 
 
+@ieee
 def depthwise_conv_2d(op: Op, inputs: list[np.ndarray | None], rounding: Rounding) -> list[np.ndarray]:
     x, w = np.asarray(inputs[0], F32), np.asarray(inputs[1], F32)
     y = op.outputs[0]
@@ -79,6 +98,7 @@ def depthwise_conv_2d(op: Op, inputs: list[np.ndarray | None], rounding: Roundin
     return [clamp(total + _bias(inputs, 2, y.shape[3]), g.clamp)]
 
 
+@ieee
 def transpose_conv(op: Op, inputs: list[np.ndarray | None], rounding: Rounding) -> list[np.ndarray]:
     """The reference's scatter: input elements in (y, x, channel) order each add their products
     to the outputs they meet, so each output sums its terms in that order."""
@@ -103,6 +123,7 @@ def transpose_conv(op: Op, inputs: list[np.ndarray | None], rounding: Rounding) 
     return [clamp(acc, g.clamp)]
 
 
+@ieee
 def fully_connected(op: Op, inputs: list[np.ndarray | None], rounding: Rounding) -> list[np.ndarray]:
     batches, depth, units = prepare_float_fully_connected(op)
     x = np.asarray(inputs[0], F32).reshape(batches, depth)
@@ -134,10 +155,12 @@ def _pool(op: Op, x: np.ndarray) -> np.ndarray:
     return clamp(value, g.clamp)
 
 
+@ieee
 def pool_2d(op: Op, inputs: list[np.ndarray | None], rounding: Rounding) -> list[np.ndarray]:
     return [_pool(op, np.asarray(inputs[0], F32))]
 
 
+@ieee
 def batch_matmul(op: Op, inputs: list[np.ndarray | None], rounding: Rounding) -> list[np.ndarray]:
     """Each output a sum from +0.0 of the rounded products in k order (TFLite's reference)."""
     adj_x, adj_y = getattr(op.options, "adj_x", False), getattr(op.options, "adj_y", False)
