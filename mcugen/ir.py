@@ -24,6 +24,8 @@ class DType(enum.Enum):
     INT32 = ("int32", "int32_t", 4)
     INT64 = ("int64", "int64_t", 8)
     FLOAT32 = ("float32", "float", 4)
+    # Constants only: the passes widen them to FLOAT32 (passes/float16.py); never reaches C.
+    FLOAT16 = ("float16", "uint16_t", 2)
     BOOL = ("bool", "bool", 1)
 
     @property

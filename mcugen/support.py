@@ -26,19 +26,19 @@ def graph_problems(graph: Graph, setting: Setting = DEFAULT_SETTING) -> list[str
 
 def check_graph(graph: Graph, setting: Setting = DEFAULT_SETTING) -> None:
     """Raise UnsupportedError, in one short line, when any op breaks a rule: the count, the first
-    broken rule and where to see them all (`mcugen inspect`), or, for a model that computes in
-    float32, that it is not fully quantized and what to do."""
+    broken rule and where to see them all (`mcugen inspect`), or, for float32 weighted ops that
+    break rules, how many and what else to do (full-integer quantization)."""
     per_op = {op.index: check_op(op, setting) for op in graph.ops}
     problems = [problem for found in per_op.values() for problem in found]
     if not problems:
         return
-    float_ops = float_weighted_ops(graph)
-    if float_ops:
+    float_ops = [op for op in float_weighted_ops(graph) if per_op[op.index]]
+    if float_ops:  # float32 kernels exist, but these ops break their rules
         kinds = ", ".join(sorted({op.kind.name for op in float_ops}))
         raise UnsupportedError(
-            f"{graph.name}: not fully quantized: {len(float_ops)} op(s) with float32 weights "
-            f"({kinds}); convert with full-integer quantization (int8 or int16x8, see "
-            "docs/supported_ops.md); `mcugen inspect` on the model lists every broken rule")
+            f"{graph.name}: {len(float_ops)} op(s) with float32 weights break rules ({kinds}), the first: "
+            f"{per_op[float_ops[0].index][0][:200]}; `mcugen inspect` on the model lists every broken rule, "
+            "or convert with full-integer quantization (int8 or int16x8, see docs/supported_ops.md)")
     if len(problems) == 1:
         raise UnsupportedError(f"{graph.name}: 1 unsupported: {problems[0]}")
     ops = sum(1 for found in per_op.values() if found)

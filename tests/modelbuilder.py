@@ -30,6 +30,7 @@ _TYPES: dict[str, int] = {
     "int32": tflite.TensorType.INT32,
     "int64": tflite.TensorType.INT64,
     "float32": tflite.TensorType.FLOAT32,
+    "float16": tflite.TensorType.FLOAT16,
     "bool": tflite.TensorType.BOOL,
 }
 

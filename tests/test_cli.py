@@ -176,18 +176,37 @@ def test_unsupported_ops_are_all_listed(tmp_path: Path) -> None:
 
 
 def test_unsupported_dtype_names_op_and_rule(tmp_path: Path) -> None:
+    """float32 activations with int8 weights (TFLite's hybrid form) have no kernel."""
     path = tmp_path / "float.tflite"
     path.write_bytes(small_conv_model(dtype="float32"))
     assert_one_line_error(invoke("build", path, "-o", tmp_path / "o"),
-                          "CONV_2D (op 0, 'conv_out')", "Activation inputs and outputs are int8",
-                          "'input' is float32")
+                          "CONV_2D (op 0, 'conv_out')", "float32 ops: the weights are a constant float32",
+                          "weights 'weights' int8")
 
 
-def test_a_float_model_is_one_short_line(tmp_path: Path) -> None:
-    """A model converted without quantization once got a 4 KB line listing every rule."""
+def test_a_float_model_builds(tmp_path: Path) -> None:
+    """The converter's float32 model builds (its results: tests/test_float16_models.py)."""
     result = invoke("build", REPO / "tests" / "fixtures_float" / "small_cnn_float.tflite", "-o", tmp_path / "o")
-    assert_one_line_error(result, "not fully quantized", "full-integer quantization", "mcugen inspect")
-    assert len(result.stderr) < 400, result.stderr
+    assert result.exit_code == 0, result.output
+
+
+def test_float_ops_that_break_rules_are_one_short_line(tmp_path: Path) -> None:
+    """A float model whose ops break rules once got a 4 KB line listing every rule."""
+    b = ModelBuilder()
+    x = b.add_tensor("x", [1, 4, 4, 2], "float32")
+    for i in range(8):  # a fused TANH has no float clamp: each conv breaks a rule
+        w = b.add_tensor(f"w{i}", [2, 1, 1, 2], "float32", data=np.ones((2, 1, 1, 2), np.float32))
+        c = b.add_tensor(f"b{i}", [2], "float32", data=np.zeros(2, np.float32))
+        y = b.add_tensor(f"y{i}", [1, 4, 4, 2], "float32")
+        b.add_op("CONV_2D", [x, w, c], [y], {"fused_activation_function": "TANH"})
+        x = y
+    b.set_io([0], [x])
+    path = tmp_path / "tanh.tflite"
+    path.write_bytes(b.build())
+    result = invoke("build", path, "-o", tmp_path / "o")
+    assert_one_line_error(result, "8 op(s) with float32 weights break rules (CONV_2D)", "fused activation TANH",
+                          "mcugen inspect", "full-integer quantization")
+    assert len(result.stderr) < 600, result.stderr
 
 
 def test_many_broken_rules_are_counted_in_one_short_line(tmp_path: Path) -> None:

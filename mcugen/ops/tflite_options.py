@@ -27,6 +27,7 @@ DTYPES: dict[int, DType] = {
     tflite.TensorType.INT32: DType.INT32,
     tflite.TensorType.INT64: DType.INT64,
     tflite.TensorType.FLOAT32: DType.FLOAT32,
+    tflite.TensorType.FLOAT16: DType.FLOAT16,
     tflite.TensorType.BOOL: DType.BOOL,
 }
 

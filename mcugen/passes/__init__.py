@@ -2,6 +2,8 @@
 
 Order (run_passes):
 
+0. float16 (float16.py): FLOAT16 constants become FLOAT32 (exact): the converter's DEQUANTIZE
+   of a float16 weight folds away, a float16 constant read by a float32 op is widened.
 1. identity (identity.py): ops whose output equals their input (a QUANTIZE to the same dtype,
    scale and zero point, a PAD by zero, ...) are removed and their consumers read the input;
    a chain of RESHAPE/SQUEEZE/EXPAND_DIMS becomes one RESHAPE of the chain's source
@@ -22,6 +24,7 @@ from __future__ import annotations
 from ..ir import Graph
 from ..quantization import Rounding
 from .dead import remove_dead_ops
+from .float16 import widen_float16
 from .fold import fold_constants
 from .identity import remove_identities
 from .report import PassReport, Rewrite, Rewritten
@@ -32,6 +35,7 @@ __all__ = ["PassReport", "Rewrite", "Rewritten", "run_passes"]
 def run_passes(graph: Graph, rounding: Rounding = Rounding.TFLM) -> PassReport:
     """Rewrite `graph` in place; `rounding` selects the reference arithmetic that folds."""
     report = PassReport()
+    widen_float16(graph, report)
     remove_identities(graph, report)
     fold_constants(graph, rounding, report)
     remove_dead_ops(graph, report)

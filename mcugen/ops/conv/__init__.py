@@ -15,6 +15,12 @@ import tflite
 from ...ir import Conv2DOptions, DepthwiseConv2DOptions, DType, Op, OpKind, TransposeConvOptions
 from .. import rules as r
 from ..base import InputRoles, OpDef, Traits, no_fast_path_scratch, no_scratch
+from ..float32 import FLOAT_NOTE, by_dtype
+from ..float32 import emit as float_emit
+from ..float32 import no_scratch as no_float_scratch
+from ..float32 import reference as float_reference
+from ..float32.prepare import prepare_float_window
+from ..float32.rules import WEIGHTED_DTYPES, finite_float_weights, float_weights, quantized_only
 from ..tflite_options import ACTIVATIONS, PADDINGS, enum_value, options_table, quantized_bias_type
 from . import emit, reference
 from . import rules as conv_rules
@@ -93,50 +99,62 @@ def transpose_conv_macs(op: Op) -> int:
 
 _WINDOW = Traits(window=True)  # tiling may run it in stripes of output rows (emit_rows)
 
+# The rules that read quantization apply to int8 and int16 ops only; float32 ones have theirs.
+_QUANT_ACTIVATIONS = quantized_only(r.per_tensor_activation_quant)
+_INT8_WEIGHTS = quantized_only(r.constant_int8_weights)
+_FLOAT_RULES = (float_weights, finite_float_weights)
+
 OPS: list[OpDef] = [
     OpDef(
         kind=OpKind.CONV_2D, builtin=tflite.BuiltinOperator.CONV_2D, read_options=read_conv,
-        rules=(r.input_arity(2), *r._WEIGHTED_DTYPES, r.same_input_output_dtype,
-               r.per_tensor_activation_quant, r.input_rank_4, r.constant_int8_weights,
+        rules=(r.input_arity(2), *WEIGHTED_DTYPES, r.same_input_output_dtype,
+               _QUANT_ACTIVATIONS, r.input_rank_4, _INT8_WEIGHTS,
                r.symmetric_per_channel_weights(0), r.clamp_activation,
-               r.weighted_bias(DType.INT64, DType.INT32), conv_rules.symmetric_conv_weights,
+               quantized_only(r.weighted_bias(DType.INT64, DType.INT32)), conv_rules.symmetric_conv_weights,
                conv_rules.conv_channels, r.positive_strides_and_dilations,
-               conv_rules.dilations_fit_int16, conv_rules.int8_zero_points_in_range),
-        prepare=prepare_conv, prepare_rules=(SHIFT_RULE, LITERT_INT32_BIAS),
-        emit=emit.emit_conv_2d, emit_rows=emit.emit_convolution_rows,
-        scratch=no_scratch, fast_path_scratch=emit.conv_scratch_bytes,
-        reference=reference.conv_2d, macs=conv_macs,
+               conv_rules.dilations_fit_int16, conv_rules.int8_zero_points_in_range, *_FLOAT_RULES),
+        prepare=by_dtype(prepare_conv, prepare_float_window), prepare_rules=(SHIFT_RULE, LITERT_INT32_BIAS),
+        emit=by_dtype(emit.emit_conv_2d, float_emit.emit_float_convolution),
+        emit_rows=by_dtype(emit.emit_convolution_rows, float_emit.emit_float_convolution),
+        scratch=no_scratch, fast_path_scratch=by_dtype(emit.conv_scratch_bytes, no_float_scratch),
+        reference=by_dtype(reference.conv_2d, float_reference.conv_2d), macs=conv_macs,
         roles=InputRoles(weights=1, bias=2, weights_channel_axis=0), traits=_WINDOW,
-        shape_rules=(conv_rules.conv_output_shape,),
+        shape_rules=(conv_rules.conv_output_shape,), notes=(FLOAT_NOTE,),
     ),
     OpDef(
         kind=OpKind.DEPTHWISE_CONV_2D, builtin=tflite.BuiltinOperator.DEPTHWISE_CONV_2D,
         read_options=read_depthwise,
-        rules=(r.input_arity(2), *r._WEIGHTED_DTYPES, r.same_input_output_dtype,
-               r.per_tensor_activation_quant, r.input_rank_4, r.constant_int8_weights,
-               r.symmetric_per_channel_weights(3), r.clamp_activation, r.weighted_bias(DType.INT64),
+        rules=(r.input_arity(2), *WEIGHTED_DTYPES, r.same_input_output_dtype,
+               _QUANT_ACTIVATIONS, r.input_rank_4, _INT8_WEIGHTS,
+               r.symmetric_per_channel_weights(3), r.clamp_activation,
+               quantized_only(r.weighted_bias(DType.INT64)),
                conv_rules.symmetric_conv_weights, conv_rules.depthwise_channels,
                r.positive_strides_and_dilations, conv_rules.dilations_fit_int16,
-               conv_rules.int8_zero_points_in_range),
-        prepare=prepare_conv, prepare_rules=(SHIFT_RULE,),
-        emit=emit.emit_depthwise_conv_2d, emit_rows=emit.emit_convolution_rows,
-        scratch=no_scratch, fast_path_scratch=emit.depthwise_scratch_bytes,
-        reference=reference.depthwise_conv_2d, macs=depthwise_macs,
+               conv_rules.int8_zero_points_in_range, *_FLOAT_RULES),
+        prepare=by_dtype(prepare_conv, prepare_float_window), prepare_rules=(SHIFT_RULE,),
+        emit=by_dtype(emit.emit_depthwise_conv_2d, float_emit.emit_float_convolution),
+        emit_rows=by_dtype(emit.emit_convolution_rows, float_emit.emit_float_convolution),
+        scratch=no_scratch, fast_path_scratch=by_dtype(emit.depthwise_scratch_bytes, no_float_scratch),
+        reference=by_dtype(reference.depthwise_conv_2d, float_reference.depthwise_conv_2d),
+        macs=depthwise_macs,
         roles=InputRoles(weights=1, bias=2, weights_channel_axis=3), traits=_WINDOW,
-        shape_rules=(conv_rules.conv_output_shape,),
+        shape_rules=(conv_rules.conv_output_shape,), notes=(FLOAT_NOTE,),
     ),
     OpDef(
         kind=OpKind.TRANSPOSE_CONV, builtin=tflite.BuiltinOperator.TRANSPOSE_CONV,
         read_options=read_transpose_conv,
         rules=(r.input_arity(3), conv_rules.transpose_conv_activations, r.int16_zero_points,
-               conv_rules.transpose_conv_shapes, r.constant_int8_weights,
-               r.symmetric_per_channel_weights(0), r.clamp_activation, r.weighted_bias(DType.INT64),
-               conv_rules.symmetric_conv_weights, r.positive_strides_and_dilations),
-        prepare=prepare_transpose_conv, prepare_rules=(SHIFT_RULE,),
-        emit=emit.emit_transpose_conv, scratch=emit.transpose_conv_scratch,
+               conv_rules.transpose_conv_shapes, _INT8_WEIGHTS,
+               r.symmetric_per_channel_weights(0), r.clamp_activation,
+               quantized_only(r.weighted_bias(DType.INT64)),
+               conv_rules.symmetric_conv_weights, r.positive_strides_and_dilations, *_FLOAT_RULES),
+        prepare=by_dtype(prepare_transpose_conv, prepare_float_window), prepare_rules=(SHIFT_RULE,),
+        emit=by_dtype(emit.emit_transpose_conv, float_emit.emit_float_convolution),
+        scratch=by_dtype(emit.transpose_conv_scratch, no_float_scratch),
         fast_path_scratch=no_fast_path_scratch,
-        reference=reference.transpose_conv, macs=transpose_conv_macs,
+        reference=by_dtype(reference.transpose_conv, float_reference.transpose_conv),
+        macs=transpose_conv_macs,
         roles=InputRoles(weights=1, bias=3, weights_channel_axis=0),
-        shape_rules=(conv_rules.transpose_conv_output_shape,),
+        shape_rules=(conv_rules.transpose_conv_output_shape,), notes=(FLOAT_NOTE,),
     ),
 ]

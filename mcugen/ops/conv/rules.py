@@ -90,12 +90,14 @@ def transpose_conv_output_shape(op: Op) -> str | None:
 
 
 def transpose_conv_activations(op: Op) -> str | None:
-    """TRANSPOSE_CONV: the input and output are int8, or int16 (with int8 weights), 4-D."""
+    """TRANSPOSE_CONV: the input and output are int8, int16 (with int8 weights) or float32, 4-D."""
     x, y = weighted_input(op), op.outputs[0]
-    if x.dtype not in (DType.INT8, DType.INT16) or y.dtype is not x.dtype:
+    if x.dtype not in (DType.INT8, DType.INT16, DType.FLOAT32) or y.dtype is not x.dtype:
         return f"{x.dtype.short} -> {y.dtype.short}"
     if len(x.shape) != 4 or len(y.shape) != 4:
         return f"input {list(x.shape)}, output {list(y.shape)}"
+    if x.dtype is DType.FLOAT32:
+        return None
     if x.quant is None or y.quant is None or x.quant.per_channel or y.quant.per_channel:
         return "input or output without per-tensor quantization"
     return None

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ...ir import DType, Op
+from ...ir import BatchMatMulOptions, DType, Op
 from ...targets import Target
 from ..base import setting_of
 from ..conv.emit import (
@@ -159,5 +159,26 @@ def emit_batch_matmul(op: Op, ctx: EmitContext) -> KernelCall:
         f"&bmm_lhs_dims_{i}, {ctx.ptr(lhs)}, &bmm_rhs_dims_{i}, {ctx.ptr(rhs)}, "
         f"&bmm_output_dims_{i}, {ctx.ptr(y)})"
     )
+    return KernelCall(declarations=declarations, calls=[call],
+                      runtime={"mcugen_batch_matmul", "mcugen_rescale"})
+
+
+def emit_float_batch_matmul(op: Op, ctx: EmitContext) -> KernelCall:
+    """float32 BATCH_MATMUL: no rescale, no clamp (mcugen_batch_matmul_f32)."""
+    o = op.options
+    assert isinstance(o, BatchMatMulOptions)
+    lhs, rhs, y = op.inputs[0], op.inputs[1], op.outputs[0]
+    assert lhs is not None and rhs is not None
+    i = op.index
+    declarations = [
+        const_decl("mcugen_bmm_params", f"fbmm_params_{i}",
+                   f"{{ .lhs_offset = 0, .rhs_offset = 0, .output_offset = 0, .adj_x = {int(o.adj_x)}, "
+                   f".adj_y = {int(o.adj_y)}, .activation = {{ .min = 0, .max = 0 }} }}"),
+        const_decl("mcugen_matrix_dims", f"fbmm_lhs_dims_{i}", matrix_dims(lhs.shape)),
+        const_decl("mcugen_matrix_dims", f"fbmm_rhs_dims_{i}", matrix_dims(rhs.shape)),
+        const_decl("mcugen_matrix_dims", f"fbmm_output_dims_{i}", matrix_dims(y.shape)),
+    ]
+    call = (f"mcugen_batch_matmul_f32(&fbmm_params_{i}, &fbmm_lhs_dims_{i}, {ctx.ptr(lhs)}, "
+            f"&fbmm_rhs_dims_{i}, {ctx.ptr(rhs)}, &fbmm_output_dims_{i}, {ctx.ptr(y)})")
     return KernelCall(declarations=declarations, calls=[call],
                       runtime={"mcugen_batch_matmul", "mcugen_rescale"})

@@ -38,11 +38,13 @@ def fully_connected_output_size(op: Op) -> str | None:
 
 
 def batch_matmul_operands(op: Op) -> str | None:
-    """BATCH_MATMUL: both inputs and the output are int8, or all int16 (TFLM has no mixed kernel), each with per-tensor quantization."""
+    """BATCH_MATMUL: both inputs and the output are int8, or all int16 (TFLM has no mixed kernel), each with per-tensor quantization, or all float32."""
     tensors = [required_input(op, 0), required_input(op, 1), op.outputs[0]]
     dtype = tensors[0].dtype
-    if dtype not in (DType.INT8, DType.INT16) or any(t.dtype is not dtype for t in tensors):
+    if dtype not in (DType.INT8, DType.INT16, DType.FLOAT32) or any(t.dtype is not dtype for t in tensors):
         return " -> ".join(t.dtype.short for t in tensors)
+    if dtype is DType.FLOAT32:
+        return None
     bad = [t.name for t in tensors if t.quant is None or t.quant.per_channel]
     return f"no per-tensor quantization on {', '.join(bad)}" if bad else None
 

@@ -1,4 +1,4 @@
-"""AVERAGE_POOL_2D and MAX_POOL_2D, int8 and int16 (mcugen_pool.c).
+"""AVERAGE_POOL_2D and MAX_POOL_2D, int8 and int16 (mcugen_pool.c), and float32 (mcugen.ops.float32).
 
 Window ops: tiling runs them in stripes of output rows (emit_rows). Neither rescales: TFLite
 requires the output quantization to equal the input's.
@@ -22,6 +22,11 @@ from ..base import (
     no_macs,
     no_scratch,
 )
+from ..float32 import FLOAT_NOTE, by_dtype
+from ..float32.emit import emit_float_pool
+from ..float32.prepare import prepare_float_window
+from ..float32.reference import pool_2d as float_pool_2d
+from ..float32.rules import quantized_only
 from ..rules import (
     activation_dtypes,
     clamp_activation,
@@ -62,17 +67,19 @@ def average_pool_macs(op: Op) -> int:
 
 
 RULES = (
-    input_arity(1), activation_dtypes(DType.INT8, DType.INT16), same_input_output_dtype,
-    per_tensor_activation_quant, pool_quant_matches_input, input_rank_4, clamp_activation,
+    input_arity(1), activation_dtypes(DType.INT8, DType.INT16, DType.FLOAT32), same_input_output_dtype,
+    quantized_only(per_tensor_activation_quant), pool_quant_matches_input, input_rank_4, clamp_activation,
     pool_shapes, positive_strides_and_dilations,
 )
 
 
 def _pool(kind: OpKind, emit: Emitter, reference: ReferenceKernel, macs: MacCount) -> OpDef:
     return OpDef(kind=kind, builtin=getattr(tflite.BuiltinOperator, kind.name), read_options=read_pool,
-                 rules=RULES, prepare=prepare, emit=emit, scratch=no_scratch,
-                 fast_path_scratch=no_fast_path_scratch, reference=reference, macs=macs,
-                 traits=Traits(window=True), emit_rows=emit_pool_rows, notices=(int16_sum_may_wrap,),
+                 rules=RULES, prepare=by_dtype(prepare, prepare_float_window),
+                 emit=by_dtype(emit, emit_float_pool), scratch=no_scratch,
+                 fast_path_scratch=no_fast_path_scratch, reference=by_dtype(reference, float_pool_2d),
+                 macs=macs, notes=(FLOAT_NOTE,),
+                 traits=Traits(window=True), emit_rows=by_dtype(emit_pool_rows, emit_float_pool), notices=(int16_sum_may_wrap,),
                  shape_rules=(pool_output_shape,))
 
 

@@ -30,6 +30,11 @@ def integer_quantize_is_identity(op: Op) -> bool:
             and not source.quant.per_channel)
 
 
+FLOAT16_NOTE = (
+    "A DEQUANTIZE of a FLOAT16 constant (the converter's float16 weights) folds away at build time "
+    "(mcugen/passes/float16.py): float16 widens to float32 exactly; a float16 tensor that is not "
+    "constant is refused.")
+
 OPS: list[OpDef] = [
     OpDef(
         kind=OpKind.QUANTIZE, builtin=tflite.BuiltinOperator.QUANTIZE, read_options=read_none,
@@ -50,5 +55,6 @@ OPS: list[OpDef] = [
                r.integer_tensors_per_tensor_quant, r.same_element_count),
         prepare=prepare.prepare_dequantize, emit=emit.emit_dequantize, scratch=no_scratch,
         fast_path_scratch=no_fast_path_scratch, reference=reference.dequantize, macs=no_macs,
-        shape_rules=(shared.output_shape_is_input_shape,)),
+        shape_rules=(shared.output_shape_is_input_shape,),
+        notes=(FLOAT16_NOTE,)),
 ]

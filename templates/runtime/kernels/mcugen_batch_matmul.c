@@ -1,5 +1,6 @@
 /* mcugen runtime: the BATCH_MATMUL kernels behind mcugen_batch_matmul.h.
- * Ops: BATCH_MATMUL, int8 (mcugen_batch_matmul_s8) and int16 (mcugen_batch_matmul_s16), with
+ * Ops: BATCH_MATMUL, int8 (mcugen_batch_matmul_s8), int16 (mcugen_batch_matmul_s16) and float32
+ * (mcugen_batch_matmul_f32), with
  * adj_x/adj_y and batch broadcasting. Reference arithmetic: TFLite's reference BatchMatMul
  * (offset products summed in int32 or int64, then mcugen_rescale.h's per-tensor rescale, the
  * output offset and the clamp). Fast paths: none. */
@@ -108,5 +109,42 @@ mcugen_status mcugen_batch_matmul_s16(const mcugen_context *ctx, const mcugen_bm
         return MCUGEN_ARG_ERROR;
     }
     MCUGEN_BMM_LOOP(int16_t)
+    return MCUGEN_OK;
+}
+
+/* float32: TFLite's reference BatchMatMul in float, each output a sum from +0.0f of the
+ * rounded products in k order (no rescale, no clamp; compile with -ffp-contract=off). The
+ * offsets and the activation of params are unused. */
+mcugen_status mcugen_batch_matmul_f32(const mcugen_bmm_params *params,
+                                      const mcugen_matrix_dims *lhs_dims, const float *lhs,
+                                      const mcugen_matrix_dims *rhs_dims, const float *rhs,
+                                      const mcugen_matrix_dims *output_dims, float *output)
+{
+    if (lhs == NULL || rhs == NULL || output == NULL || !shapes_ok(params, lhs_dims, rhs_dims, output_dims)) {
+        return MCUGEN_ARG_ERROR;
+    }
+    const int32_t m_size = output_dims->rows, n_size = output_dims->cols;
+    const int32_t k_size = params->adj_x ? lhs_dims->rows : lhs_dims->cols;
+    const int32_t lhs_m = params->adj_x ? 1 : k_size, lhs_k = params->adj_x ? m_size : 1;
+    const int32_t rhs_k = params->adj_y ? 1 : n_size, rhs_n = params->adj_y ? k_size : 1;
+    float *out = output;
+    for (int32_t b0 = 0; b0 < output_dims->batch[0]; ++b0) {
+        for (int32_t b1 = 0; b1 < output_dims->batch[1]; ++b1) {
+            for (int32_t b2 = 0; b2 < output_dims->batch[2]; ++b2) {
+                const float *l = lhs + batch_offset(lhs_dims, b0, b1, b2);
+                const float *r = rhs + batch_offset(rhs_dims, b0, b1, b2);
+                for (int32_t m = 0; m < m_size; ++m) {
+                    for (int32_t n = 0; n < n_size; ++n) {
+                        float total = 0.0f;
+                        for (int32_t k = 0; k < k_size; ++k) {
+                            const float product = l[m * lhs_m + k * lhs_k] * r[k * rhs_k + n * rhs_n];
+                            total += product;
+                        }
+                        *out++ = total;
+                    }
+                }
+            }
+        }
+    }
     return MCUGEN_OK;
 }

@@ -1,4 +1,4 @@
-/* mcugen runtime: int8 and int16 BATCH_MATMUL (CMSIS-NN-style API).
+/* mcugen runtime: int8, int16 and float32 BATCH_MATMUL (CMSIS-NN-style API).
  *
  * For every output batch index (b0, b1, b2) and every m < M, n < N:
  *   acc = sum_k (L[m][k] + lhs_offset) * (R[k][n] + rhs_offset)
@@ -44,5 +44,11 @@ mcugen_status mcugen_batch_matmul_s16(const mcugen_context *ctx, const mcugen_bm
                                       const mcugen_matrix_dims *lhs_dims, const int16_t *lhs,
                                       const mcugen_matrix_dims *rhs_dims, const int16_t *rhs,
                                       const mcugen_matrix_dims *output_dims, int16_t *output);
+
+/* float32 (TFLite's reference float BatchMatMul order, see the .c); params: adj_x and adj_y only. */
+mcugen_status mcugen_batch_matmul_f32(const mcugen_bmm_params *params,
+                                      const mcugen_matrix_dims *lhs_dims, const float *lhs,
+                                      const mcugen_matrix_dims *rhs_dims, const float *rhs,
+                                      const mcugen_matrix_dims *output_dims, float *output);
 
 #endif /* MCUGEN_BATCH_MATMUL_H */
