@@ -220,16 +220,16 @@ def dump_layers_qemu(model: Path, inputs: Sequence[np.ndarray], options: Any, bu
 
 
 def per_layer(model: Path, inputs: Sequence[np.ndarray], options: Any, reference: str = "runtime",
-              progress: Progress = _no_progress) -> PerLayerResult:
+              progress: Progress = _no_progress, qemu: bool = False) -> PerLayerResult:
     """Every op output of the compiled C against the reference, in execution order.
 
     `reference` is "runtime" (TFLM or LiteRT, as the rounding mode reproduces) or "python"
-    (mcugen's numpy reference, which needs no TFLite runtime). A target with a QEMU board runs
-    the C there (dump_layers_qemu), any other on the host.
+    (mcugen's numpy reference, which needs no TFLite runtime). With `qemu` the C runs on the
+    emulated core of options.target (dump_layers_qemu), else on the host.
     """
     from ..reference import run_graph
 
-    if options.target.qemu is not None:  # the emulated core (mcugen verify --per-layer --qemu)
+    if qemu:  # the emulated core (mcugen verify --per-layer --target T --qemu)
         with tempfile.TemporaryDirectory(prefix="mcugen-per-layer-") as build:
             graph, dumped = dump_layers_qemu(model, inputs, options, Path(build), progress)
     else:
@@ -367,7 +367,8 @@ def real_inputs(graph: Graph, case: Sequence[np.ndarray]) -> list[np.ndarray]:
 
 
 def verify_per_layer(model: Path, graph: Graph, options: Any, case: Sequence[np.ndarray], reference: str,
-                     float_model: Path | None, threshold: float, as_json: bool) -> tuple[list[str], str]:
+                     float_model: Path | None, threshold: float, as_json: bool,
+                     qemu: bool = False) -> tuple[list[str], str]:
     """`mcugen verify --per-layer`: the table's lines and, when a layer diverges, why (else "")."""
     from .progress import progress_steps
 
@@ -375,7 +376,7 @@ def verify_per_layer(model: Path, graph: Graph, options: Any, case: Sequence[np.
         raise BuildError(f"--float {float_model}: no such file")
     with progress_steps(f"{model.name} per layer", 4) as advance:
         if float_model is None:
-            result = per_layer(model, case, options, reference, advance)
+            result = per_layer(model, case, options, reference, advance, qemu)
         else:
             result = compare_float(model, float_model, real_inputs(graph, case), options, threshold, advance)
     first = result.first_divergence
