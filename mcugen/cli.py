@@ -441,19 +441,22 @@ def profile(model: Path, qemu: bool, runs: int, per_op: bool, cpu_mhz: float | N
               help="Accuracy reference: runtime = TFLM (tflm) or LiteRT (litert); python = mcugen's numpy reference.")
 @click.option("--json", "as_json", is_flag=True, help="Also print the report's numbers as JSON.")
 @click.option("--rounding", type=click.Choice([r.value for r in Rounding]), default="tflm", show_default=True)
+@click.option("--qemu", is_flag=True, help=f"Profile and check every layer on the emulated core of --target "
+              f"({QEMU_BOARDS}): instructions per op on the core.")
 @TARGET_OPTION
 @POOL_OPTION
 @_fail_cleanly
 def report(model: Path, out: Path, runs: int, input_path: Path | None, reference: str, as_json: bool,
-           rounding: str, target: str, pools: Sequence[str]) -> None:
+           rounding: str, qemu: bool, target: str, pools: Sequence[str]) -> None:
     """One self-contained HTML report: summary, per-op charts, time, memory plan, per-layer accuracy."""
     from .analysis.report_html import report_json, write_report
 
     if not model.is_file():
         raise ModelError(f"{model}: no such file")
     _writable_file(out)
+    _check_qemu_target(qemu, target)
     case = _load_cases(input_path) if input_path is not None else None
-    data = write_report(model, _options(rounding, None, target, pools), out, runs, reference, case)
+    data = write_report(model, _options(rounding, None, target, pools), out, runs, reference, case, qemu)
     if as_json:
         click.echo(report_json(data))
     else:
