@@ -49,11 +49,24 @@ def test_whole_model_on_the_emulated_core_is_bit_exact(target: str, tmp_path: Pa
 
 def test_the_outputs_come_back_from_the_core_per_case(monkeypatch: pytest.MonkeyPatch) -> None:
     """The outputs the firmware wrote back are per case (not one case's outputs three times)
-    and equal TFLM's, which the test computes itself."""
+    and equal TFLM's, which the test computes itself; here in two images (two cases, then one),
+    as when the cases are too large for one."""
     require_tools("make", "arm-none-eabi-gcc", "qemu-system-arm")
     from oracles import run_tflm
 
     cases = _cases(3, seed=5)
+    graph = load_graph(MODEL)
+    per_case = sum(t.nbytes for t in graph.inputs) + sum(t.nbytes for t in graph.outputs)
+    monkeypatch.setattr(verify_module, "CASE_BYTES_PER_IMAGE", 2 * per_case)
+    runs: list[int] = []
+    original_batch = verify_module._run_batch
+
+    def count_batch(*args: object) -> list[list[np.ndarray]]:
+        got = original_batch(*args)  # type: ignore[arg-type]
+        runs.append(len(got))
+        return got
+
+    monkeypatch.setattr(verify_module, "_run_batch", count_batch)
     seen: list[list[list[np.ndarray]]] = []
     original = verify_module.run_cases_on_core
 
@@ -64,9 +77,10 @@ def test_the_outputs_come_back_from_the_core_per_case(monkeypatch: pytest.Monkey
 
     monkeypatch.setattr(verify_module, "run_cases_on_core", spy)
     options = BuildOptions(target=find_target("cortex-m4"))
-    result = verify_model(MODEL, load_graph(MODEL), options, cases, qemu=True, reference="python")
+    result = verify_model(MODEL, graph, options, cases, qemu=True, reference="python")
     assert result.failures == 0 and result.references == ["mcugen's Python reference"], result.summary()
     (got,) = seen
+    assert runs == [2, 1]
     for case, outputs in zip(cases, got):
         want = run_tflm(MODEL.read_bytes(), case)
         assert [o.tolist() for o in outputs] == [w.tolist() for w in want]
@@ -101,3 +115,13 @@ def test_many_cases_go_into_one_image() -> None:
     assert int(archive["num_cases"]) == 4
     assert archive["input0"].shape == (4, *cases[0][0].shape) and archive["output0"].shape == (4, 1, 10)
     assert np.array_equal(archive["input0"][2], cases[2][0])
+
+
+def test_large_cases_go_in_batches_that_fit_the_board(monkeypatch: pytest.MonkeyPatch) -> None:
+    """More case bytes than one image holds: several images (a relink each), every case once, in order."""
+    graph = load_graph(MODEL)
+    per_case = sum(t.nbytes for t in graph.inputs) + sum(t.nbytes for t in graph.outputs)
+    monkeypatch.setattr(verify_module, "CASE_BYTES_PER_IMAGE", 2 * per_case + 1)
+    assert [list(b) for b in verify_module.batches(graph, 5)] == [[0, 1], [2, 3], [4]]
+    monkeypatch.setattr(verify_module, "CASE_BYTES_PER_IMAGE", 1)
+    assert [list(b) for b in verify_module.batches(graph, 2)] == [[0], [1]]

@@ -9,7 +9,9 @@ Where the C runs:
   Cortex-M4, Helium on Cortex-M55) with every case baked into ONE image (case.h with
   CASE_NUM_CASES, toolchain/cross.py's build_firmware, the same machinery as `profile --qemu`),
   run once on QEMU; the application writes each case's outputs back through semihosting
-  (-DAPP_WRITE_OUTPUTS, read with per_layer.read_dump) and the host compares them here.
+  (-DAPP_WRITE_OUTPUTS, read with per_layer.read_dump) and the host compares them here. The
+  cases live in the image's flash, so more than CASE_BYTES_PER_IMAGE of them go in batches:
+  the same build directory, where make recompiles only main.c and relinks for each batch.
 
 The reference is mcugen's Python reference (reference.run_outputs) for every case; on the
 emulated core also the runtime that the rounding mode reproduces (TFLM for tflm, LiteRT's
@@ -34,6 +36,9 @@ from .oracle import REFERENCE_NAMES, reference_tensors
 from .per_layer import read_dump
 
 OUTPUTS_FILE = "mcugen_outputs.bin"  # main.c's APP_OUTPUTS_PATH default
+# Input and expected output bytes of the cases in one image: with the model, the runtime and the
+# weights they must fit the board's code memory (2 MiB on mps3-an547, 4 MiB on mps2-an386).
+CASE_BYTES_PER_IMAGE = 512 * 1024
 KERNELS = {"dsp": "DSP kernels", "mve": "Helium (MVE) kernels", None: "portable C kernels"}
 
 Outputs = list[np.ndarray]
@@ -83,15 +88,35 @@ def case_archive(cases: Sequence[Sequence[np.ndarray]], expected: Sequence[Outpu
     return archive
 
 
+def batches(graph: Graph, count: int) -> list[range]:
+    """The cases of each image: as many as CASE_BYTES_PER_IMAGE holds (at least one)."""
+    per_case = sum(t.nbytes for t in graph.inputs) + sum(t.nbytes for t in graph.outputs)
+    size = max(1, CASE_BYTES_PER_IMAGE // max(per_case, 1))
+    return [range(start, min(start + size, count)) for start in range(0, count, size)]
+
+
 def run_cases_on_core(model: Path, graph: Graph, options: Any, cases: Sequence[Sequence[np.ndarray]],
                       expected: Sequence[Outputs], build: Path) -> list[Outputs]:
-    """Every case through the C on the emulated core of options.target, in one image and one
-    QEMU run; each case's outputs as the application wrote them back."""
-    from ..toolchain.cross import build_firmware, firmware_dir, require_firmware_tools
-    from ..toolchain.qemu import qemu_board, run_qemu
+    """Every case through the C on the emulated core of options.target, in as few images and
+    QEMU runs as the board's memory allows (one, unless the cases are large); each case's
+    outputs as the application wrote them back."""
+    from ..toolchain.cross import require_firmware_tools
+    from ..toolchain.qemu import qemu_board
 
     qemu_board(options.target)
     require_firmware_tools()
+    results: list[Outputs] = []
+    for batch in batches(graph, len(cases)):
+        results += _run_batch(model, graph, options, [cases[i] for i in batch], [expected[i] for i in batch], build)
+    return results
+
+
+def _run_batch(model: Path, graph: Graph, options: Any, cases: Sequence[Sequence[np.ndarray]],
+               expected: Sequence[Outputs], build: Path) -> list[Outputs]:
+    """One image with `cases`, one QEMU run."""
+    from ..toolchain.cross import build_firmware, firmware_dir
+    from ..toolchain.qemu import run_qemu
+
     elf = build_firmware(model, options, case_archive(cases, expected), build, extra_cflags="-DAPP_WRITE_OUTPUTS")
     run_dir = firmware_dir(build, options.target)
     written = run_dir / OUTPUTS_FILE
