@@ -62,3 +62,20 @@ def test_verify_qemu_needs_an_emulated_target() -> None:
         assert result.exit_code == 2, result.output
         assert f"--qemu with --target {target}" in result.output and "cortex-m4 or cortex-m55" in result.output
         assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1, result.output
+
+
+def test_verify_per_layer_qemu_is_a_flag_of_target() -> None:
+    """`verify --per-layer --target cortex-m4 --qemu`: every layer dumped on the emulated core
+    (the table's first line says where) and bit-exact with TFLM."""
+    require_tools("make", "arm-none-eabi-gcc", "qemu-system-arm")
+    from click.testing import CliRunner
+
+    from mcugen.cli import main
+
+    model = Path(__file__).resolve().parent / "fixtures_float" / "small_cnn_int8.tflite"
+    result = CliRunner().invoke(main, ["verify", str(model), "--per-layer", "--target", "cortex-m4", "--qemu"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.strip().splitlines()
+    assert lines[0] == ("small_cnn_int8.tflite: 7 tensors against TensorFlow Lite Micro (tflm), "
+                        "the C on QEMU mps2-an386 (cortex-m4)"), lines[0]
+    assert lines[-1] == "no divergence: every tensor is bit-exact"

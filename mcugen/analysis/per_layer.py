@@ -93,10 +93,11 @@ class PerLayerResult:
     first_divergence: LayerRow | None = None
     unmatched: list[str] = field(default_factory=list)  # dumped tensors with no reference value
     threshold: float | None = None  # cosine threshold (float comparison only)
+    where: str = "the host"  # where the C ran: the host or "QEMU <machine> (<target>)"
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "model": self.model, "reference": self.reference, "rounding": self.rounding,
+            "model": self.model, "reference": self.reference, "rounding": self.rounding, "where": self.where,
             "threshold": self.threshold, "layers": [asdict(r) for r in self.rows],
             "first_divergence": None if self.first_divergence is None else asdict(self.first_divergence),
             "unmatched": self.unmatched, "all_exact": self.first_divergence is None and self.threshold is None,
@@ -242,7 +243,9 @@ def per_layer(model: Path, inputs: Sequence[np.ndarray], options: Any, reference
         expected = reference_tensors(model.read_bytes(), inputs, options.rounding)
         reference_name = REFERENCE_NAMES[options.rounding]
     progress("compare")
-    return compare_layers(PerLayerResult(model.name, reference_name, options.rounding.value), dumped, expected)
+    where = f"QEMU {options.target.qemu.machine} ({options.target.name})" if qemu else "the host"
+    result = PerLayerResult(model.name, reference_name, options.rounding.value, where=where)
+    return compare_layers(result, dumped, expected)
 
 
 def compare_layers(result: PerLayerResult, dumped: list[tuple[Op, Tensor, np.ndarray]],
@@ -333,7 +336,8 @@ def result_lines(result: PerLayerResult, as_json: bool = False) -> list[str]:
     """The per-layer table as text (or JSON): one row per op output, in execution order."""
     if as_json:
         return [json.dumps(result.to_json(), indent=2, sort_keys=True)]
-    lines = [f"{result.model}: {len(result.rows)} tensors against {result.reference} ({result.rounding})",
+    lines = [(f"{result.model}: {len(result.rows)} tensors against {result.reference} ({result.rounding}), "
+              f"the C on {result.where}"),
              (f"  {'step':>4} {'op':>4}  {'kind':<18} {'tensor':<36} {'cosine':>10} {'euclid':>10} "
              f"{'max|d|':>8} {'differ':>8}")]
     for row in result.rows:
