@@ -105,6 +105,9 @@ def run_cases_on_core(model: Path, graph: Graph, options: Any, cases: Sequence[S
 
     qemu_board(options.target)
     require_firmware_tools()
+    # the application compares bytes: the expected outputs in the model's dtypes and shapes
+    expected = [[np.asarray(v).astype(t.dtype.numpy, copy=False).reshape(t.shape) for v, t in zip(outputs, graph.outputs)]
+                for outputs in expected]
     results: list[Outputs] = []
     for batch in batches(graph, len(cases)):
         results += _run_batch(model, graph, options, [cases[i] for i in batch], [expected[i] for i in batch], build)
