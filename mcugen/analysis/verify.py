@@ -156,6 +156,11 @@ def runtime_outputs(model: Path, graph: Graph, options: Any,
         values = [reference_tensors(model.read_bytes(), list(case), options.rounding) for case in cases]
     except BuildError as error:  # the runtime's package is not installed
         return None, f"{name} not used: {error}"
+    except (RuntimeError, ValueError) as error:  # the runtime cannot run this model
+        return None, f"{name} not used: it failed on this model: {' '.join(str(error).split())[:200]}"
+    missing = [t.name for t in graph.outputs if any(t.index not in values_of for values_of in values)]
+    if missing:
+        return None, f"{name} not used: it returned no value for output '{missing[0]}'"
     return [[values_of[t.index] for t in graph.outputs] for values_of in values], name
 
 
