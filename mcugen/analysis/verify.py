@@ -51,7 +51,7 @@ class VerifyResult:
     model: str
     cases: int
     outputs: int  # per case
-    where: str  # "the host (--target cortex-m4)" or "QEMU mps2-an386 (cortex-m4, DSP kernels)"
+    where: str  # "--target cortex-m4 on the host" or "--target cortex-m4 on QEMU mps2-an386 (DSP kernels)"
     rounding: str
     references: list[str] = field(default_factory=list)  # the references every output was held to
     mismatches: list[str] = field(default_factory=list)  # one line per differing output
@@ -65,16 +65,16 @@ class VerifyResult:
         total = self.cases * self.outputs
         held_to = f"{' and '.join(self.references)} (rounding {self.rounding})"
         if self.mismatches:
-            return f"{self.model}: {self.failures} output(s) of {total} differ from {held_to} on {self.where}"
-        return f"{self.model}: {self.cases} cases, all {total} outputs bit-exact with {held_to} on {self.where}"
+            return f"{self.model}: {self.failures} output(s) of {total} differ from {held_to}, {self.where}"
+        return f"{self.model}: {self.cases} cases, all {total} outputs bit-exact with {held_to}, {self.where}"
 
 
 def where_text(options: Any, qemu: bool) -> str:
     target = options.target
     if not qemu:
-        return f"the host (--target {target.name})"
+        return f"--target {target.name} on the host"
     assert target.qemu is not None
-    return f"QEMU {target.qemu.machine} ({target.name}, {KERNELS[target.fast_path]})"
+    return f"--target {target.name} on QEMU {target.qemu.machine} ({KERNELS[target.fast_path]})"
 
 
 def case_archive(cases: Sequence[Sequence[np.ndarray]], expected: Sequence[Outputs]) -> dict[str, np.ndarray]:
