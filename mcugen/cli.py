@@ -319,68 +319,76 @@ def _random_inputs(graph: Any, rng: np.random.Generator) -> list[np.ndarray]:
               help="Compare every intermediate tensor of the C (first --input case, else one random case) "
                    "with the reference, and name the first layer that diverges.")
 @click.option("--reference", type=click.Choice(["runtime", "python"]), default="runtime", show_default=True,
-              help="--per-layer reference: runtime = TFLM (tflm) or LiteRT (litert); python = mcugen's numpy reference.")
+              help="runtime = TFLM (tflm) or LiteRT (litert); python = mcugen's numpy reference. --per-layer: the "
+                   "one reference; the whole model on --qemu: mcugen's Python reference, and the runtime too "
+                   "unless python.")
 @click.option("--float", "float_model", type=click.Path(path_type=Path), default=None,
               help="--per-layer against this float original of MODEL (tensors matched by name, dequantized).")
 @click.option("--threshold", default=0.99, show_default=True,
               help="With --float: a layer diverges when its cosine similarity falls below this.")
 @click.option("--json", "as_json", is_flag=True, help="With --per-layer: print the table as JSON.")
-@click.option("--qemu", "qemu_target", type=click.Choice(QEMU_TARGET_NAMES), default=None,
-              help="With --per-layer: run the C on this emulated core (QEMU; its fast paths) instead of the host.")
+@click.option("--qemu", is_flag=True,
+              help=f"Run the C on the emulated core of --target ({QEMU_BOARDS}; its fast kernels) instead of "
+                   "the host: the whole model for every case, or with --per-layer every layer.")
 @TARGET_OPTION
 @TILING_OPTION
 @_fail_cleanly
 def verify(model: Path, cases: int, input_paths: Sequence[Path], seed: int, rounding: str, per_layer: bool,
-           reference: str, float_model: Path | None, threshold: float, as_json: bool, qemu_target: str | None,
+           reference: str, float_model: Path | None, threshold: float, as_json: bool, qemu: bool,
            target: str,
            tiling: bool) -> None:
-    """Check the compiled C against mcugen's Python reference, case by case (exit 1 on mismatch)."""
+    """Check the compiled C against the reference, case by case (exit 1 on mismatch)."""
     from .driver import load_graph
-    from .reference import run_outputs
-    from .toolchain.host import build_program, run_program
 
     if as_json and not (per_layer or float_model is not None):
         raise click.UsageError("--json goes with --per-layer or --float")
-    if qemu_target is not None and (not per_layer or float_model is not None):
-        raise click.UsageError("--qemu goes with --per-layer (and not --float)")
+    if qemu and float_model is not None:
+        raise click.UsageError("--qemu does not go with --float (the float comparison runs on the host)")
     if cases < 0:
         raise McugenError(f"--cases {cases}: the number of random cases is 0 or more")
     if cases == 0 and not input_paths:
         raise McugenError("--cases 0 and no --input: nothing to verify")
-    if qemu_target is not None and target not in ("host", qemu_target):
-        raise McugenError(f"--qemu {qemu_target} with --target {target}: one core; give --qemu alone")
+    _check_qemu_target(qemu, target)
     # --target: the C and memory plan for that core, run on the host (its portable paths);
-    # --qemu: run on that emulated core
-    options = _options(rounding, None, qemu_target or target, (), tiling)
+    # with --qemu: run on that emulated core (its fast paths)
+    options = _options(rounding, None, target, (), tiling)
     graph = load_graph(model, rounding=options.rounding, target=options.target)
     rng = np.random.default_rng(seed)
     if per_layer or float_model is not None:
         from .analysis.per_layer import verify_per_layer
 
         case = _load_cases(input_paths[0]) if input_paths else _random_inputs(graph, rng)
-        lines, diverged = verify_per_layer(model, graph, options, case, reference, float_model, threshold, as_json)
+        lines, diverged = verify_per_layer(model, graph, options, case, reference, float_model, threshold, as_json,
+                                           qemu)
         for line in lines:
             click.echo(line)
         if diverged:
             raise VerifyMismatch(f"{model.name}: {diverged}")
         return
     all_cases = [_load_cases(p) for p in input_paths] + [_random_inputs(graph, rng) for _ in range(cases)]
-    program = build_program(model.read_bytes(), options, model.name)
-    results = run_program(program, all_cases)
-    failures = 0
-    for number, (inputs, c_outputs) in enumerate(zip(all_cases, results)):
-        expected = run_outputs(graph, inputs, options.rounding)
-        for index, (got, want) in enumerate(zip(c_outputs, expected)):
-            differ = int(np.count_nonzero(got.reshape(want.shape) != want))
-            if differ:
-                failures += 1
-                worst = int(np.max(np.abs(got.reshape(want.shape).astype(np.int64) - want.astype(np.int64))))
-                click.echo(f"case {number} output{index}: {differ} of {want.size} elements differ (max |diff| {worst})")
-    total = len(all_cases) * len(graph.outputs)
-    if failures:
-        raise VerifyMismatch(f"{model.name}: {failures} of {total} outputs differ from the reference")
-    click.echo(f"{model.name}: {len(all_cases)} cases, all {total} outputs bit-exact with the reference ({rounding}, "
-               f"--target {target} on the host)")
+    _verify_cases(model, graph, options, all_cases, qemu, reference)
+
+
+def _check_qemu_target(qemu: bool, target: str) -> None:
+    """--qemu runs on the emulated core of --target: a one-line error when it has none."""
+    if qemu and target not in QEMU_TARGET_NAMES:
+        raise McugenError(f"--qemu with --target {target}: --qemu runs on the emulated core of --target; "
+                          f"give --target {' or '.join(QEMU_TARGET_NAMES)}")
+
+
+def _verify_cases(model: Path, graph: Any, options: Any, cases: Sequence[Sequence[np.ndarray]], qemu: bool,
+                  reference: str) -> None:
+    """verify of the whole model: a line per differing output, then the verdict (exit 1 on mismatch)."""
+    from .analysis.progress import progress_steps
+    from .analysis.verify import verify_model
+
+    with progress_steps(f"verify {model.name}", 2) as advance:
+        result = verify_model(model, graph, options, cases, qemu, reference, advance)
+    for line in result.mismatches + result.notes:
+        click.echo(line)
+    if result.failures:
+        raise VerifyMismatch(result.summary())
+    click.echo(result.summary())
 
 
 @main.command()
@@ -473,19 +481,22 @@ def profile(model: Path, qemu: bool, runs: int, per_op: bool, cpu_mhz: float | N
               help="Accuracy reference: runtime = TFLM (tflm) or LiteRT (litert); python = mcugen's numpy reference.")
 @click.option("--json", "as_json", is_flag=True, help="Also print the report's numbers as JSON.")
 @click.option("--rounding", type=click.Choice([r.value for r in Rounding]), default="tflm", show_default=True)
+@click.option("--qemu", is_flag=True, help=f"Profile and check every layer on the emulated core of --target "
+              f"({QEMU_BOARDS}): instructions per op on the core.")
 @TARGET_OPTION
 @POOL_OPTION
 @_fail_cleanly
 def report(model: Path, out: Path, runs: int, input_path: Path | None, reference: str, as_json: bool,
-           rounding: str, target: str, pools: Sequence[str]) -> None:
+           rounding: str, qemu: bool, target: str, pools: Sequence[str]) -> None:
     """One self-contained HTML report: summary, per-op charts, time, memory plan, per-layer accuracy."""
     from .analysis.report_html import report_json, write_report
 
     if not model.is_file():
         raise ModelError(f"{model}: no such file")
     _writable_file(out)
+    _check_qemu_target(qemu, target)
     case = _load_cases(input_path) if input_path is not None else None
-    data = write_report(model, _options(rounding, None, target, pools), out, runs, reference, case)
+    data = write_report(model, _options(rounding, None, target, pools), out, runs, reference, case, qemu)
     if as_json:
         click.echo(report_json(data))
     else:

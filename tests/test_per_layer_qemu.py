@@ -49,11 +49,33 @@ def test_every_layer_on_the_emulated_core_matches_tflm(name: str, target: str) -
     assert min(spread) >= 2 and np.median(spread) >= 6, spread
 
 
-def test_verify_qemu_goes_with_per_layer() -> None:
+def test_verify_qemu_needs_an_emulated_target() -> None:
+    """--qemu is a flag that runs on the emulated core of --target (as profile --qemu): with
+    --target host (the default) or a core without a QEMU board, one line and exit 2."""
     from click.testing import CliRunner
 
     from mcugen.cli import main
 
     model = public_model("kws_dscnn")
-    result = CliRunner().invoke(main, ["verify", str(model), "--qemu", "cortex-m4"])
-    assert result.exit_code == 2 and "--qemu goes with --per-layer" in result.output, result.output
+    for target in ("host", "cortex-m7"):
+        result = CliRunner().invoke(main, ["verify", str(model), "--per-layer", "--target", target, "--qemu"])
+        assert result.exit_code == 2, result.output
+        assert f"--qemu with --target {target}" in result.output and "cortex-m4 or cortex-m55" in result.output
+        assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1, result.output
+
+
+def test_verify_per_layer_qemu_is_a_flag_of_target() -> None:
+    """`verify --per-layer --target cortex-m4 --qemu`: every layer dumped on the emulated core
+    (the table's first line says where) and bit-exact with TFLM."""
+    require_tools("make", "arm-none-eabi-gcc", "qemu-system-arm")
+    from click.testing import CliRunner
+
+    from mcugen.cli import main
+
+    model = Path(__file__).resolve().parent / "fixtures_float" / "small_cnn_int8.tflite"
+    result = CliRunner().invoke(main, ["verify", str(model), "--per-layer", "--target", "cortex-m4", "--qemu"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.strip().splitlines()
+    assert lines[0] == ("small_cnn_int8.tflite: 7 tensors against TensorFlow Lite Micro (tflm), "
+                        "the C on QEMU mps2-an386 (cortex-m4)"), lines[0]
+    assert lines[-1] == "no divergence: every tensor is bit-exact"

@@ -130,7 +130,7 @@ def test_per_op_table_and_charts(built: dict[str, Any]) -> None:
     for chart in ("chart-macs", "chart-params", "chart-time"):
         assert f'id="{chart}"' in svg_text
     bars = [v for t, k, v in dom.attributes if t == "rect" and k == "data-value"]
-    assert len(bars) == 3 * len(ops)
+    assert len(bars) == 5 * len(ops)  # MACs, parameters, time, flash per op; RAM per step
     assert [json.loads(v) for v in bars[: len(ops)]] == [o["macs"] for o in build["ops"]]
 
 

@@ -26,6 +26,13 @@
  * host, relative to the emulator's working directory), in the records of the host harness
  * (int32 op index, int32 tensor index, int32 byte count, the bytes; little-endian), which
  * mcugen.analysis.per_layer.read_dump reads.
+ *
+ * A case.h with CASE_NUM_CASES N > 1 (npz_to_header.py, `mcugen verify --qemu`) holds N cases
+ * one after another: they run in turn (one image, one init), every output byte of every case is
+ * compared, and the PASS/FAIL line counts them all. With -DAPP_WRITE_OUTPUTS every case's
+ * outputs are also written to APP_OUTPUTS_PATH (default "mcugen_outputs.bin"), in the dump's
+ * records with the case number in place of the op index and the output number in place of the
+ * tensor index, so that the host compares them with its references itself.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -59,52 +66,70 @@ static void print_text(const char *text)
 }
 #endif
 
+#ifndef CASE_NUM_CASES
+#define CASE_NUM_CASES 1 /* a case.h of one case */
+#endif
+#ifndef APP_OUTPUTS_PATH
+#define APP_OUTPUTS_PATH "mcugen_outputs.bin"
+#endif
+
+#if defined(MCUGEN_DUMP) || defined(APP_WRITE_OUTPUTS)
+/* A file of records (int32 a, int32 b, int32 byte count, the bytes; little-endian) on the
+ * host: through semihosting on bare metal, stdio otherwise. */
+#if defined(APP_BARE_METAL) && APP_BARE_METAL
+typedef int record_file;
+#define NO_RECORD_FILE (-1)
+static record_file record_open(const char *path)
+{
+    return semihost_open_write(path);
+}
+static void record_bytes(record_file file, const void *data, int32_t bytes)
+{
+    if (file != NO_RECORD_FILE) {
+        (void)semihost_write(file, data, (unsigned long)bytes);
+    }
+}
+static void record_close(record_file file)
+{
+    semihost_close(file);
+}
+#else
+typedef FILE *record_file;
+#define NO_RECORD_FILE NULL
+static record_file record_open(const char *path)
+{
+    return fopen(path, "wb");
+}
+static void record_bytes(record_file file, const void *data, int32_t bytes)
+{
+    if (file != NO_RECORD_FILE) {
+        (void)fwrite(data, 1, (size_t)bytes, file);
+    }
+}
+static void record_close(record_file file)
+{
+    (void)fclose(file);
+}
+#endif
+
+static void record_put(record_file file, int32_t a, int32_t b, const void *data, int32_t bytes)
+{
+    const int32_t header[3] = {a, b, bytes};
+    record_bytes(file, header, (int32_t)sizeof(header));
+    record_bytes(file, data, bytes);
+}
+#endif
+
 #ifdef MCUGEN_DUMP
 #ifndef APP_DUMP_PATH
 #define APP_DUMP_PATH "mcugen_dump.bin"
 #endif
-#if defined(APP_BARE_METAL) && APP_BARE_METAL
-static int dump_handle = -1;
-static int dump_open(void)
-{
-    dump_handle = semihost_open_write(APP_DUMP_PATH);
-    return dump_handle != -1;
-}
-static void dump_bytes(const void *data, int32_t bytes)
-{
-    if (dump_handle != -1) {
-        (void)semihost_write(dump_handle, data, (unsigned long)bytes);
-    }
-}
-static void dump_close(void)
-{
-    semihost_close(dump_handle);
-}
-#else
-static FILE *dump_file = NULL;
-static int dump_open(void)
-{
-    dump_file = fopen(APP_DUMP_PATH, "wb");
-    return dump_file != NULL;
-}
-static void dump_bytes(const void *data, int32_t bytes)
-{
-    if (dump_file != NULL) {
-        (void)fwrite(data, 1, (size_t)bytes, dump_file);
-    }
-}
-static void dump_close(void)
-{
-    (void)fclose(dump_file);
-}
-#endif
+static record_file dump_file = NO_RECORD_FILE;
 
 /* The model calls this after each op, once per output tensor. */
 void MODEL_FN(_dump_hook)(int32_t op_index, int32_t tensor_index, const void *data, int32_t bytes)
 {
-    const int32_t header[3] = {op_index, tensor_index, bytes};
-    dump_bytes(header, (int32_t)sizeof(header));
-    dump_bytes(data, bytes);
+    record_put(dump_file, op_index, tensor_index, data, bytes);
 }
 #endif
 
@@ -232,13 +257,111 @@ static int fail_size(const char *kind, int32_t index, int32_t model_bytes, int32
     return 1;
 }
 
-int main(void)
+/* Copies case `number`'s inputs into the model: 0, or main's failure status. */
+static int load_inputs(int32_t number)
 {
     int32_t i;
-    int32_t total = 0, differ = 0, first = -1;
-    uint8_t got_first = 0, want_first = 0;
-    int first_int8 = 0;
+    for (i = 0; i < CASE_NUM_INPUTS; ++i) {
+        void *input = MODEL_FN(_input)(i);
+        int32_t bytes = MODEL_FN(_input_bytes)(i);
+        if (input == NULL) {
+            return fail("the model has fewer inputs than the case:", CASE_NUM_INPUTS);
+        }
+        if (bytes != case_input_bytes[i]) {
+            return fail_size("input", i, bytes, case_input_bytes[i]);
+        }
+        memcpy(input, case_inputs[i] + (size_t)number * (size_t)bytes, (size_t)bytes);
+    }
+    if (MODEL_FN(_input)(CASE_NUM_INPUTS) != NULL) {
+        return fail("the model has more inputs than the case:", CASE_NUM_INPUTS);
+    }
+    return 0;
+}
+
+/* Output bytes compared so far, over every case, and the first that differed. */
+typedef struct {
+    int32_t total, differ, first;
+    uint8_t got_first, want_first;
+    int first_int8;
+} verdict;
+
+/* Compares case `number`'s outputs with its expected bytes into `result`: 0, or main's
+ * failure status when the model and the case do not fit together. */
+static int check_outputs(int32_t number, verdict *result)
+{
+    int32_t i;
+    for (i = 0; i < CASE_NUM_OUTPUTS; ++i) {
+        const uint8_t *output = (const uint8_t *)MODEL_FN(_output)(i);
+        int32_t bytes = MODEL_FN(_output_bytes)(i);
+        const uint8_t *want;
+        int32_t j;
+        if (output == NULL) {
+            return fail("the model has fewer outputs than the case:", CASE_NUM_OUTPUTS);
+        }
+        if (bytes != case_expected_bytes[i]) {
+            return fail_size("output", i, bytes, case_expected_bytes[i]);
+        }
+        want = case_expected[i] + (size_t)number * (size_t)bytes;
+        for (j = 0; j < bytes; ++j) {
+            if (output[j] != want[j] && result->differ++ == 0) {
+                result->first = result->total + j;
+                result->got_first = output[j];
+                result->want_first = want[j];
+                result->first_int8 = case_expected_is_int8[i];
+            }
+        }
+        result->total += bytes;
+    }
+    if (MODEL_FN(_output)(CASE_NUM_OUTPUTS) != NULL) {
+        return fail("the model has more outputs than the case:", CASE_NUM_OUTPUTS);
+    }
+    return 0;
+}
+
+#ifdef APP_WRITE_OUTPUTS
+/* Case `number`'s outputs as records (case, output number, bytes) of APP_OUTPUTS_PATH. */
+static void write_outputs(record_file file, int32_t number)
+{
+    int32_t i;
+    for (i = 0; i < CASE_NUM_OUTPUTS && MODEL_FN(_output)(i) != NULL; ++i) {
+        record_put(file, number, i, MODEL_FN(_output)(i), MODEL_FN(_output_bytes)(i));
+    }
+}
+#endif
+
+#ifdef MCUGEN_PROFILE
+/* APP_PROFILE_RUNS timed invokes of case 0 (after the untimed first one) and the PROFILE lines:
+ * 0, or main's failure status. The inputs live in the arena, so every run copies them in again. */
+static int profile_runs(void)
+{
+    int32_t run;
+    uint64_t invoke_ticks = 0u;
+    MODEL_FN(_profile_reset)();
+    for (run = 0; run < APP_PROFILE_RUNS; ++run) {
+        uint32_t start;
+        mcugen_status status;
+        (void)load_inputs(0);
+        start = mcugen_profile_now();
+        status = MODEL_FN(_invoke)();
+        invoke_ticks += (uint32_t)(mcugen_profile_now() - start);
+        if (status != MCUGEN_OK) {
+            return fail("invoke returned status", (int32_t)status);
+        }
+    }
+    print_profile(APP_PROFILE_RUNS, invoke_ticks);
+    return 0;
+}
+#endif
+
+int main(void)
+{
+    int32_t number;
+    int failed;
+    verdict result = {0, 0, -1, 0, 0, 0};
     mcugen_status status;
+#ifdef APP_WRITE_OUTPUTS
+    record_file outputs_file;
+#endif
 
     status = MODEL_FN(_init)();
 #ifdef MCUGEN_MODEL_HAS_NPU
@@ -249,105 +372,73 @@ int main(void)
     if (status != MCUGEN_OK) {
         return fail("init returned status", (int32_t)status);
     }
-
-    for (i = 0; i < CASE_NUM_INPUTS; ++i) {
-        void *input = MODEL_FN(_input)(i);
-        int32_t bytes = MODEL_FN(_input_bytes)(i);
-        if (input == NULL) {
-            return fail("the model has fewer inputs than the case:", CASE_NUM_INPUTS);
-        }
-        if (bytes != case_input_bytes[i]) {
-            return fail_size("input", i, bytes, case_input_bytes[i]);
-        }
-        memcpy(input, case_inputs[i], (size_t)bytes);
-    }
-    if (MODEL_FN(_input)(CASE_NUM_INPUTS) != NULL) {
-        return fail("the model has more inputs than the case:", CASE_NUM_INPUTS);
-    }
-
 #ifdef MCUGEN_DUMP
-    if (!dump_open()) {
+    dump_file = record_open(APP_DUMP_PATH);
+    if (dump_file == NO_RECORD_FILE) {
         return fail("cannot open the dump file, status", -1);
     }
 #endif
-    status = MODEL_FN(_invoke)();
-#ifdef MCUGEN_DUMP
-    dump_close();
+#ifdef APP_WRITE_OUTPUTS
+    outputs_file = record_open(APP_OUTPUTS_PATH);
+    if (outputs_file == NO_RECORD_FILE) {
+        return fail("cannot open the outputs file, status", -1);
+    }
 #endif
+
+    for (number = 0; number < CASE_NUM_CASES; ++number) {
+        failed = load_inputs(number);
+        if (failed) {
+            return failed;
+        }
+        status = MODEL_FN(_invoke)();
 #ifdef MCUGEN_MODEL_HAS_NPU
-    if (status != MCUGEN_OK) {
-        return fail("invoke failed: npu error", MODEL_FN(_npu_error)());
-    }
+        if (status != MCUGEN_OK) {
+            return fail("invoke failed: npu error", MODEL_FN(_npu_error)());
+        }
 #endif
-    if (status != MCUGEN_OK) {
-        return fail("invoke returned status", (int32_t)status);
-    }
+        if (status != MCUGEN_OK) {
+            return fail("invoke returned status", (int32_t)status);
+        }
 #ifdef MCUGEN_PROFILE
-    {
-        /* The first invoke above is timed too; the inputs live in the arena, so every further
-         * run copies them in again. */
-        int32_t run;
-        uint64_t invoke_ticks = 0u;
-        MODEL_FN(_profile_reset)();
-        for (run = 0; run < APP_PROFILE_RUNS; ++run) {
-            uint32_t start;
-            for (i = 0; i < CASE_NUM_INPUTS; ++i) {
-                memcpy(MODEL_FN(_input)(i), case_inputs[i], (size_t)case_input_bytes[i]);
-            }
-            start = mcugen_profile_now();
-            status = MODEL_FN(_invoke)();
-            invoke_ticks += (uint32_t)(mcugen_profile_now() - start);
-            if (status != MCUGEN_OK) {
-                return fail("invoke returned status", (int32_t)status);
+        if (number == 0) {
+            failed = profile_runs();
+            if (failed) {
+                return failed;
             }
         }
-        print_profile(APP_PROFILE_RUNS, invoke_ticks);
+#endif
+#ifdef APP_WRITE_OUTPUTS
+        write_outputs(outputs_file, number);
+#endif
+        failed = check_outputs(number, &result);
+        if (failed) {
+            return failed;
+        }
     }
+#ifdef MCUGEN_DUMP
+    record_close(dump_file);
+#endif
+#ifdef APP_WRITE_OUTPUTS
+    record_close(outputs_file);
 #endif
 
-    for (i = 0; i < CASE_NUM_OUTPUTS; ++i) {
-        const uint8_t *output = (const uint8_t *)MODEL_FN(_output)(i);
-        int32_t bytes = MODEL_FN(_output_bytes)(i);
-        int32_t j;
-        if (output == NULL) {
-            return fail("the model has fewer outputs than the case:", CASE_NUM_OUTPUTS);
-        }
-        if (bytes != case_expected_bytes[i]) {
-            return fail_size("output", i, bytes, case_expected_bytes[i]);
-        }
-        for (j = 0; j < bytes; ++j) {
-            if (output[j] != case_expected[i][j]) {
-                if (differ++ == 0) {
-                    first = total + j;
-                    got_first = output[j];
-                    want_first = case_expected[i][j];
-                    first_int8 = case_expected_is_int8[i];
-                }
-            }
-        }
-        total += bytes;
-    }
-    if (MODEL_FN(_output)(CASE_NUM_OUTPUTS) != NULL) {
-        return fail("the model has more outputs than the case:", CASE_NUM_OUTPUTS);
-    }
-
-    if (differ == 0) {
+    if (result.differ == 0) {
         put_text("PASS " PREFIX_TEXT " ");
-        put_int(total);
+        put_int(result.total);
         put_text(" bytes");
         finish_line();
         return 0;
     }
     put_text("FAIL " PREFIX_TEXT ": ");
-    put_int(differ);
+    put_int(result.differ);
     put_text(" of ");
-    put_int(total);
+    put_int(result.total);
     put_text(" bytes differ (first at ");
-    put_int(first);
+    put_int(result.first);
     put_text(": got ");
-    put_byte(got_first, first_int8);
+    put_byte(result.got_first, result.first_int8);
     put_text(" want ");
-    put_byte(want_first, first_int8);
+    put_byte(result.want_first, result.first_int8);
     put_text(")");
     finish_line();
     return 1;

@@ -93,10 +93,11 @@ class PerLayerResult:
     first_divergence: LayerRow | None = None
     unmatched: list[str] = field(default_factory=list)  # dumped tensors with no reference value
     threshold: float | None = None  # cosine threshold (float comparison only)
+    where: str = "the host"  # where the C ran: the host or "QEMU <machine> (<target>)"
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "model": self.model, "reference": self.reference, "rounding": self.rounding,
+            "model": self.model, "reference": self.reference, "rounding": self.rounding, "where": self.where,
             "threshold": self.threshold, "layers": [asdict(r) for r in self.rows],
             "first_divergence": None if self.first_divergence is None else asdict(self.first_divergence),
             "unmatched": self.unmatched, "all_exact": self.first_divergence is None and self.threshold is None,
@@ -220,16 +221,16 @@ def dump_layers_qemu(model: Path, inputs: Sequence[np.ndarray], options: Any, bu
 
 
 def per_layer(model: Path, inputs: Sequence[np.ndarray], options: Any, reference: str = "runtime",
-              progress: Progress = _no_progress) -> PerLayerResult:
+              progress: Progress = _no_progress, qemu: bool = False) -> PerLayerResult:
     """Every op output of the compiled C against the reference, in execution order.
 
     `reference` is "runtime" (TFLM or LiteRT, as the rounding mode reproduces) or "python"
-    (mcugen's numpy reference, which needs no TFLite runtime). A target with a QEMU board runs
-    the C there (dump_layers_qemu), any other on the host.
+    (mcugen's numpy reference, which needs no TFLite runtime). With `qemu` the C runs on the
+    emulated core of options.target (dump_layers_qemu), else on the host.
     """
     from ..reference import run_graph
 
-    if options.target.qemu is not None:  # the emulated core (mcugen verify --per-layer --qemu)
+    if qemu:  # the emulated core (mcugen verify --per-layer --target T --qemu)
         with tempfile.TemporaryDirectory(prefix="mcugen-per-layer-") as build:
             graph, dumped = dump_layers_qemu(model, inputs, options, Path(build), progress)
     else:
@@ -242,7 +243,9 @@ def per_layer(model: Path, inputs: Sequence[np.ndarray], options: Any, reference
         expected = reference_tensors(model.read_bytes(), inputs, options.rounding)
         reference_name = REFERENCE_NAMES[options.rounding]
     progress("compare")
-    return compare_layers(PerLayerResult(model.name, reference_name, options.rounding.value), dumped, expected)
+    where = f"QEMU {options.target.qemu.machine} ({options.target.name})" if qemu else "the host"
+    result = PerLayerResult(model.name, reference_name, options.rounding.value, where=where)
+    return compare_layers(result, dumped, expected)
 
 
 def compare_layers(result: PerLayerResult, dumped: list[tuple[Op, Tensor, np.ndarray]],
@@ -333,7 +336,8 @@ def result_lines(result: PerLayerResult, as_json: bool = False) -> list[str]:
     """The per-layer table as text (or JSON): one row per op output, in execution order."""
     if as_json:
         return [json.dumps(result.to_json(), indent=2, sort_keys=True)]
-    lines = [f"{result.model}: {len(result.rows)} tensors against {result.reference} ({result.rounding})",
+    lines = [(f"{result.model}: {len(result.rows)} tensors against {result.reference} ({result.rounding}), "
+              f"the C on {result.where}"),
              (f"  {'step':>4} {'op':>4}  {'kind':<18} {'tensor':<36} {'cosine':>10} {'euclid':>10} "
              f"{'max|d|':>8} {'differ':>8}")]
     for row in result.rows:
@@ -367,7 +371,8 @@ def real_inputs(graph: Graph, case: Sequence[np.ndarray]) -> list[np.ndarray]:
 
 
 def verify_per_layer(model: Path, graph: Graph, options: Any, case: Sequence[np.ndarray], reference: str,
-                     float_model: Path | None, threshold: float, as_json: bool) -> tuple[list[str], str]:
+                     float_model: Path | None, threshold: float, as_json: bool,
+                     qemu: bool = False) -> tuple[list[str], str]:
     """`mcugen verify --per-layer`: the table's lines and, when a layer diverges, why (else "")."""
     from .progress import progress_steps
 
@@ -375,7 +380,7 @@ def verify_per_layer(model: Path, graph: Graph, options: Any, case: Sequence[np.
         raise BuildError(f"--float {float_model}: no such file")
     with progress_steps(f"{model.name} per layer", 4) as advance:
         if float_model is None:
-            result = per_layer(model, case, options, reference, advance)
+            result = per_layer(model, case, options, reference, advance, qemu)
         else:
             result = compare_float(model, float_model, real_inputs(graph, case), options, threshold, advance)
     first = result.first_divergence

@@ -70,10 +70,18 @@ class _Context:
     sparse_weights: bool = False  # --sparse
     constants: list[ConstArray] = field(default_factory=list)
     _by_tensor: dict[int, str] = field(default_factory=dict)
+    step_op: Op | None = None  # the op whose step is being emitted (a tiled chain's last op)
+    # constant array -> indices of the ops whose steps read it (flash per op, mcugen report)
+    readers: dict[str, set[int]] = field(default_factory=dict)
+
+    def _read_by_step(self, name: str) -> str:
+        if self.step_op is not None:
+            self.readers.setdefault(name, set()).add(self.step_op.index)
+        return name
 
     def ptr(self, tensor: Tensor) -> str:
         if tensor.is_constant:
-            return self._weights(tensor)
+            return self._read_by_step(self._weights(tensor))
         return f"(({tensor.dtype.ctype} *)({self.address(tensor)}))"
 
     def base(self, buffer: Buffer) -> str:
@@ -99,7 +107,7 @@ class _Context:
     def constant(self, hint: str, values: np.ndarray, ctype: str) -> str:
         name = f"{self.prefix}_c{len(self.constants)}_{identifier(hint, 24) or 'data'}"
         self.constants.append(ConstArray(name, ctype, np.ascontiguousarray(values), comment(hint)))
-        return name
+        return self._read_by_step(name)
 
     def scratch(self, op: Op) -> tuple[str, int]:
         buffer = self.plan.scratch_of(op)
@@ -116,6 +124,9 @@ class GeneratedCode:
     # --weights-file: the blob (<prefix>_weights.bin) and its header's structure hash (hex)
     blobs: dict[str, bytes] = field(default_factory=dict)
     structure_sha256: str | None = None
+    # op index -> bytes of the constant arrays its step reads (a shared array counts for each
+    # reader; a tiled chain's arrays for its last op): flash per op in mcugen report
+    flash_by_op: dict[int, int] = field(default_factory=dict)
 
 
 # The mcugen_quantize.c kernel that turns float32 values into an input's dtype, and an
@@ -175,6 +186,7 @@ def generate(graph: Graph, order: list[Op], plan: Plan, prefix: str, rounding: R
     functions: list[str] = []  # file-scope C: the stripe loops of tiled chains (stripes.py)
     runtime: set[str] = set()
     for op in order:
+        ctx.step_op = op
         chain = plan.tiling.chain_of(op) if plan.tiling is not None else None
         if chain is not None:  # a tiled chain runs whole at its last op (codegen/stripes.py)
             note, call, function = emit_chain_step(op, chain, ctx, plan)
@@ -189,6 +201,7 @@ def generate(graph: Graph, order: list[Op], plan: Plan, prefix: str, rounding: R
         call = registry.op_def(op.kind).emit(op, ctx)
         runtime |= call.runtime
         steps.append(Step(op, _step_title(op), call.declarations, call.calls))
+    ctx.step_op = None
     for index, tensor in enumerate(graph.outputs):
         if tensor.is_constant:
             steps.append(_constant_output_step(index, tensor, ctx))
@@ -260,8 +273,10 @@ def generate(graph: Graph, order: list[Op], plan: Plan, prefix: str, rounding: R
     if npu is not None:
         files.update(npu.files(env, data))
         runtime_files = sorted(set(runtime_files) | set(npu.runtime))
+    flash_by_op = {op.index: sum(c.nbytes for c in ctx.constants if op.index in ctx.readers.get(c.name, ()))
+                   for op in order}
     return GeneratedCode(files=files, weights_bytes=weights_bytes, runtime=runtime_files, blobs=blobs,
-                         structure_sha256=data.get("structure_sha256"))
+                         structure_sha256=data.get("structure_sha256"), flash_by_op=flash_by_op)
 
 
 def _bind_weights_file(data: dict[str, Any], constants: list[ConstArray], steps: list[Step],
