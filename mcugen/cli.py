@@ -106,6 +106,12 @@ def _max_tensor_bytes(text: str | None) -> int | None:
     return value
 
 
+CUSTOM_OP_OPTION = click.option(
+    "--custom-op", "custom_ops", multiple=True, metavar="NAME=KERNEL.c[:REFERENCE.py]",
+    help="The C kernel (and optional Python reference) for the model's CUSTOM ops of custom code NAME "
+         "(repeatable; see docs/custom_ops.md).")
+
+
 def _build_options(function: Callable[..., Any], prefix: Any = PREFIX_OPTION) -> Callable[..., Any]:
     options = [
         click.option("--rounding", type=click.Choice([r.value for r in Rounding]), default="tflm",
@@ -114,6 +120,7 @@ def _build_options(function: Callable[..., Any], prefix: Any = PREFIX_OPTION) ->
         prefix,
         TARGET_OPTION,
         POOL_OPTION,
+        CUSTOM_OP_OPTION,
     ]
     for option in reversed(options):
         function = option(function)
@@ -121,7 +128,9 @@ def _build_options(function: Callable[..., Any], prefix: Any = PREFIX_OPTION) ->
 
 
 def _options(rounding: str, prefix: str | None, target_name: str, pools: Sequence[str] = (),
-             tiling: bool = True, arena: str = "static", max_tensor_bytes: str | None = None) -> Any:
+             tiling: bool = True, arena: str = "static", max_tensor_bytes: str | None = None,
+             custom_ops: Sequence[str] = ()) -> Any:
+    from .custom_ops import parse_custom_ops
     from .driver import BuildOptions
     from .frontend.validate import DEFAULT_MAX_TENSOR_BYTES
     from .memory.pools import parse_pools
@@ -130,7 +139,8 @@ def _options(rounding: str, prefix: str | None, target_name: str, pools: Sequenc
     limit = _max_tensor_bytes(max_tensor_bytes)
     return BuildOptions(rounding=Rounding(rounding), prefix=prefix, target=target(target_name),
                         pools=parse_pools(pools), tiling=tiling, arena=arena,
-                        max_tensor_bytes=DEFAULT_MAX_TENSOR_BYTES if limit is None else limit)
+                        max_tensor_bytes=DEFAULT_MAX_TENSOR_BYTES if limit is None else limit,
+                        custom_ops=parse_custom_ops(custom_ops))
 
 
 MODEL = click.argument("model", type=click.Path(path_type=Path))
@@ -163,7 +173,7 @@ def main() -> None:
 @_fail_cleanly
 def build(models: Sequence[Path], out_dir: Path, rounding: str, prefixes: Sequence[str], target: str,
           pools: Sequence[str], size: bool | None, instructions: bool, tiling: bool, arena: str,
-          max_tensor_bytes: str | None, weights_file: bool) -> None:
+          max_tensor_bytes: str | None, weights_file: bool, custom_ops: Sequence[str]) -> None:
     """Generate C sources for one or more MODELS into one directory (one shared runtime)."""
     from .analysis.measure import build_models
     from .modelset import check_output_dir
@@ -171,7 +181,7 @@ def build(models: Sequence[Path], out_dir: Path, rounding: str, prefixes: Sequen
     _output_directory(out_dir)
     if prefixes:
         check_output_dir(out_dir, prefixes)  # before the work, when the prefixes are known
-    options = _options(rounding, None, target, pools, tiling, arena, max_tensor_bytes)
+    options = _options(rounding, None, target, pools, tiling, arena, max_tensor_bytes, custom_ops)
     options = dataclasses.replace(options, weights_file=weights_file)
     for compiled in build_models(models, out_dir, options, prefixes, size=size, instructions=instructions):
         _print_build(compiled, out_dir)
@@ -237,14 +247,16 @@ def _describe(index: int, value: np.ndarray) -> str:
 @MAX_TENSOR_BYTES_OPTION
 @_fail_cleanly
 def run(model: Path, input_path: Path, output_path: Path | None, rounding: str,
-        prefix: str | None, target: str, pools: Sequence[str], tiling: bool, max_tensor_bytes: str | None) -> None:
+        prefix: str | None, target: str, pools: Sequence[str], tiling: bool, max_tensor_bytes: str | None,
+        custom_ops: Sequence[str]) -> None:
     """Compile MODEL's C on the host, run it on the inputs, print and save the outputs."""
     from .toolchain.host import run_model
 
     if output_path is not None:
         _writable_file(output_path)
     inputs = _load_cases(input_path)
-    outputs = run_model(model, [inputs], _options(rounding, prefix, "host", pools, tiling, max_tensor_bytes=max_tensor_bytes),
+    options = _options(rounding, prefix, "host", pools, tiling, max_tensor_bytes=max_tensor_bytes, custom_ops=custom_ops)
+    outputs = run_model(model, [inputs], options,
                         where=str(input_path))[0]
     for index, value in enumerate(outputs):
         click.echo(_describe(index, value))
@@ -291,11 +303,12 @@ def _random_inputs(graph: Any, rng: np.random.Generator) -> list[np.ndarray]:
               help="With --per-layer: run the C on this emulated core (QEMU; its fast paths) instead of the host.")
 @TARGET_OPTION
 @TILING_OPTION
+@CUSTOM_OP_OPTION
 @_fail_cleanly
 def verify(model: Path, cases: int, input_paths: Sequence[Path], seed: int, rounding: str, per_layer: bool,
            reference: str, float_model: Path | None, threshold: float, as_json: bool, qemu_target: str | None,
            target: str,
-           tiling: bool) -> None:
+           tiling: bool, custom_ops: Sequence[str]) -> None:
     """Check the compiled C against mcugen's Python reference, case by case (exit 1 on mismatch)."""
     from .driver import load_graph
     from .reference import run_outputs
@@ -313,8 +326,8 @@ def verify(model: Path, cases: int, input_paths: Sequence[Path], seed: int, roun
         raise McugenError(f"--qemu {qemu_target} with --target {target}: one core; give --qemu alone")
     # --target: the C and memory plan for that core, run on the host (its portable paths);
     # --qemu: run on that emulated core
-    options = _options(rounding, None, qemu_target or target, (), tiling)
-    graph = load_graph(model, rounding=options.rounding, target=options.target)
+    options = _options(rounding, None, qemu_target or target, (), tiling, custom_ops=custom_ops)
+    graph = load_graph(model, rounding=options.rounding, target=options.target, custom_ops=options.custom_ops)
     rng = np.random.default_rng(seed)
     if per_layer or float_model is not None:
         from .analysis.per_layer import verify_per_layer
@@ -377,15 +390,16 @@ def inspect(model: Path, rounding: str) -> None:
 @TARGET_OPTION
 @POOL_OPTION
 @TILING_OPTION
+@CUSTOM_OP_OPTION
 @_fail_cleanly
 def plan(model: Path, as_json: bool, picture: Path | None, rounding: str, target: str, pools: Sequence[str],
-         tiling: bool) -> None:
+         tiling: bool, custom_ops: Sequence[str]) -> None:
     """The memory plan: pools, lower bounds and gap, and every buffer's pool, offset and lifetime."""
     from .analysis.memory_plan import plan_lines, plan_svg, planned
 
     if picture is not None:
         _writable_file(picture)
-    compiled = planned(model, _options(rounding, None, target, pools, tiling))
+    compiled = planned(model, _options(rounding, None, target, pools, tiling, custom_ops=custom_ops))
     if picture is not None:
         picture.write_text(plan_svg(compiled))
     for line in plan_lines(compiled, as_json):
@@ -406,7 +420,7 @@ def plan(model: Path, as_json: bool, picture: Path | None, rounding: str, target
 @_build_options
 @_fail_cleanly
 def profile(model: Path, qemu: bool, runs: int, per_op: bool, cpu_mhz: float | None, as_json: bool, rounding: str,
-            prefix: str | None, target: str, pools: Sequence[str], tiling: bool) -> None:
+            prefix: str | None, target: str, pools: Sequence[str], tiling: bool, custom_ops: Sequence[str]) -> None:
     """Run MODEL's C with per-op timing: time per op type (or op) and the memory table."""
     import json
 
@@ -414,7 +428,8 @@ def profile(model: Path, qemu: bool, runs: int, per_op: bool, cpu_mhz: float | N
     from .analysis.progress import progress_steps
 
     with progress_steps(f"profile {model.name}", PROFILE_STEPS[qemu]) as advance:
-        result = profile_model(model, _options(rounding, prefix, target, pools, tiling), qemu=qemu, runs=runs,
+        result = profile_model(model, _options(rounding, prefix, target, pools, tiling, custom_ops=custom_ops),
+                               qemu=qemu, runs=runs,
                                cpu_mhz=cpu_mhz, progress=advance)
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2))
@@ -435,9 +450,10 @@ def profile(model: Path, qemu: bool, runs: int, per_op: bool, cpu_mhz: float | N
 @click.option("--rounding", type=click.Choice([r.value for r in Rounding]), default="tflm", show_default=True)
 @TARGET_OPTION
 @POOL_OPTION
+@CUSTOM_OP_OPTION
 @_fail_cleanly
 def report(model: Path, out: Path, runs: int, input_path: Path | None, reference: str, as_json: bool,
-           rounding: str, target: str, pools: Sequence[str]) -> None:
+           rounding: str, target: str, pools: Sequence[str], custom_ops: Sequence[str]) -> None:
     """One self-contained HTML report: summary, per-op charts, time, memory plan, per-layer accuracy."""
     from .analysis.report_html import report_json, write_report
 
@@ -445,7 +461,8 @@ def report(model: Path, out: Path, runs: int, input_path: Path | None, reference
         raise ModelError(f"{model}: no such file")
     _writable_file(out)
     case = _load_cases(input_path) if input_path is not None else None
-    data = write_report(model, _options(rounding, None, target, pools), out, runs, reference, case)
+    data = write_report(model, _options(rounding, None, target, pools, custom_ops=custom_ops), out, runs, reference,
+                        case)
     if as_json:
         click.echo(report_json(data))
     else:

@@ -19,6 +19,7 @@ import tflite
 
 from ..errors import ModelError, UnsupportedError
 from ..ir import (
+    CustomOptions,
     Graph,
     Op,
     OpKind,
@@ -233,14 +234,18 @@ class _Reader:
                 first_name = tensors[outputs_idx[0]].name
             if code == tflite.BuiltinOperator.CUSTOM:
                 custom = (opcode.CustomCode() or b"?").decode("utf-8", "replace")
-                if custom != vela.CUSTOM_CODE:
-                    unknown.append(f"op {index} CUSTOM '{custom}' ('{first_name}')")
+                options = op.CustomOptionsAsNumpy().tobytes() if op.CustomOptionsLength() else b""
+                if custom != vela.CUSTOM_CODE:  # the user's kernel, bound by the build (--custom-op)
+                    inputs = [None if i < 0 else self._tensor_ref(tensors, i, f"CUSTOM (op {index}) input")
+                              for i in self._ints(op.InputsAsNumpy())]
+                    outputs = [self._tensor_ref(tensors, i, f"CUSTOM (op {index}) output") for i in outputs_idx]
+                    ops.append(Op(kind=OpKind.CUSTOM, inputs=inputs, outputs=outputs,
+                                  options=CustomOptions(custom, options), index=index))
                     continue
                 where = f"{self.label}: ETHOS_U (op {index}, '{first_name}')"
                 inputs = [None if i < 0 else self._tensor_ref(tensors, i, f"ETHOS_U (op {index}) input")
                           for i in self._ints(op.InputsAsNumpy())]
                 outputs = [self._tensor_ref(tensors, i, f"ETHOS_U (op {index}) output") for i in outputs_idx]
-                options = op.CustomOptionsAsNumpy().tobytes() if op.CustomOptionsLength() else b""
                 ops.append(vela.ethos_u_op(index, inputs, outputs, options, where))
                 continue
             definition = registry.by_builtin(code)
