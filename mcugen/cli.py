@@ -362,23 +362,24 @@ def verify(model: Path, cases: int, input_paths: Sequence[Path], seed: int, roun
 @MODEL
 @click.option("--rounding", type=click.Choice([r.value for r in Rounding]), default="tflm", show_default=True,
               help="Check the rules of this mode (some differ: litert mode refuses quantized SUM).")
+@CUSTOM_OP_OPTION
 @_fail_cleanly
-def inspect(model: Path, rounding: str) -> None:
+def inspect(model: Path, rounding: str, custom_ops: Sequence[str]) -> None:
     """List ops, tensors, MACs and parameters, and what mcugen cannot run and why.
 
-    Every unsupported op is listed at once (index, kind, rule, value); the exit status is then
-    2, with a one-line summary on stderr.
+    Every op is listed with every reason it cannot run (index, kind, rule, value); the exit
+    status is then 2, with a one-line summary on stderr.
     """
     from .analysis.inspect import inspect_model
+    from .custom_ops import parse_custom_ops
     from .errors import UnsupportedError
     from .ops.base import Setting
 
-    result = inspect_model(model, Setting(Rounding(rounding)))
+    result = inspect_model(model, Setting(Rounding(rounding)), parse_custom_ops(custom_ops))
     for line in result.lines:
         click.echo(line)
-    if result.unsupported:
-        ops = ", ".join(f"op {op.index} {op.kind.name}" for op in result.unsupported)
-        raise UnsupportedError(f"{model.name}: {len(result.unsupported)} unsupported op(s): {ops}")
+    if result.unsupported or result.model_problems:
+        raise UnsupportedError(result.summary(model.name))
 
 
 @main.command()

@@ -310,3 +310,79 @@ def test_a_kernel_that_does_not_compile_names_its_file_and_line(tmp_path: Path) 
                     f"my_relu={kernel}")
     assert_one_line_error(result, "the kernel bad_kernel.c of --custom-op my_relu failed to compile: bad_kernel.c:4:",
                           "no_such_field")
+
+
+# --- inspect lists every op with every reason -------------------------------------------------
+
+
+def _troubled_model(bad_zero_point: bool = False) -> bytes:
+    """CUSTOM 'my_relu' (no kernel given), SIN (a builtin mcugen lacks), an int32 RELU (a dtype
+    RELU does not take), a CONV_2D with stride 0 (an option that breaks validation), then an int8
+    ADD that is fine; optionally a zero point out of int8's range (a rule of the model)."""
+    rng = np.random.default_rng(1)
+    b = ModelBuilder()
+    q = {"scale": 0.1, "zero_point": 0}
+    x = b.add_tensor("x", [1, 4, 4, 2], "int8", **q)
+    c = b.add_tensor("custom_out", [1, 4, 4, 2], "int8", **q)
+    s = b.add_tensor("sin_in", [4], "float32")
+    s_out = b.add_tensor("sin_out", [4], "float32")
+    i = b.add_tensor("i32", [4], "int32")
+    r = b.add_tensor("relu_i32", [4], "int32")
+    w = b.add_tensor("w", [2, 1, 1, 2], "int8", scale=[0.01, 0.01], data=rng.integers(-9, 9, (2, 1, 1, 2), np.int8))
+    conv = b.add_tensor("conv_out", [1, 4, 4, 2], "int8", scale=0.1, zero_point=300 if bad_zero_point else 0)
+    y = b.add_tensor("sum", [1, 4, 4, 2], "int8", **q)
+    b.add_custom_op("my_relu", [x], [c])
+    b.add_op("SIN", [s], [s_out])
+    b.add_op("RELU", [i], [r])
+    b.add_op("CONV_2D", [c, w, -1], [conv], {"stride_w": 0})
+    b.add_op("ADD", [conv, c], [y])
+    b.set_io([x, s, i], [y, s_out, r])
+    return b.build()
+
+
+def _op_block(stdout: str, index: int) -> list[str]:
+    """The table's lines for op `index`: its row and the reason lines under it."""
+    lines = stdout.splitlines()
+    start = next(n for n, line in enumerate(lines) if line.startswith(f"  {index:>3}  "))
+    block = [lines[start]]
+    for line in lines[start + 1:]:
+        if not line.startswith("       "):
+            break
+        block.append(line)
+    return block
+
+
+def test_inspect_lists_every_op_with_every_reason(tmp_path: Path) -> None:
+    path = tmp_path / "troubled.tflite"
+    path.write_bytes(_troubled_model())
+    result = invoke("inspect", path)
+    assert result.exit_code == 2, result.output
+    out = result.stdout
+    custom = _op_block(out, 0)
+    assert "CUSTOM 'my_relu'" in custom[0] and "pass --custom-op my_relu=path/to/kernel.c" in custom[1]
+    sin = _op_block(out, 1)
+    assert "SIN" in sin[0] and "mcugen has no kernel for this builtin" in sin[1]
+    relu = _op_block(out, 2)
+    assert "unsupported: RELU (op 2, 'relu_i32')" in relu[1] and "int32" in relu[1]
+    conv = _op_block(out, 3)
+    assert any("invalid:" in line and "stride_w 0" in line for line in conv[1:])
+    add = _op_block(out, 4)
+    assert len(add) == 1 and " cpu " in add[0]  # the op after the troubles is still checked, and fine
+    assert result.stderr.strip().splitlines() == [
+        "error: troubled.tflite: 4 unsupported op(s): op 0 CUSTOM, op 1 SIN, op 2 RELU, op 3 CONV_2D"]
+    # build still says it in one short line
+    assert_one_line_error(invoke("build", path, "-o", tmp_path / "o"), "troubled.tflite")
+    assert len(invoke("build", path, "-o", tmp_path / "o").stderr) < 400
+
+
+def test_inspect_lists_the_ops_under_a_model_level_problem(tmp_path: Path) -> None:
+    path = tmp_path / "troubled.tflite"
+    path.write_bytes(_troubled_model(bad_zero_point=True))
+    result = invoke("inspect", path)
+    assert result.exit_code == 2, result.output
+    out = result.stdout
+    assert "invalid model: troubled.tflite: tensor 7 'conv_out': zero point 300" in out
+    assert "CUSTOM 'my_relu'" in _op_block(out, 0)[0] and "SIN" in _op_block(out, 1)[0]
+    assert "stride_w 0" in "\n".join(_op_block(out, 3))
+    assert result.stderr.strip() == ("error: troubled.tflite: 1 problem(s) with the model; 4 unsupported op(s): "
+                                     "op 0 CUSTOM, op 1 SIN, op 2 RELU, op 3 CONV_2D")

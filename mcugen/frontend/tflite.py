@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import math
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,16 @@ _TYPE_NAMES: dict[int, str] = {
 
 
 
+@dataclass(frozen=True)
+class UnknownOp:
+    """An op of a builtin mcugen does not know, kept aside by a lenient read (`mcugen inspect`)."""
+
+    index: int
+    builtin: str
+    inputs: tuple[Tensor, ...]
+    outputs: tuple[Tensor, ...]
+
+
 def builtin_name(code: int) -> str:
     return _BUILTIN_NAMES.get(code, f"builtin {code}")
 
@@ -66,13 +77,15 @@ def parse_model(data: bytes, label: str, limits: Limits = DEFAULT_LIMITS) -> Gra
     return graph
 
 
-def decode_model(data: bytes, label: str) -> Graph:
+def decode_model(data: bytes, label: str, unknown: list[UnknownOp] | None = None) -> Graph:
     """The Graph that flatbuffer bytes describe, their structure checked but not their contents
-    (parse_model validates those): for tests of the reader itself."""
+    (parse_model validates those): for tests of the reader itself, and for `mcugen inspect`,
+    which passes `unknown` to get the ops of unknown builtins there instead of an error (the
+    graph then lacks them)."""
     if len(data) < 8 or data[4:8] != b"TFL3":
         raise ModelError(f"{label}: not a TFLite flatbuffer (no 'TFL3' file identifier)")
     try:
-        return _Reader(data, label).graph()
+        return _Reader(data, label, unknown).graph()
     except (ModelError, UnsupportedError):
         raise
     except Exception as exc:  # noqa: BLE001 - the flatbuffers runtime raises bare errors on a corrupt file
@@ -82,9 +95,10 @@ def decode_model(data: bytes, label: str) -> Graph:
 
 
 class _Reader:
-    def __init__(self, data: bytes, label: str) -> None:
+    def __init__(self, data: bytes, label: str, unknown: list[UnknownOp] | None = None) -> None:
         self.data = data
         self.label = label
+        self.unknown = unknown
         root = int.from_bytes(data[0:4], "little")
         if root + 4 > len(data):
             raise ModelError(f"{label}: truncated flatbuffer (root table at {root} of {len(data)} bytes)")
@@ -251,6 +265,11 @@ class _Reader:
             definition = registry.by_builtin(code)
             if definition is None:
                 unknown.append(f"op {index} {builtin_name(code)} ('{first_name}')")
+                if self.unknown is not None:
+                    read = tuple(self._tensor_ref(tensors, i, f"op {index} input")
+                                 for i in self._ints(op.InputsAsNumpy()) if i >= 0)
+                    kept = tuple(self._tensor_ref(tensors, i, f"op {index} output") for i in outputs_idx)
+                    self.unknown.append(UnknownOp(index, builtin_name(code), read, kept))
                 continue
             kind, read_options = definition.kind, definition.read_options
             where = f"{self.label}: {kind.name} (op {index}, '{first_name}')"
@@ -260,9 +279,10 @@ class _Reader:
             ]
             outputs = [self._tensor_ref(tensors, i, f"{kind.name} (op {index}) output") for i in outputs_idx]
             ops.append(Op(kind=kind, inputs=inputs, outputs=outputs, options=read_options(op, where), index=index))
-        if unknown:
+        if unknown and self.unknown is None:
             raise UnsupportedError(
-                f"{self.label}: {len(unknown)} unsupported op(s): {'; '.join(unknown)} "
-                f"(supported: {', '.join(sorted(k.name for k in OpKind))})"
+                f"{self.label}: {len(unknown)} unsupported op(s): {'; '.join(unknown[:3])}"
+                f"{f'; and {len(unknown) - 3} more' if len(unknown) > 3 else ''} (docs/supported_ops.md lists the "
+                "supported ones; `mcugen inspect` on the model lists every op and every reason)"
             )
         return ops
