@@ -386,3 +386,23 @@ def test_inspect_lists_the_ops_under_a_model_level_problem(tmp_path: Path) -> No
     assert "stride_w 0" in "\n".join(_op_block(out, 3))
     assert result.stderr.strip() == ("error: troubled.tflite: 1 problem(s) with the model; 4 unsupported op(s): "
                                      "op 0 CUSTOM, op 1 SIN, op 2 RELU, op 3 CONV_2D")
+
+
+def test_the_example_runs_with_make_run(tmp_path: Path) -> None:
+    """examples/custom_op: `make run` generates the C with the kernel, builds and runs it on the host
+    against case0.npz (TFLM's output on the builtin model); the QEMU runs are in test_firmware.py."""
+    from test_firmware import assert_pass, expected_bytes, make, require_tools
+
+    require_tools("make", "cc")
+    result = make("custom_op", tmp_path / "build", "run")
+    assert_pass(result, "my_relu", expected_bytes("custom_op"))
+    assert "mcugen_custom_my_relu.o" in result.stdout
+
+
+def test_the_example_case_is_tflms_output_on_the_builtin_model() -> None:
+    from oracles import run_tflm
+
+    _, builtin = _example_models()
+    with np.load(EXAMPLE / "case0.npz") as case:
+        (expected,) = run_tflm(builtin, [case["input0"]])
+        np.testing.assert_array_equal(case["output0"], expected)

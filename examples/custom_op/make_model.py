@@ -1,11 +1,14 @@
-"""Write my_relu.tflite, the example's model: int8 CONV_2D -> CUSTOM 'my_relu' -> AVERAGE_POOL_2D.
+"""Write my_relu.tflite, the example's model: int8 CONV_2D -> CUSTOM 'my_relu' -> AVERAGE_POOL_2D,
+and case0.npz, its test case.
 
     python3 examples/custom_op/make_model.py [OUT.tflite] [--builtin]
 
---builtin writes the same model with TFLite's RELU in place of the custom op: LiteRT runs that
-one, and the tests hold the custom kernel's results to it (tests/test_custom_ops.py). The model
-is made with the test suite's model builder (tests/modelbuilder.py); the committed file is its
-output, byte for byte.
+--builtin writes the same model with TFLite's RELU in place of the custom op: TFLite runs that
+one, and the tests hold the custom kernel's results to it (tests/test_custom_ops.py). Without
+it the script also writes case0.npz: a random input0 and, as output0, what TensorFlow Lite
+Micro computes for it on the builtin model (the firmware's expected output). The model is
+made with the test suite's model builder (tests/modelbuilder.py); the committed files are the
+script's output, byte for byte.
 """
 
 from __future__ import annotations
@@ -45,12 +48,23 @@ def build(builtin_relu: bool = False) -> bytes:
     return b.build()
 
 
+def write_case(path: Path) -> None:
+    from oracles import run_tflm
+
+    x = np.random.default_rng(5).integers(-128, 128, size=(1, 8, 8, 3), dtype=np.int8)
+    (expected,) = run_tflm(build(builtin_relu=True), [x])
+    np.savez(path, input0=x, output0=expected)
+
+
 def main(argv: list[str]) -> None:
     builtin = "--builtin" in argv
     paths = [a for a in argv if not a.startswith("--")]
     out = Path(paths[0]) if paths else HERE / ("my_relu_builtin.tflite" if builtin else "my_relu.tflite")
     out.write_bytes(build(builtin))
     print(f"{out}: {out.stat().st_size} bytes")
+    if not builtin:
+        write_case(out.parent / "case0.npz")
+        print(f"{out.parent / 'case0.npz'}: input0 and TFLM's output0 for it")
 
 
 if __name__ == "__main__":
