@@ -406,3 +406,11 @@ def test_the_example_case_is_tflms_output_on_the_builtin_model() -> None:
     with np.load(EXAMPLE / "case0.npz") as case:
         (expected,) = run_tflm(builtin, [case["input0"]])
         np.testing.assert_array_equal(case["output0"], expected)
+
+
+def test_per_layer_compares_with_the_python_reference_and_refuses_the_runtimes() -> None:
+    result = invoke("verify", EXAMPLE / "my_relu.tflite", "--custom-op", MY_RELU, "--per-layer", "--reference", "python")
+    assert result.exit_code == 0, result.output
+    assert "no divergence" in result.output
+    assert_one_line_error(invoke("verify", EXAMPLE / "my_relu.tflite", "--custom-op", MY_RELU, "--per-layer"),
+                          "CUSTOM (op 1, 'my_relu')", "TFLM and LiteRT cannot run", "--reference python")
