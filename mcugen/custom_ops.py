@@ -72,9 +72,10 @@ def parse_custom_op(spec: str) -> CustomKernel:
     if reference_path is not None:
         reference = load_reference(reference_path, where)
         digest.update(reference_path.read_bytes())
+    option = f"{name}={kernel_path.resolve()}" + ("" if reference_path is None else f":{reference_path.resolve()}")
     return CustomKernel(name=name, c_name=c_name(name), source_name=kernel_path.name, source=source,
                         sha256=digest.hexdigest(), scratch_bytes=scratch, reference=reference,
-                        reference_name=None if reference_path is None else reference_path.name)
+                        reference_name=None if reference_path is None else reference_path.name, option=option)
 
 
 def declared_scratch(source: str, where: str) -> int:

@@ -265,6 +265,7 @@ class CustomKernel:
     scratch_bytes: int = 0
     reference: Callable[..., Any] | None = None  # reference(inputs, custom_options, outputs_like) -> list
     reference_name: str | None = None
+    option: str = ""  # the --custom-op that gives it, with absolute paths (for builds in other directories)
 
 
 @dataclass(frozen=True)

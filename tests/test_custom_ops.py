@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import struct
 from pathlib import Path
 
@@ -414,3 +415,19 @@ def test_per_layer_compares_with_the_python_reference_and_refuses_the_runtimes()
     assert "no divergence" in result.output
     assert_one_line_error(invoke("verify", EXAMPLE / "my_relu.tflite", "--custom-op", MY_RELU, "--per-layer"),
                           "CUSTOM (op 1, 'my_relu')", "TFLM and LiteRT cannot run", "--reference python")
+
+
+def test_builds_in_other_directories_get_the_kernel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Firmware builds (profile --qemu, build --instructions) run `mcugen build` again through make,
+    elsewhere: the kernel goes with them as an absolute --custom-op."""
+    from test_firmware import require_tools
+
+    from mcugen.toolchain.cross import _mcugen_options
+
+    monkeypatch.chdir(EXAMPLE)
+    (kernel,) = parse_custom_ops(["my_relu=my_relu.c:my_relu_reference.py"])
+    assert f"--custom-op my_relu={KERNEL}:{REFERENCE}" in _mcugen_options(BuildOptions(custom_ops=(kernel,)))
+    require_tools("make", "arm-none-eabi-gcc", "qemu-system-arm")
+    result = invoke("profile", "my_relu.tflite", "--qemu", "--target", "cortex-m4", "--custom-op", "my_relu=my_relu.c")
+    assert result.exit_code == 0, result.output
+    assert re.search(r"^CUSTOM +\| +1 \|", result.output, re.MULTILINE), result.output
