@@ -431,3 +431,21 @@ def test_builds_in_other_directories_get_the_kernel(tmp_path: Path, monkeypatch:
     result = invoke("profile", "my_relu.tflite", "--qemu", "--target", "cortex-m4", "--custom-op", "my_relu=my_relu.c")
     assert result.exit_code == 0, result.output
     assert re.search(r"^CUSTOM +\| +1 \|", result.output, re.MULTILINE), result.output
+
+
+def test_a_custom_op_on_constants_is_not_folded(tmp_path: Path) -> None:
+    """With a reference the fold pass could evaluate it, but what a custom op computes is its
+    kernel's: it stays in the graph and runs on the device."""
+    from mcugen.driver import load_graph
+    from mcugen.ir import OpKind
+
+    b = ModelBuilder()
+    k = b.add_tensor("k", [2, 2], "int8", scale=0.08, zero_point=-5, data=np.array([[-9, 3], [4, -5]], np.int8))
+    x = b.add_tensor("x", [2, 2], "int8", scale=0.08, zero_point=-5)
+    r = b.add_tensor("r", [2, 2], "int8", scale=0.08, zero_point=-5)
+    y = b.add_tensor("y", [2, 2], "int8", scale=0.08, zero_point=-5)
+    b.add_custom_op("my_relu", [k], [r])
+    b.add_op("ADD", [x, r], [y])
+    b.set_io([x], [y])
+    graph = load_graph(b.build(), "constant.tflite", custom_ops=parse_custom_ops([MY_RELU]))
+    assert [op.kind for op in graph.ops] == [OpKind.CUSTOM, OpKind.ADD]
