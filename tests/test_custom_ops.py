@@ -449,3 +449,18 @@ def test_a_custom_op_on_constants_is_not_folded(tmp_path: Path) -> None:
     b.set_io([x], [y])
     graph = load_graph(b.build(), "constant.tflite", custom_ops=parse_custom_ops([MY_RELU]))
     assert [op.kind for op in graph.ops] == [OpKind.CUSTOM, OpKind.ADD]
+
+
+@pytest.mark.parametrize("source, fragment", [
+    ('#include "mcugen_custom.h"\nint my_relu_kernel(void);\nint my_relu_kernel(void) { return 0; }\n',
+     "the kernel bad.c of --custom-op my_relu failed to compile: bad.c:2:5: error: conflicting types for"),
+    ('#include "mcugen_custom.h"\nint other(void);\nint other(void) { return 0; }\n',
+     "the kernel bad.c of --custom-op my_relu defines no function my_relu_kernel"),
+])
+def test_a_kernel_of_the_wrong_type_or_without_the_function_is_named(tmp_path: Path, source: str,
+                                                                     fragment: str) -> None:
+    kernel = tmp_path / "bad.c"
+    kernel.write_text(source)
+    np.savez(tmp_path / "in.npz", input0=np.zeros((1, 8, 8, 3), np.int8))
+    result = invoke("run", EXAMPLE / "my_relu.tflite", "--input", tmp_path / "in.npz", "--custom-op", f"my_relu={kernel}")
+    assert_one_line_error(result, fragment)

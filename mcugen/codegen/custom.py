@@ -33,12 +33,15 @@ def kernel_file_name(kernel: CustomKernel) -> str:
 
 
 def kernel_files(order: Sequence[Op]) -> dict[str, str]:
-    """file name -> text of every kernel the ops use. A #line directive makes the compiler's
-    messages name the user's own file and lines."""
+    """file name -> text of every kernel the ops use. The prototype in front makes a definition
+    of another type a compile error (the model calls it through this one); the #line directive
+    makes the compiler's messages name the user's own file and lines."""
     files = {}
     for kernel in used_kernels(order):
         line = f'#line 1 "{kernel.source_name}"\n' if _SAFE_FILE_NAME.match(kernel.source_name) else ""
         files[kernel_file_name(kernel)] = (
             f"/* Copied by mcugen {__version__} from {comment(kernel.source_name)} (--custom-op "
-            f"{comment(kernel.name)}): edit the original, not this copy. */\n{line}{kernel.source}")
+            f"{comment(kernel.name)}): edit the original, not this copy. */\n"
+            f'#include "mcugen_custom.h"\n'
+            f"mcugen_status {kernel.c_name}_kernel(const mcugen_custom_args *args);\n{line}{kernel.source}")
     return files

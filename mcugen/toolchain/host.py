@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -122,6 +123,15 @@ def _failed_part(kernels: Sequence[CustomKernel], error: str) -> str:
     return "the generated C"
 
 
+def _missing_kernel(kernels: Sequence[CustomKernel], stderr: str) -> str | None:
+    """The linker's complaint about a kernel file that defines no `<NAME>_kernel`, in words."""
+    for kernel in kernels:
+        if re.search(rf"undefined reference to .{kernel.c_name}_kernel\b", stderr):
+            return (f"the kernel {kernel.source_name} of --custom-op {kernel.name} defines no function "
+                    f"{kernel.c_name}_kernel (docs/custom_ops.md)")
+    return None
+
+
 def build_program(model: bytes, options: BuildOptions, label: str, sanitize: bool = False,
                   dump: bool = False, profile: bool = False) -> HostProgram:
     """Generate the C for `model`, compile it with its harness, and cache the program.
@@ -156,8 +166,10 @@ def build_program(model: bytes, options: BuildOptions, label: str, sanitize: boo
         except subprocess.TimeoutExpired:
             raise BuildError(f"{label}: compiling the generated C took over {COMPILE_TIMEOUT_S} s") from None
         if result.returncode != 0:
-            first = _first_error(result.stderr)
-            raise BuildError(f"{label}: {_failed_part(compiled.options.custom_ops, first)} failed to compile: {first}")
+            kernels, first = compiled.options.custom_ops, _first_error(result.stderr)
+            missing = _missing_kernel(kernels, result.stderr)
+            raise BuildError(f"{label}: {missing}" if missing else
+                             f"{label}: {_failed_part(kernels, first)} failed to compile: {first}")
         try:
             staging.rename(directory)
         except OSError:  # another process cached the same program first
