@@ -126,6 +126,12 @@ def _with_npu(options: Any, npu: NpuConfig | None) -> Any:
     return dataclasses.replace(options, target=dataclasses.replace(options.target, npu=npu))
 
 
+CUSTOM_OP_OPTION = click.option(
+    "--custom-op", "custom_ops", multiple=True, metavar="NAME=KERNEL.c[:REFERENCE.py]",
+    help="The C kernel (and optional Python reference) for the model's CUSTOM ops of custom code NAME "
+         "(repeatable; see docs/custom_ops.md).")
+
+
 def _build_options(function: Callable[..., Any], prefix: Any = PREFIX_OPTION) -> Callable[..., Any]:
     options = [
         click.option("--rounding", type=click.Choice([r.value for r in Rounding]), default="tflm",
@@ -134,6 +140,7 @@ def _build_options(function: Callable[..., Any], prefix: Any = PREFIX_OPTION) ->
         prefix,
         TARGET_OPTION,
         POOL_OPTION,
+        CUSTOM_OP_OPTION,
     ]
     for option in reversed(options):
         function = option(function)
@@ -141,7 +148,9 @@ def _build_options(function: Callable[..., Any], prefix: Any = PREFIX_OPTION) ->
 
 
 def _options(rounding: str, prefix: str | None, target_name: str, pools: Sequence[str] = (),
-             tiling: bool = True, arena: str = "static", max_tensor_bytes: str | None = None) -> Any:
+             tiling: bool = True, arena: str = "static", max_tensor_bytes: str | None = None,
+             custom_ops: Sequence[str] = ()) -> Any:
+    from .custom_ops import parse_custom_ops
     from .driver import BuildOptions
     from .frontend.validate import DEFAULT_MAX_TENSOR_BYTES
     from .memory.pools import parse_pools
@@ -150,7 +159,8 @@ def _options(rounding: str, prefix: str | None, target_name: str, pools: Sequenc
     limit = _max_tensor_bytes(max_tensor_bytes)
     return BuildOptions(rounding=Rounding(rounding), prefix=prefix, target=target(target_name),
                         pools=parse_pools(pools), tiling=tiling, arena=arena,
-                        max_tensor_bytes=DEFAULT_MAX_TENSOR_BYTES if limit is None else limit)
+                        max_tensor_bytes=DEFAULT_MAX_TENSOR_BYTES if limit is None else limit,
+                        custom_ops=parse_custom_ops(custom_ops))
 
 
 MODEL = click.argument("model", type=click.Path(path_type=Path))
@@ -187,7 +197,8 @@ def main() -> None:
 @_fail_cleanly
 def build(models: Sequence[Path], out_dir: Path, rounding: str, prefixes: Sequence[str], target: str,
           pools: Sequence[str], size: bool | None, instructions: bool, tiling: bool, arena: str,
-          max_tensor_bytes: str | None, weights_file: bool, npu: NpuConfig | None, sparse_weights: bool) -> None:
+          max_tensor_bytes: str | None, weights_file: bool, npu: NpuConfig | None, sparse_weights: bool,
+          custom_ops: Sequence[str]) -> None:
     """Generate C sources for one or more MODELS into one directory (one shared runtime)."""
     from .analysis.measure import build_models
     from .modelset import check_output_dir
@@ -195,7 +206,7 @@ def build(models: Sequence[Path], out_dir: Path, rounding: str, prefixes: Sequen
     _output_directory(out_dir)
     if prefixes:
         check_output_dir(out_dir, prefixes)  # before the work, when the prefixes are known
-    options = _options(rounding, None, target, pools, tiling, arena, max_tensor_bytes)
+    options = _options(rounding, None, target, pools, tiling, arena, max_tensor_bytes, custom_ops)
     options = _with_npu(dataclasses.replace(options, weights_file=weights_file, sparse_weights=sparse_weights), npu)
     for compiled in build_models(models, out_dir, options, prefixes, size=size, instructions=instructions):
         _print_build(compiled, out_dir)
@@ -275,14 +286,15 @@ def _describe(index: int, value: np.ndarray) -> str:
 @_fail_cleanly
 def run(model: Path, input_path: Path, output_path: Path | None, rounding: str,
         prefix: str | None, target: str, pools: Sequence[str], tiling: bool, max_tensor_bytes: str | None,
-        npu: NpuConfig | None) -> None:
+        npu: NpuConfig | None, custom_ops: Sequence[str]) -> None:
     """Compile MODEL's C on the host, run it on the inputs, print and save the outputs."""
     from .toolchain.host import run_model
 
     if output_path is not None:
         _writable_file(output_path)
     inputs = _load_cases(input_path)
-    options = _with_npu(_options(rounding, prefix, "host", pools, tiling, max_tensor_bytes=max_tensor_bytes), npu)
+    options = _with_npu(_options(rounding, prefix, "host", pools, tiling, max_tensor_bytes=max_tensor_bytes,
+                                 custom_ops=custom_ops), npu)
     outputs = run_model(model, [inputs], options, where=str(input_path))[0]
     for index, value in enumerate(outputs):
         click.echo(_describe(index, value))
@@ -332,11 +344,12 @@ def _random_inputs(graph: Any, rng: np.random.Generator) -> list[np.ndarray]:
                    "the host: the whole model for every case, or with --per-layer every layer.")
 @TARGET_OPTION
 @TILING_OPTION
+@CUSTOM_OP_OPTION
 @_fail_cleanly
 def verify(model: Path, cases: int, input_paths: Sequence[Path], seed: int, rounding: str, per_layer: bool,
            reference: str, float_model: Path | None, threshold: float, as_json: bool, qemu: bool,
            target: str,
-           tiling: bool) -> None:
+           tiling: bool, custom_ops: Sequence[str]) -> None:
     """Check the compiled C against the reference, case by case (exit 1 on mismatch)."""
     from .driver import load_graph
 
@@ -351,8 +364,8 @@ def verify(model: Path, cases: int, input_paths: Sequence[Path], seed: int, roun
     _check_qemu_target(qemu, target)
     # --target: the C and memory plan for that core, run on the host (its portable paths);
     # with --qemu: run on that emulated core (its fast paths)
-    options = _options(rounding, None, target, (), tiling)
-    graph = load_graph(model, rounding=options.rounding, target=options.target)
+    options = _options(rounding, None, target, (), tiling, custom_ops=custom_ops)
+    graph = load_graph(model, rounding=options.rounding, target=options.target, custom_ops=options.custom_ops)
     rng = np.random.default_rng(seed)
     if per_layer or float_model is not None:
         from .analysis.per_layer import verify_per_layer
@@ -396,24 +409,26 @@ def _verify_cases(model: Path, graph: Any, options: Any, cases: Sequence[Sequenc
 @click.option("--rounding", type=click.Choice([r.value for r in Rounding]), default="tflm", show_default=True,
               help="Check the rules of this mode (some differ: litert mode refuses quantized SUM).")
 @NPU_OPTION
+@CUSTOM_OP_OPTION
 @_fail_cleanly
-def inspect(model: Path, rounding: str, npu: NpuConfig | None) -> None:
+def inspect(model: Path, rounding: str, npu: NpuConfig | None, custom_ops: Sequence[str]) -> None:
     """List ops, tensors, MACs and parameters, and what mcugen cannot run and why.
 
-    Every unsupported op is listed at once (index, kind, rule, value); the exit status is then
-    2, with a one-line summary on stderr. With --npu, every op also says whether mcugen's NPU
-    compiler puts it on the NPU or the CPU and every reason, and the NPU segments are listed.
+    Every op is listed with every reason it cannot run (index, kind, rule, value); the exit
+    status is then 2, with a one-line summary on stderr. With --npu, every op also says whether
+    mcugen's NPU compiler puts it on the NPU or the CPU and every reason, and the NPU segments
+    are listed.
     """
     from .analysis.inspect import inspect_model
+    from .custom_ops import parse_custom_ops
     from .errors import UnsupportedError
     from .ops.base import Setting
 
-    result = inspect_model(model, Setting(Rounding(rounding)), npu)
+    result = inspect_model(model, Setting(Rounding(rounding)), npu, parse_custom_ops(custom_ops))
     for line in result.lines:
         click.echo(line)
-    if result.unsupported:
-        ops = ", ".join(f"op {op.index} {op.kind.name}" for op in result.unsupported)
-        raise UnsupportedError(f"{model.name}: {len(result.unsupported)} unsupported op(s): {ops}")
+    if result.unsupported or result.model_problems:
+        raise UnsupportedError(result.summary(model.name))
 
 
 @main.command()
@@ -425,15 +440,16 @@ def inspect(model: Path, rounding: str, npu: NpuConfig | None) -> None:
 @TARGET_OPTION
 @POOL_OPTION
 @TILING_OPTION
+@CUSTOM_OP_OPTION
 @_fail_cleanly
 def plan(model: Path, as_json: bool, picture: Path | None, rounding: str, target: str, pools: Sequence[str],
-         tiling: bool) -> None:
+         tiling: bool, custom_ops: Sequence[str]) -> None:
     """The memory plan: pools, lower bounds and gap, and every buffer's pool, offset and lifetime."""
     from .analysis.memory_plan import plan_lines, plan_svg, planned
 
     if picture is not None:
         _writable_file(picture)
-    compiled = planned(model, _options(rounding, None, target, pools, tiling))
+    compiled = planned(model, _options(rounding, None, target, pools, tiling, custom_ops=custom_ops))
     if picture is not None:
         picture.write_text(plan_svg(compiled))
     for line in plan_lines(compiled, as_json):
@@ -454,7 +470,7 @@ def plan(model: Path, as_json: bool, picture: Path | None, rounding: str, target
 @_build_options
 @_fail_cleanly
 def profile(model: Path, qemu: bool, runs: int, per_op: bool, cpu_mhz: float | None, as_json: bool, rounding: str,
-            prefix: str | None, target: str, pools: Sequence[str], tiling: bool) -> None:
+            prefix: str | None, target: str, pools: Sequence[str], tiling: bool, custom_ops: Sequence[str]) -> None:
     """Run MODEL's C with per-op timing: time per op type (or op) and the memory table."""
     import json
 
@@ -462,7 +478,8 @@ def profile(model: Path, qemu: bool, runs: int, per_op: bool, cpu_mhz: float | N
     from .analysis.progress import progress_steps
 
     with progress_steps(f"profile {model.name}", PROFILE_STEPS[qemu]) as advance:
-        result = profile_model(model, _options(rounding, prefix, target, pools, tiling), qemu=qemu, runs=runs,
+        result = profile_model(model, _options(rounding, prefix, target, pools, tiling, custom_ops=custom_ops),
+                               qemu=qemu, runs=runs,
                                cpu_mhz=cpu_mhz, progress=advance)
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2))
@@ -485,9 +502,10 @@ def profile(model: Path, qemu: bool, runs: int, per_op: bool, cpu_mhz: float | N
               f"({QEMU_BOARDS}): instructions per op on the core.")
 @TARGET_OPTION
 @POOL_OPTION
+@CUSTOM_OP_OPTION
 @_fail_cleanly
 def report(model: Path, out: Path, runs: int, input_path: Path | None, reference: str, as_json: bool,
-           rounding: str, qemu: bool, target: str, pools: Sequence[str]) -> None:
+           rounding: str, qemu: bool, target: str, pools: Sequence[str], custom_ops: Sequence[str]) -> None:
     """One self-contained HTML report: summary, per-op charts, time, memory plan, per-layer accuracy."""
     from .analysis.report_html import report_json, write_report
 
@@ -496,7 +514,8 @@ def report(model: Path, out: Path, runs: int, input_path: Path | None, reference
     _writable_file(out)
     _check_qemu_target(qemu, target)
     case = _load_cases(input_path) if input_path is not None else None
-    data = write_report(model, _options(rounding, None, target, pools), out, runs, reference, case, qemu)
+    data = write_report(model, _options(rounding, None, target, pools, custom_ops=custom_ops), out, runs, reference,
+                        case, qemu)
     if as_json:
         click.echo(report_json(data))
     else:

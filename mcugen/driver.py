@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,10 +21,11 @@ from . import __version__
 from .codegen.cnames import default_prefix, is_valid_prefix
 from .codegen.generate import GeneratedCode, generate
 from .codegen.weights import HEADER_BYTES
+from .custom_ops import bind_kernels, kernels_key
 from .errors import McugenError, PlanningError
 from .frontend.tflite import parse_model, read_model
 from .frontend.validate import DEFAULT_LIMITS, DEFAULT_MAX_TENSOR_BYTES, Limits
-from .ir import Graph, Op, verify_graph
+from .ir import CustomKernel, Graph, Op, verify_graph
 from .memory.liveness import check_pinned
 from .memory.plan import Plan, plan_model, plan_report, tiling_report
 from .memory.pools import PoolSpec
@@ -53,6 +55,8 @@ class BuildOptions:
     weights_file: bool = False
     # --sparse: int8 FULLY_CONNECTED weights in mask-and-values form where smaller (ops/matmul/sparse.py)
     sparse_weights: bool = False
+    # --custom-op: the user's kernels for CUSTOM ops (custom_ops.py)
+    custom_ops: tuple[CustomKernel, ...] = ()
 
     def __post_init__(self) -> None:
         if isinstance(self.target, str):  # BuildOptions(target="cortex-m4"): the same as target(...)
@@ -67,8 +71,9 @@ class BuildOptions:
         weights = "-weights-file" if self.weights_file else ""
         npu = f"+{self.target.npu.name}" if self.target.npu is not None else ""
         sparse = "-sparse" if self.sparse_weights else ""
+        custom = f"-custom-{kernels_key(self.custom_ops)}" if self.custom_ops else ""
         return (f"{self.rounding.value}-{self.prefix or ''}-{self.target.name}{npu}-{pools}-{self.guard}{tiling}"
-                f"{arena}{limit}{weights}{sparse}")
+                f"{arena}{limit}{weights}{sparse}{custom}")
 
 
 ARENA_KINDS = ("static", "external")
@@ -167,18 +172,20 @@ def prepare_graph(graph: Graph, rounding: Rounding = Rounding.TFLM) -> PassRepor
 
 
 def load_graph(model: Path | bytes, label: str | None = None,
-               rounding: Rounding = Rounding.TFLM, target: Target = HOST, limits: Limits = DEFAULT_LIMITS) -> Graph:
+               rounding: Rounding = Rounding.TFLM, target: Target = HOST, limits: Limits = DEFAULT_LIMITS,
+               custom_ops: Sequence[CustomKernel] = ()) -> Graph:
     """Read, rewrite, and check support: the graph every later stage works on.
 
     Unknown builtins are reported by the reader, all at once; the support rules run after the
     passes, because an op folded into a constant at build time needs no kernel on the device.
     Folding evaluates reference kernels, so it needs the build's rounding mode; some rules
-    depend on the mode or the target.
+    depend on the mode or the target. CUSTOM ops get the user's kernels (--custom-op) first.
     """
     if isinstance(model, bytes):
         graph = parse_model(model, label or "model.tflite", limits)
     else:
         graph = read_model(model, limits)
+    bind_kernels(graph, custom_ops)
     prepare_graph(graph, rounding)
     check_graph(graph, Setting(rounding, target))
     return graph
@@ -210,7 +217,8 @@ def schedule_and_plan(graph: Graph, options: BuildOptions, label: str) -> tuple[
 
 
 def compile_model(model: Path | bytes, options: BuildOptions, label: str | None = None) -> Compiled:
-    graph = load_graph(model, label, options.rounding, options.target, Limits(options.max_tensor_bytes))
+    graph = load_graph(model, label, options.rounding, options.target, Limits(options.max_tensor_bytes),
+                       options.custom_ops)
     model_label = label or (model.name if isinstance(model, Path) else "model.tflite")
     prefix = resolve_prefix(graph, options.prefix)
     if options.arena == "external" and npu_ops(graph.ops):

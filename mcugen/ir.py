@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import enum
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -280,6 +282,33 @@ class BlockSizeOptions:
     block_size: int
 
 
+@dataclass(frozen=True, eq=False)
+class CustomKernel:
+    """A user's C kernel for CUSTOM ops of one custom code (`--custom-op NAME=kernel.c[:reference.py]`,
+    read by mcugen/custom_ops.py): the source copied into the build, the C function it defines,
+    the scratch bytes it declares, and the optional numpy reference for `mcugen verify`."""
+
+    name: str  # the custom code it serves
+    c_name: str  # the function is `<c_name>_kernel`
+    source_name: str  # the kernel file's name, for messages and #line
+    source: str
+    sha256: str  # of the source and the reference, for build caches
+    scratch_bytes: int = 0
+    reference: Callable[..., Any] | None = None  # reference(inputs, custom_options, outputs_like) -> list
+    reference_name: str | None = None
+    option: str = ""  # the --custom-op that gives it, with absolute paths (for builds in other directories)
+
+
+@dataclass(frozen=True)
+class CustomOptions:
+    """A CUSTOM op that is not Vela's: its custom code, the raw custom options (a flexbuffer, as
+    the converter writes them) and the kernel bound to it by the build (None: none given)."""
+
+    code: str
+    data: bytes = b""
+    kernel: CustomKernel | None = None
+
+
 OpOptions = (
     Conv2DOptions
     | DepthwiseConv2DOptions
@@ -305,6 +334,7 @@ OpOptions = (
     | EthosUOptions
     | NpuSegmentOptions
     | BlockSizeOptions
+    | CustomOptions
 )
 
 
@@ -366,6 +396,7 @@ class OpKind(enum.Enum):
     RESIZE_BILINEAR = ("RESIZE_BILINEAR", "resize", ResizeOptions)
     ARG_MAX = ("ARG_MAX", "reduce", ArgMaxOptions)
     ETHOS_U = ("ETHOS_U", "npu", EthosUOptions)  # CUSTOM 'ethos-u', Vela's NPU op
+    CUSTOM = ("CUSTOM", "custom", CustomOptions)  # any other CUSTOM op: the user's C kernel
 
     @property
     def family(self) -> str:

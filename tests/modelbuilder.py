@@ -144,6 +144,7 @@ class _Op:
     builtin: str = ""
     options: dict[str, Any] = field(default_factory=dict)
     options_table: bool = True
+    custom_options: bytes = b""  # a CUSTOM op's raw custom options
 
 
 class ModelBuilder:
@@ -226,9 +227,11 @@ class ModelBuilder:
         self._ops.append(op)
         return len(self._ops) - 1
 
-    def add_custom_op(self, custom_code: str, inputs: Sequence[int], outputs: Sequence[int]) -> int:
-        """Add a CUSTOM op with the given custom code and no custom options."""
-        op = _Op(self._opcode(tflite.BuiltinOperator.CUSTOM, custom_code), list(inputs), list(outputs))
+    def add_custom_op(self, custom_code: str, inputs: Sequence[int], outputs: Sequence[int],
+                      custom_options: bytes = b"") -> int:
+        """Add a CUSTOM op with the given custom code and raw custom options (a flexbuffer, say)."""
+        op = _Op(self._opcode(tflite.BuiltinOperator.CUSTOM, custom_code), list(inputs), list(outputs),
+                 custom_options=custom_options)
         self._ops.append(op)
         return len(self._ops) - 1
 
@@ -390,10 +393,13 @@ def _operator(b: flatbuffers.Builder, op: _Op) -> int:
     options = _options(b, op.builtin, op.options) if op.options_table else None
     inputs = _ints(b, op.inputs)
     outputs = _ints(b, op.outputs)
+    custom = b.CreateNumpyVector(np.frombuffer(op.custom_options, np.uint8)) if op.custom_options else None
     tflite.OperatorStart(b)
     tflite.OperatorAddOpcodeIndex(b, op.opcode)
     tflite.OperatorAddInputs(b, inputs)
     tflite.OperatorAddOutputs(b, outputs)
+    if custom is not None:
+        tflite.OperatorAddCustomOptions(b, custom)
     if options is not None:
         tflite.OperatorAddBuiltinOptionsType(b, options[0])
         tflite.OperatorAddBuiltinOptions(b, options[1])

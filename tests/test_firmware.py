@@ -26,7 +26,7 @@ EXAMPLES = REPO / "examples"
 COMMON = REPO / "firmware" / "common"
 
 # example directory -> the model's C prefix (the PASS line names it)
-EXAMPLE_PREFIX = {"kws": "kws_dscnn", "ic_resnet8": "ic_resnet8"}
+EXAMPLE_PREFIX = {"kws": "kws_dscnn", "ic_resnet8": "ic_resnet8", "custom_op": "my_relu"}
 QEMU_TARGETS = {"qemu-m4": "m4", "qemu-m55": "m55"}
 MAKE_TIMEOUT = 900  # seconds; a clean build and run takes a few seconds per target
 PASS_LINE = re.compile(r"^PASS (\w+) (\d+) bytes$", re.MULTILINE)

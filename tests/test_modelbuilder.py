@@ -11,12 +11,14 @@ import tflite
 from modelbuilder import ModelBuilder
 from oracles import litert_all_tensors, run_litert, run_oracle, run_tflm
 
+from mcugen.driver import load_graph
 from mcugen.errors import UnsupportedError
 from mcugen.frontend.tflite import decode_model, parse_model
 from mcugen.ir import (
     Activation,
     ArithmeticOptions,
     Conv2DOptions,
+    CustomOptions,
     DepthwiseConv2DOptions,
     DType,
     FullyConnectedOptions,
@@ -210,10 +212,12 @@ def test_custom_op_is_named() -> None:
     b = ModelBuilder()
     x = b.add_tensor("x", [4], "float32")
     y = b.add_tensor("y", [4], "float32")
-    b.add_custom_op("MyFancyOp", [x], [y])
+    b.add_custom_op("MyFancyOp", [x], [y], custom_options=b"\x01\x02")
     b.set_io([x], [y])
-    with pytest.raises(UnsupportedError, match="CUSTOM 'MyFancyOp'"):
-        parse_model(b.build(), "x.tflite")
+    (op,) = parse_model(b.build(), "x.tflite").ops
+    assert op.options == CustomOptions("MyFancyOp", b"\x01\x02")
+    with pytest.raises(UnsupportedError, match="custom code 'MyFancyOp' and no kernel for it: pass --custom-op MyFancyOp="):
+        load_graph(b.build(), "x.tflite")
 
 
 @pytest.mark.skipif(not (MODELS / "kws_dscnn.tflite").exists(), reason=f"no models in {MODELS}")

@@ -32,7 +32,7 @@ def planned(model: Path, options: Any) -> PlannedModel:
     """Read, rewrite, schedule and plan a model, as a build would, without generating C."""
     from ..driver import load_graph, schedule_and_plan
 
-    graph = load_graph(model, None, options.rounding, options.target)
+    graph = load_graph(model, None, options.rounding, options.target, custom_ops=options.custom_ops)
     order, plan = schedule_and_plan(graph, options, model.name)
     return PlannedModel(model.name, graph, order, plan, options.target.name)
 

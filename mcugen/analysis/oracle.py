@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import BuildError
+from ..errors import BuildError, UnsupportedError
+from ..ir import CustomOptions
 from ..quantization import Rounding
 
 # TFLM plans its own arena: room for every tensor at 8 bytes an element, plus its own tables.
@@ -100,8 +101,23 @@ def tflm_tensors(model: bytes, inputs: Sequence[np.ndarray]) -> dict[int, np.nda
     return values
 
 
+def check_no_custom_ops(model: bytes) -> None:
+    """TFLM and LiteRT run no user's C kernel: a model with a CUSTOM op is compared with mcugen's
+    numpy reference, which runs the custom op's Python reference, instead."""
+    from ..frontend.tflite import parse_model
+
+    custom = [op for op in parse_model(model, "model.tflite").ops if isinstance(op.options, CustomOptions)]
+    if custom:
+        first = custom[0]
+        assert isinstance(first.options, CustomOptions)
+        raise UnsupportedError(f"{first.where()}: custom code '{first.options.code}': TFLM and LiteRT cannot run "
+                               "a custom op's C kernel; compare with --reference python (mcugen's reference, with "
+                               "the custom op's Python reference)")
+
+
 def reference_tensors(model: bytes, inputs: Sequence[np.ndarray], rounding: Rounding) -> dict[int, np.ndarray]:
     """The runtime that `rounding` reproduces, every tensor by index."""
+    check_no_custom_ops(model)
     if rounding is Rounding.TFLM:
         return tflm_tensors(model, inputs)
     return litert_tensors(model, inputs)

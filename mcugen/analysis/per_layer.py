@@ -183,7 +183,7 @@ def dump_layers(model: Path, inputs: Sequence[np.ndarray], options: Any,
     from ..driver import load_graph
     from ..toolchain.host import build_program, run_program
 
-    graph = load_graph(model, rounding=options.rounding)
+    graph = load_graph(model, rounding=options.rounding, custom_ops=options.custom_ops)
     progress("compile the C with the dump hook")
     program = build_program(model.read_bytes(), materialized(options), model.name, dump=True)
     progress("run the C")
@@ -203,7 +203,7 @@ def dump_layers_qemu(model: Path, inputs: Sequence[np.ndarray], options: Any, bu
     from ..toolchain.cross import build_firmware, firmware_dir
     from ..toolchain.qemu import run_qemu
 
-    graph = load_graph(model, rounding=options.rounding)
+    graph = load_graph(model, rounding=options.rounding, custom_ops=options.custom_ops)
     options = materialized(options)
     # The application compares the outputs with the case's; zeros do (the dump is the point).
     case = {f"input{i}": np.asarray(v) for i, v in enumerate(inputs)}
@@ -286,7 +286,7 @@ def compare_float(model: Path, float_model: Path, float_values: Sequence[np.ndar
     """The quantized model's C, layer by layer, against its float original (by tensor name)."""
     from ..driver import load_graph
 
-    graph = load_graph(model, rounding=options.rounding)
+    graph = load_graph(model, rounding=options.rounding, custom_ops=options.custom_ops)
     inputs = float_inputs_for(graph, float_values)
     graph, dumped = dump_layers(model, inputs, options, progress)
     progress("run the float model")

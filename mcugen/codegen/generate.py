@@ -21,6 +21,7 @@ from ..ops import registry
 from ..quantization import Rounding
 from ..targets import HOST, Target
 from .cnames import c_array_body, c_float, comment, identifier
+from .custom import kernel_files as custom_kernel_files
 from .environment import TEMPLATES, environment
 from .memory import GUARD_BYTE, GUARD_STATUS, guard_statements, pool_entries
 from .npu import NpuCode, npu_code
@@ -275,6 +276,9 @@ def generate(graph: Graph, order: list[Op], plan: Plan, prefix: str, rounding: R
         runtime_files = sorted(set(runtime_files) | set(npu.runtime))
     flash_by_op = {op.index: sum(c.nbytes for c in ctx.constants if op.index in ctx.readers.get(c.name, ()))
                    for op in order}
+    custom = custom_kernel_files(order)  # the user's kernels (--custom-op), shared like the runtime
+    files.update(custom)
+    runtime_files = sorted(set(runtime_files) | set(custom))
     return GeneratedCode(files=files, weights_bytes=weights_bytes, runtime=runtime_files, blobs=blobs,
                          structure_sha256=data.get("structure_sha256"), flash_by_op=flash_by_op)
 

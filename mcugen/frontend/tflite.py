@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import math
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ import tflite
 
 from ..errors import ModelError, UnsupportedError
 from ..ir import (
+    CustomOptions,
     Graph,
     Op,
     OpKind,
@@ -40,6 +42,16 @@ _TYPE_NAMES: dict[int, str] = {
 }
 
 
+
+
+@dataclass(frozen=True)
+class UnknownOp:
+    """An op of a builtin mcugen does not know, kept aside by a lenient read (`mcugen inspect`)."""
+
+    index: int
+    builtin: str
+    inputs: tuple[Tensor, ...]
+    outputs: tuple[Tensor, ...]
 
 
 def builtin_name(code: int) -> str:
@@ -65,13 +77,15 @@ def parse_model(data: bytes, label: str, limits: Limits = DEFAULT_LIMITS) -> Gra
     return graph
 
 
-def decode_model(data: bytes, label: str) -> Graph:
+def decode_model(data: bytes, label: str, unknown: list[UnknownOp] | None = None) -> Graph:
     """The Graph that flatbuffer bytes describe, their structure checked but not their contents
-    (parse_model validates those): for tests of the reader itself."""
+    (parse_model validates those): for tests of the reader itself, and for `mcugen inspect`,
+    which passes `unknown` to get the ops of unknown builtins there instead of an error (the
+    graph then lacks them)."""
     if len(data) < 8 or data[4:8] != b"TFL3":
         raise ModelError(f"{label}: not a TFLite flatbuffer (no 'TFL3' file identifier)")
     try:
-        return _Reader(data, label).graph()
+        return _Reader(data, label, unknown).graph()
     except (ModelError, UnsupportedError):
         raise
     except Exception as exc:  # noqa: BLE001 - the flatbuffers runtime raises bare errors on a corrupt file
@@ -81,9 +95,10 @@ def decode_model(data: bytes, label: str) -> Graph:
 
 
 class _Reader:
-    def __init__(self, data: bytes, label: str) -> None:
+    def __init__(self, data: bytes, label: str, unknown: list[UnknownOp] | None = None) -> None:
         self.data = data
         self.label = label
+        self.unknown = unknown
         root = int.from_bytes(data[0:4], "little")
         if root + 4 > len(data):
             raise ModelError(f"{label}: truncated flatbuffer (root table at {root} of {len(data)} bytes)")
@@ -235,19 +250,28 @@ class _Reader:
                 first_name = tensors[outputs_idx[0]].name
             if code == tflite.BuiltinOperator.CUSTOM:
                 custom = (opcode.CustomCode() or b"?").decode("utf-8", "replace")
-                if custom != vela.CUSTOM_CODE:
-                    unknown.append(f"op {index} CUSTOM '{custom}' ('{first_name}')")
+                options = op.CustomOptionsAsNumpy().tobytes() if op.CustomOptionsLength() else b""
+                if custom != vela.CUSTOM_CODE:  # the user's kernel, bound by the build (--custom-op)
+                    inputs = [None if i < 0 else self._tensor_ref(tensors, i, f"CUSTOM (op {index}) input")
+                              for i in self._ints(op.InputsAsNumpy())]
+                    outputs = [self._tensor_ref(tensors, i, f"CUSTOM (op {index}) output") for i in outputs_idx]
+                    ops.append(Op(kind=OpKind.CUSTOM, inputs=inputs, outputs=outputs,
+                                  options=CustomOptions(custom, options), index=index))
                     continue
                 where = f"{self.label}: ETHOS_U (op {index}, '{first_name}')"
                 inputs = [None if i < 0 else self._tensor_ref(tensors, i, f"ETHOS_U (op {index}) input")
                           for i in self._ints(op.InputsAsNumpy())]
                 outputs = [self._tensor_ref(tensors, i, f"ETHOS_U (op {index}) output") for i in outputs_idx]
-                options = op.CustomOptionsAsNumpy().tobytes() if op.CustomOptionsLength() else b""
                 ops.append(vela.ethos_u_op(index, inputs, outputs, options, where))
                 continue
             definition = registry.by_builtin(code)
             if definition is None:
                 unknown.append(f"op {index} {builtin_name(code)} ('{first_name}')")
+                if self.unknown is not None:
+                    read = tuple(self._tensor_ref(tensors, i, f"op {index} input")
+                                 for i in self._ints(op.InputsAsNumpy()) if i >= 0)
+                    kept = tuple(self._tensor_ref(tensors, i, f"op {index} output") for i in outputs_idx)
+                    self.unknown.append(UnknownOp(index, builtin_name(code), read, kept))
                 continue
             kind, read_options = definition.kind, definition.read_options
             where = f"{self.label}: {kind.name} (op {index}, '{first_name}')"
@@ -257,9 +281,10 @@ class _Reader:
             ]
             outputs = [self._tensor_ref(tensors, i, f"{kind.name} (op {index}) output") for i in outputs_idx]
             ops.append(Op(kind=kind, inputs=inputs, outputs=outputs, options=read_options(op, where), index=index))
-        if unknown:
+        if unknown and self.unknown is None:
             raise UnsupportedError(
-                f"{self.label}: {len(unknown)} unsupported op(s): {'; '.join(unknown)} "
-                f"(supported: {', '.join(sorted(k.name for k in OpKind))})"
+                f"{self.label}: {len(unknown)} unsupported op(s): {'; '.join(unknown[:3])}"
+                f"{f'; and {len(unknown) - 3} more' if len(unknown) > 3 else ''} (docs/supported_ops.md lists the "
+                "supported ones; `mcugen inspect` on the model lists every op and every reason)"
             )
         return ops

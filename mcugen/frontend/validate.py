@@ -29,8 +29,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 
 from ..errors import McugenError, ModelError
 from ..ir import (
@@ -93,6 +93,45 @@ def validate_graph(graph: Graph, label: str, limits: Limits = DEFAULT_LIMITS) ->
         check_options(op, label)
     for op in graph.ops:
         check_shapes(op, label)
+
+
+@dataclass
+class Problems:
+    """Every rule a model breaks (`mcugen inspect`): of the model (tensors, structure) and per op
+    (options, shapes; keyed by the op's index in the file)."""
+
+    model: list[str] = field(default_factory=list)
+    ops: dict[int, list[str]] = field(default_factory=dict)
+
+
+def validation_problems(graph: Graph, label: str, limits: Limits = DEFAULT_LIMITS) -> Problems:
+    """What validate_graph checks, every broken rule rather than the first. An op whose options
+    break a rule has its shapes left unjudged: the shape rules assume valid options."""
+    found = Problems()
+    total = 0
+    for tensor in graph.tensors:
+        _collect(found.model, check_tensor, tensor, label, limits)
+        total += tensor.nbytes
+    if total > INT32_MAX:
+        found.model.append(f"{label}: the model's tensors hold {total} bytes in all; the rule: at most {INT32_MAX}")
+    _collect(found.model, check_structure, graph, label)
+    for op in graph.ops:
+        mine: list[str] = []
+        if not _collect(mine, check_options, op, label):
+            _collect(mine, check_shapes, op, label)
+        if mine:
+            found.ops[op.index] = mine
+    return found
+
+
+def _collect(into: list[str], check: Callable[..., None], *args: object) -> bool:
+    """Run one check; its ModelError's message goes to `into`. Whether it failed."""
+    try:
+        check(*args)
+    except ModelError as error:
+        into.append(str(error))
+        return True
+    return False
 
 
 # --- tensors --------------------------------------------------------------------------------

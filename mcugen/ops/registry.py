@@ -15,6 +15,7 @@ from ..targets import Target
 from . import (
     activation,
     conv,
+    custom,
     elementwise,
     matmul,
     movement,
@@ -28,7 +29,7 @@ from . import (
 from .base import OpDef
 
 # Every family package exports OPS, its kinds' definitions.
-FAMILIES = (conv, matmul, pool, elementwise, reduce, activation, quantize, shape, movement, resize, npu)
+FAMILIES = (conv, matmul, pool, elementwise, reduce, activation, quantize, shape, movement, resize, npu, custom)
 
 
 def _index(families: tuple) -> dict[OpKind, OpDef]:

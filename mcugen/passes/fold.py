@@ -47,6 +47,8 @@ def constant_outputs(op: Op, rounding: Rounding) -> list[np.ndarray] | None:
     """The op's outputs if they are known at build time, else None."""
     if any(t.pin is not None for t in op.outputs):  # Vela fixed it in the NPU's scratch: computed there
         return None
+    if op.kind is OpKind.CUSTOM:  # the user's kernel computes it, on the device
+        return None
     if op.kind is OpKind.SHAPE:
         return _static_shape(op)
     present = [t for t in op.inputs if t is not None]

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -188,6 +189,7 @@ def _mcugen_options(options: BuildOptions) -> str:
         if pool.capacity is None:
             raise McugenError(f"--qemu: pool {pool.name} has no capacity to pass to mcugen build")
         parts.append(f"--pool {pool.name}:{pool.capacity}:{pool.speed}")
+    parts += [f"--custom-op {shlex.quote(kernel.option)}" for kernel in options.custom_ops]
     return " ".join(parts)
 
 

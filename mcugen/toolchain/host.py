@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -23,6 +24,7 @@ import numpy as np
 from ..codegen.generate import render_harness
 from ..driver import BuildOptions, compile_model, write_files
 from ..errors import BuildError, ModelError
+from ..ir import CustomKernel
 from ..quantization import Rounding
 from .process import run_tool
 
@@ -112,6 +114,24 @@ def _first_error(stderr: str) -> str:
     return next((line for line in lines if "error" in line), lines[0])
 
 
+def _failed_part(kernels: Sequence[CustomKernel], error: str) -> str:
+    """What the compiler's error is in: a user's custom-op kernel (its copy keeps the user's
+    file name through #line) or mcugen's own C."""
+    for kernel in kernels:
+        if error.startswith(f"{kernel.source_name}:"):
+            return f"the kernel {kernel.source_name} of --custom-op {kernel.name}"
+    return "the generated C"
+
+
+def _missing_kernel(kernels: Sequence[CustomKernel], stderr: str) -> str | None:
+    """The linker's complaint about a kernel file that defines no `<NAME>_kernel`, in words."""
+    for kernel in kernels:
+        if re.search(rf"undefined reference to .{kernel.c_name}_kernel\b", stderr):
+            return (f"the kernel {kernel.source_name} of --custom-op {kernel.name} defines no function "
+                    f"{kernel.c_name}_kernel (docs/custom_ops.md)")
+    return None
+
+
 def build_program(model: bytes, options: BuildOptions, label: str, sanitize: bool = False,
                   dump: bool = False, profile: bool = False) -> HostProgram:
     """Generate the C for `model`, compile it with its harness, and cache the program.
@@ -146,7 +166,10 @@ def build_program(model: bytes, options: BuildOptions, label: str, sanitize: boo
         except subprocess.TimeoutExpired:
             raise BuildError(f"{label}: compiling the generated C took over {COMPILE_TIMEOUT_S} s") from None
         if result.returncode != 0:
-            raise BuildError(f"{label}: the generated C failed to compile: {_first_error(result.stderr)}")
+            kernels, first = compiled.options.custom_ops, _first_error(result.stderr)
+            missing = _missing_kernel(kernels, result.stderr)
+            raise BuildError(f"{label}: {missing}" if missing else
+                             f"{label}: {_failed_part(kernels, first)} failed to compile: {first}")
         try:
             staging.rename(directory)
         except OSError:  # another process cached the same program first
