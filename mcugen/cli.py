@@ -235,17 +235,24 @@ def _describe(index: int, value: np.ndarray) -> str:
 @_build_options
 @TILING_OPTION
 @MAX_TENSOR_BYTES_OPTION
+@click.option("--sequence", is_flag=True,
+              help="Axis 0 of every input indexes successive invokes of one model instance (a stateful "
+                   "model's state carried across); outputs are stacked on axis 0.")
 @_fail_cleanly
 def run(model: Path, input_path: Path, output_path: Path | None, rounding: str,
-        prefix: str | None, target: str, pools: Sequence[str], tiling: bool, max_tensor_bytes: str | None) -> None:
+        prefix: str | None, target: str, pools: Sequence[str], tiling: bool, max_tensor_bytes: str | None,
+        sequence: bool) -> None:
     """Compile MODEL's C on the host, run it on the inputs, print and save the outputs."""
+    from .analysis.sequence import split_steps, stack_steps
     from .toolchain.host import run_model
 
     if output_path is not None:
         _writable_file(output_path)
     inputs = _load_cases(input_path)
-    outputs = run_model(model, [inputs], _options(rounding, prefix, "host", pools, tiling, max_tensor_bytes=max_tensor_bytes),
-                        where=str(input_path))[0]
+    steps = split_steps(inputs, str(input_path)) if sequence else [inputs]
+    results = run_model(model, steps, _options(rounding, prefix, "host", pools, tiling, max_tensor_bytes=max_tensor_bytes),
+                        where=str(input_path))
+    outputs = stack_steps(results) if sequence else results[0]
     for index, value in enumerate(outputs):
         click.echo(_describe(index, value))
     if output_path is not None:
@@ -326,6 +333,11 @@ def verify(model: Path, cases: int, input_paths: Sequence[Path], seed: int, roun
         if diverged:
             raise VerifyMismatch(f"{model.name}: {diverged}")
         return
+    from .state import state_bytes
+
+    if state_bytes(graph):
+        _verify_stateful(model, graph, options, input_paths, cases, rng)
+        return
     all_cases = [_load_cases(p) for p in input_paths] + [_random_inputs(graph, rng) for _ in range(cases)]
     program = build_program(model.read_bytes(), options, model.name)
     results = run_program(program, all_cases)
@@ -343,6 +355,25 @@ def verify(model: Path, cases: int, input_paths: Sequence[Path], seed: int, roun
         raise VerifyMismatch(f"{model.name}: {failures} of {total} outputs differ from the reference")
     click.echo(f"{model.name}: {len(all_cases)} cases, all {total} outputs bit-exact with the reference ({rounding}, "
                f"--target {target} on the host)")
+
+
+def _verify_stateful(model: Path, graph: Any, options: Any, input_paths: Sequence[Path], cases: int,
+                     rng: np.random.Generator) -> None:
+    """A stateful model: each --input is a sequence (steps on axis 0), each random case a random
+    sequence of MIN_SEQUENCE_STEPS invokes, checked against the runtime and the reference."""
+    from .analysis.oracle import REFERENCE_NAMES
+    from .analysis.sequence import MIN_SEQUENCE_STEPS, split_steps, verify_sequences
+
+    sequences = [split_steps(_load_cases(p), str(p)) for p in input_paths]
+    sequences += [[_random_inputs(graph, rng) for _ in range(MIN_SEQUENCE_STEPS)] for _ in range(cases)]
+    lines, failed = verify_sequences(model, graph, sequences, options)
+    for line in lines:
+        click.echo(line)
+    steps = sum(len(s) for s in sequences)
+    if failed:
+        raise VerifyMismatch(f"{model.name}: {failed} of {len(sequences)} sequences differ")
+    click.echo(f"{model.name}: stateful; {len(sequences)} sequences of invokes ({steps} steps), every output "
+               f"bit-exact with {REFERENCE_NAMES[options.rounding]} and the reference ({options.rounding.value})")
 
 
 @main.command()

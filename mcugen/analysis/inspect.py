@@ -15,6 +15,7 @@ from ..ir import Graph, Op, Tensor
 from ..ops.base import DEFAULT_SETTING, Setting, raised_notices
 from ..ops.registry import op_def, op_macs
 from ..passes import Rewrite
+from ..state import state_tensors
 from ..support import check_op
 
 
@@ -71,6 +72,9 @@ def inspect_model(path: Path, setting: Setting = DEFAULT_SETTING) -> Inspection:
         result.lines.append(f"  {len(dynamic)} tensor(s) with a dynamic shape, fixed at their stored extents "
                             "(a dynamic batch runs as batch 1)")
     result.lines.extend(_io_lines(graph))
+    for state in state_tensors(graph):
+        result.lines.append(f"  variable '{state.name}' {state.dtype.short}{list(state.shape)}: state kept across "
+                            f"invokes, {state.nbytes} bytes")
     result.lines.append(f"  {'#':>3}  {'op':<20} {'output':<22} {'MACs':>10}  {'backend':<8}  name")
     for file_op in file_ops:
         op = kept.get(file_op.index)
