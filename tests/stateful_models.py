@@ -23,8 +23,7 @@ variables between invoke() calls: they are the oracles.
 from __future__ import annotations
 
 import numpy as np
-
-from .modelbuilder import ModelBuilder
+from modelbuilder import ModelBuilder
 
 FRAME = 8  # channels of one frame
 KERNEL_1 = 3  # frames the depthwise layer convolves over
@@ -104,3 +103,48 @@ def frames(count: int, seed: int = 0) -> np.ndarray:
     """`count` random frames stacked on axis 0: the input of `run --sequence`."""
     rng = np.random.default_rng(seed)
     return rng.integers(-128, 128, size=(count, 1, 1, 1, FRAME), dtype=np.int8)
+
+
+SPATIAL = [1, 16, 16, 8]
+
+
+def spatial_state_model(assign_first: bool, seed: int = 3) -> bytes:
+    """A state the size of the input, read by a chain of two 3x3 convolutions that tiling can
+    run in stripes, plus the input (out = conv(conv(previous input)) + input), the input then
+    assigned to the state. With `assign_first` the file assigns the new value before the
+    convolutions read the old one: the read must stay a copy, made before the assignment."""
+    rng = np.random.default_rng(seed)
+    b = ModelBuilder("mcugen spatial state test model")
+    s_x, z_x = 0.05, -3
+    x = b.add_tensor("image", SPATIAL, "int8", scale=s_x, zero_point=z_x)
+    b.add_op("CALL_ONCE", [], [], {"init_subgraph_index": 1})
+    handle = _variable(b, "previous")
+    old = b.add_tensor("previous/read", SPATIAL, "int8", scale=s_x, zero_point=z_x)
+    b.add_op("READ_VARIABLE", [handle], [old])
+    if assign_first:
+        b.add_op("ASSIGN_VARIABLE", [handle, x], [])
+    w1 = b.add_tensor("c1/w", [16, 3, 3, 8], "int8", scale=[0.01] * 16, data=rng.integers(-127, 128, (16, 3, 3, 8)))
+    b1 = b.add_tensor("c1/b", [16], "int32", scale=[s_x * 0.01] * 16, data=rng.integers(-300, 300, 16))
+    y1 = b.add_tensor("c1/out", [1, 16, 16, 16], "int8", scale=0.06, zero_point=-128)
+    b.add_op("CONV_2D", [old, w1, b1], [y1], {"padding": "SAME", "fused_activation_function": "RELU"})
+    w2 = b.add_tensor("c2/w", [8, 3, 3, 16], "int8", scale=[0.01] * 8, data=rng.integers(-127, 128, (8, 3, 3, 16)))
+    b2 = b.add_tensor("c2/b", [8], "int32", scale=[0.06 * 0.01] * 8, data=rng.integers(-300, 300, 8))
+    y2 = b.add_tensor("c2/out", SPATIAL, "int8", scale=0.1, zero_point=4)
+    b.add_op("CONV_2D", [y1, w2, b2], [y2], {"padding": "SAME"})
+    out = b.add_tensor("sum", SPATIAL, "int8", scale=0.12, zero_point=-1)
+    b.add_op("ADD", [y2, x], [out])
+    if not assign_first:
+        b.add_op("ASSIGN_VARIABLE", [handle, x], [])
+    b.set_io([x], [out])
+
+    b.begin_subgraph("init")
+    handle = _variable(b, "previous")
+    first = b.add_tensor("previous/initial", SPATIAL, "int8", scale=s_x, zero_point=z_x,
+                         data=rng.integers(-128, 128, SPATIAL))
+    b.add_op("ASSIGN_VARIABLE", [handle, first], [])
+    return b.build()
+
+
+def images(count: int, seed: int = 1) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return rng.integers(-128, 128, size=(count, *SPATIAL), dtype=np.int8)
