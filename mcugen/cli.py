@@ -180,13 +180,16 @@ def build(models: Sequence[Path], out_dir: Path, rounding: str, prefixes: Sequen
 
 
 def _print_build(compiled: Any, out_dir: Path) -> None:
+    from .memory.plan import state_bytes_of
+
     target, rounding = compiled.options.target.name, compiled.options.rounding.value
     plan = compiled.plan
     click.echo(
         f"{compiled.model_label}: {len(compiled.order)} ops, arena {plan.arena_size} bytes "
         f"(lower bound {plan.lower_bound}, TFLite's order {plan.file_lower_bound}, gap {plan.gap_percent:+.1f}%), "
         f"weights {compiled.code.weights_bytes} bytes, "
-        f"rounding {rounding} -> {out_dir}/{compiled.prefix}_model.c"
+        + (f"state {state} bytes (kept across invokes), " if (state := state_bytes_of(plan)) else "")
+        + f"rounding {rounding} -> {out_dir}/{compiled.prefix}_model.c"
     )
     code = compiled.code_size
     if code.get("measured"):

@@ -23,8 +23,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from run import reserved_ram, tflm_arena  # noqa: E402
-from stateful_models import spatial_state_model, streaming_model  # noqa: E402
+from run import reserved_ram, tflm_arena
+from stateful_models import spatial_state_model, streaming_model
 
 MODELS = {"streaming (2 ring-buffer states)": streaming_model, "spatial state + tiled convs": lambda: spatial_state_model(False)}
 

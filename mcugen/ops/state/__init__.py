@@ -72,13 +72,17 @@ def reference_assign(op: Op, inputs: list[np.ndarray | None], rounding: Rounding
     return []
 
 
+NOTES = (("VAR_HANDLE and CALL_ONCE (the init subgraph, which may only assign constants) are resolved at build "
+         "time: each variable is a state buffer in the pools, kept across invokes, set by init() and "
+         "reset_state() (README: Stateful (streaming) models). WHILE and IF are refused."),)
+
 OPS: list[OpDef] = [
     OpDef(kind=OpKind.READ_VARIABLE, builtin=tflite.BuiltinOperator.READ_VARIABLE, read_options=read_none,
           rules=(r.input_arity(1), state_input, same_as_state), prepare=_prepare, emit=emit_read,
           scratch=no_scratch, fast_path_scratch=no_fast_path_scratch, reference=reference_read, macs=no_macs,
-          shape_rules=(same_as_state,)),
+          shape_rules=(same_as_state,), notes=NOTES),
     OpDef(kind=OpKind.ASSIGN_VARIABLE, builtin=tflite.BuiltinOperator.ASSIGN_VARIABLE, read_options=read_none,
           rules=(r.input_arity(2), state_input, same_as_state), prepare=_prepare, emit=emit_assign,
           scratch=no_scratch, fast_path_scratch=no_fast_path_scratch, reference=reference_assign, macs=no_macs,
-          shape_rules=(same_as_state,)),
+          shape_rules=(same_as_state,), notes=NOTES),
 ]
