@@ -165,9 +165,10 @@ def _refused(tmp_path: Path, model: bytes, *fragments: str) -> None:
     assert_one_line_error(invoke("build", path, "-o", tmp_path / "out", "--no-size"), *fragments)
 
 
-def _frame_model(init: str) -> bytes:
+def _frame_model(init: str, two_handles: bool = False) -> bytes:
     """A one-variable model whose init subgraph is `init`: 'constant', 'computed' (an ADD of
-    constants) or 'none' (no CALL_ONCE at all)."""
+    constants) or 'none' (no CALL_ONCE at all); `two_handles`: the assignment goes through a
+    VAR_HANDLE of its own (the same variable by its shared name)."""
     b = ModelBuilder()
     x = b.add_tensor("x", [1, 4], "int8", scale=0.1, zero_point=0)
     if init != "none":
@@ -177,7 +178,7 @@ def _frame_model(init: str) -> bytes:
     b.add_op("READ_VARIABLE", [handle], [old])
     y = b.add_tensor("y", [1, 4], "int8", scale=0.2, zero_point=0)
     b.add_op("ADD", [old, x], [y])
-    b.add_op("ASSIGN_VARIABLE", [handle, x], [])
+    b.add_op("ASSIGN_VARIABLE", [_variable(b, "v") if two_handles else handle, x], [])
     b.set_io([x], [y])
     if init != "none":
         b.begin_subgraph("init")
@@ -206,13 +207,24 @@ def test_refusals_are_one_line(tmp_path: Path) -> None:
                           "--arena external is not supported for stateful models")
 
 
-def test_small_model_matches_both_runtimes() -> None:
+@pytest.mark.parametrize("two_handles", [False, True])
+def test_small_model_matches_both_runtimes(two_handles: bool) -> None:
     """The smallest form (READ, ADD, ASSIGN of the input): the initial value is used once, then
     each step adds the previous input."""
-    model = _frame_model("constant")
+    model = _frame_model("constant", two_handles)
     rng = np.random.default_rng(0)
     steps = [[rng.integers(-128, 128, (1, 4), dtype=np.int8)] for _ in range(STEPS)]
     program = build_program(model, BuildOptions(), "frame.tflite", sanitize=True)
     got = stacked(run_program(program, steps))
     assert np.array_equal(got, stacked(run_tflm_sequence(model, steps)))
     assert np.array_equal(got, stacked(run_litert_sequence(model, steps)))
+
+
+@pytest.mark.parametrize("rounding", ["tflm", "litert"])
+def test_per_layer_verify_of_a_stateful_model(rounding: str, stream_file: Path) -> None:
+    """One invoke from the initial state, tensor by tensor against the runtime (whose tensor
+    list holds the variables' resource handles, which have no values to compare)."""
+    result = invoke("verify", stream_file, "--per-layer", "--rounding", rounding)
+    assert result.exit_code == 0, result.output
+    assert "no divergence: every tensor is bit-exact" in result.output
+    assert "CONV_2D" in result.output and "DEPTHWISE_CONV_2D" in result.output
