@@ -400,7 +400,11 @@ class Op:
 
     @property
     def name(self) -> str:
-        return self.outputs[0].name if self.outputs else f"op{self.index}"
+        """Its first output's name; an op without outputs (ASSIGN_VARIABLE) goes by its first input's."""
+        if self.outputs:
+            return self.outputs[0].name
+        first = self.inputs[0] if self.inputs else None
+        return first.name if first is not None else f"op{self.index}"
 
     def where(self) -> str:
         return f"{self.kind.name} (op {self.index}, '{self.name}')"

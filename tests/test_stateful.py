@@ -165,27 +165,27 @@ def _refused(tmp_path: Path, model: bytes, *fragments: str) -> None:
     assert_one_line_error(invoke("build", path, "-o", tmp_path / "out", "--no-size"), *fragments)
 
 
-def _frame_model(init: str, two_handles: bool = False) -> bytes:
+def _frame_model(init: str, two_handles: bool = False, dtype: str = "int8") -> bytes:
     """A one-variable model whose init subgraph is `init`: 'constant', 'computed' (an ADD of
     constants) or 'none' (no CALL_ONCE at all); `two_handles`: the assignment goes through a
-    VAR_HANDLE of its own (the same variable by its shared name)."""
+    VAR_HANDLE of its own (the same variable by its shared name); `dtype`: of every tensor."""
     b = ModelBuilder()
-    x = b.add_tensor("x", [1, 4], "int8", scale=0.1, zero_point=0)
+    x = b.add_tensor("x", [1, 4], dtype, scale=0.1, zero_point=0)
     if init != "none":
         b.add_op("CALL_ONCE", [], [], {"init_subgraph_index": 1})
     handle = _variable(b, "v")
-    old = b.add_tensor("old", [1, 4], "int8", scale=0.1, zero_point=0)
+    old = b.add_tensor("old", [1, 4], dtype, scale=0.1, zero_point=0)
     b.add_op("READ_VARIABLE", [handle], [old])
-    y = b.add_tensor("y", [1, 4], "int8", scale=0.2, zero_point=0)
+    y = b.add_tensor("y", [1, 4], dtype, scale=0.2, zero_point=0)
     b.add_op("ADD", [old, x], [y])
     b.add_op("ASSIGN_VARIABLE", [_variable(b, "v") if two_handles else handle, x], [])
     b.set_io([x], [y])
     if init != "none":
         b.begin_subgraph("init")
         handle = _variable(b, "v")
-        one = b.add_tensor("one", [1, 4], "int8", scale=0.1, zero_point=0, data=np.ones((1, 4)))
+        one = b.add_tensor("one", [1, 4], dtype, scale=0.1, zero_point=0, data=np.ones((1, 4)))
         if init == "computed":
-            two = b.add_tensor("two", [1, 4], "int8", scale=0.1, zero_point=0)
+            two = b.add_tensor("two", [1, 4], dtype, scale=0.1, zero_point=0)
             b.add_op("ADD", [one, one], [two])
             one = two
         b.add_op("ASSIGN_VARIABLE", [handle, one], [])
@@ -207,13 +207,14 @@ def test_refusals_are_one_line(tmp_path: Path) -> None:
                           "--arena external is not supported for stateful models")
 
 
-@pytest.mark.parametrize("two_handles", [False, True])
-def test_small_model_matches_both_runtimes(two_handles: bool) -> None:
+@pytest.mark.parametrize(("two_handles", "dtype"), [(False, "int8"), (True, "int8"), (False, "int16")])
+def test_small_model_matches_both_runtimes(two_handles: bool, dtype: str) -> None:
     """The smallest form (READ, ADD, ASSIGN of the input): the initial value is used once, then
-    each step adds the previous input."""
-    model = _frame_model("constant", two_handles)
+    each step adds the previous input. An int16 variable holds int16 values the same way."""
+    model = _frame_model("constant", two_handles, dtype)
     rng = np.random.default_rng(0)
-    steps = [[rng.integers(-128, 128, (1, 4), dtype=np.int8)] for _ in range(STEPS)]
+    info = np.iinfo(dtype)
+    steps = [[rng.integers(info.min, info.max, (1, 4), dtype=dtype, endpoint=True)] for _ in range(STEPS)]
     program = build_program(model, BuildOptions(), "frame.tflite", sanitize=True)
     got = stacked(run_program(program, steps))
     assert np.array_equal(got, stacked(run_tflm_sequence(model, steps)))
