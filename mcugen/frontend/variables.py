@@ -122,11 +122,11 @@ def _initial_values(model: Any, init_index: int, code_of: CodeOf, read_tensor: R
     return values
 
 
+_NAMES = {value: name for name, value in vars(B).items() if not name.startswith("_")}
+
+
 def tflite_name(code: int) -> str:
-    for name, value in vars(B).items():
-        if value == code and not name.startswith("_"):
-            return name
-    return f"builtin {code}"
+    return _NAMES.get(code, f"builtin {code}")
 
 
 def _value_tensor(subgraph: Any, handles: dict[int, str], code_of: CodeOf, read_tensor: ReadTensor,
@@ -166,6 +166,10 @@ def resolve(model: Any, code_of: CodeOf, read_tensor: ReadTensor, label: str) ->
     _refuse_control_flow(model, code_of, label)
     main = model.Subgraphs(0)
     handles, handle_ops = _handles(main, code_of, label, "op")
+    boundary = set(_ints(main.InputsAsNumpy())) | set(_ints(main.OutputsAsNumpy()))
+    if boundary & set(handles):
+        raise UnsupportedError(f"{label}: a variable's handle is a graph input or output; mcugen keeps "
+                               "variables inside the model")
     state = MainState(dropped=set(handle_ops))
     init_indices = []
     for index in range(main.OperatorsLength()):
