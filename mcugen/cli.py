@@ -215,13 +215,16 @@ def build(models: Sequence[Path], out_dir: Path, rounding: str, prefixes: Sequen
 
 
 def _print_build(compiled: Any, out_dir: Path) -> None:
+    from .memory.plan import state_bytes_of
+
     target, rounding = compiled.options.target.name, compiled.options.rounding.value
     plan = compiled.plan
     click.echo(
         f"{compiled.model_label}: {len(compiled.order)} ops, arena {plan.arena_size} bytes "
         f"(lower bound {plan.lower_bound}, TFLite's order {plan.file_lower_bound}, gap {plan.gap_percent:+.1f}%), "
         f"weights {compiled.code.weights_bytes} bytes, "
-        f"rounding {rounding} -> {out_dir}/{compiled.prefix}_model.c"
+        + (f"state {state} bytes (kept across invokes), " if (state := state_bytes_of(plan)) else "")
+        + f"rounding {rounding} -> {out_dir}/{compiled.prefix}_model.c"
     )
     if compiled.options.sparse_weights:
         _print_sparse(compiled.report()["sparse_weights"])
@@ -283,11 +286,15 @@ def _describe(index: int, value: np.ndarray) -> str:
 @TILING_OPTION
 @MAX_TENSOR_BYTES_OPTION
 @NPU_OPTION
+@click.option("--sequence", is_flag=True,
+              help="Axis 0 of every input indexes successive invokes of one model instance (a stateful "
+                   "model's state carried across); outputs are stacked on axis 0.")
 @_fail_cleanly
 def run(model: Path, input_path: Path, output_path: Path | None, rounding: str,
         prefix: str | None, target: str, pools: Sequence[str], tiling: bool, max_tensor_bytes: str | None,
-        npu: NpuConfig | None, custom_ops: Sequence[str]) -> None:
+        npu: NpuConfig | None, custom_ops: Sequence[str], sequence: bool) -> None:
     """Compile MODEL's C on the host, run it on the inputs, print and save the outputs."""
+    from .analysis.sequence import split_steps, stack_steps
     from .toolchain.host import run_model
 
     if output_path is not None:
@@ -295,7 +302,9 @@ def run(model: Path, input_path: Path, output_path: Path | None, rounding: str,
     inputs = _load_cases(input_path)
     options = _with_npu(_options(rounding, prefix, "host", pools, tiling, max_tensor_bytes=max_tensor_bytes,
                                  custom_ops=custom_ops), npu)
-    outputs = run_model(model, [inputs], options, where=str(input_path))[0]
+    steps = split_steps(inputs, str(input_path)) if sequence else [inputs]
+    results = run_model(model, steps, options, where=str(input_path))
+    outputs = stack_steps(results) if sequence else results[0]
     for index, value in enumerate(outputs):
         click.echo(_describe(index, value))
     if output_path is not None:
@@ -378,6 +387,11 @@ def verify(model: Path, cases: int, input_paths: Sequence[Path], seed: int, roun
         if diverged:
             raise VerifyMismatch(f"{model.name}: {diverged}")
         return
+    from .state import state_bytes
+
+    if state_bytes(graph):
+        _verify_stateful(model, graph, options, input_paths, cases, rng)
+        return
     all_cases = [_load_cases(p) for p in input_paths] + [_random_inputs(graph, rng) for _ in range(cases)]
     _verify_cases(model, graph, options, all_cases, qemu, reference)
 
@@ -402,6 +416,25 @@ def _verify_cases(model: Path, graph: Any, options: Any, cases: Sequence[Sequenc
     if result.failures:
         raise VerifyMismatch(result.summary())
     click.echo(result.summary())
+
+
+def _verify_stateful(model: Path, graph: Any, options: Any, input_paths: Sequence[Path], cases: int,
+                     rng: np.random.Generator) -> None:
+    """A stateful model: each --input is a sequence (steps on axis 0), each random case a random
+    sequence of MIN_SEQUENCE_STEPS invokes, checked against the runtime and the reference."""
+    from .analysis.oracle import REFERENCE_NAMES
+    from .analysis.sequence import MIN_SEQUENCE_STEPS, split_steps, verify_sequences
+
+    sequences = [split_steps(_load_cases(p), str(p)) for p in input_paths]
+    sequences += [[_random_inputs(graph, rng) for _ in range(MIN_SEQUENCE_STEPS)] for _ in range(cases)]
+    lines, failed = verify_sequences(model, graph, sequences, options)
+    for line in lines:
+        click.echo(line)
+    steps = sum(len(s) for s in sequences)
+    if failed:
+        raise VerifyMismatch(f"{model.name}: {failed} of {len(sequences)} sequences differ")
+    click.echo(f"{model.name}: stateful; {len(sequences)} sequences of invokes ({steps} steps), every output "
+               f"bit-exact with {REFERENCE_NAMES[options.rounding]} and the reference ({options.rounding.value})")
 
 
 @main.command()

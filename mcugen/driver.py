@@ -36,6 +36,7 @@ from .ops.registry import op_macs, scratch_bytes
 from .passes import PassReport, run_passes
 from .quantization import Rounding
 from .schedule import schedule
+from .state import state_bytes
 from .support import check_graph
 from .targets import HOST, Target, target
 
@@ -224,6 +225,9 @@ def compile_model(model: Path | bytes, options: BuildOptions, label: str | None 
     if options.arena == "external" and npu_ops(graph.ops):
         raise McugenError(f"{model_label}: --arena external is not supported for Vela-compiled models "
                           "(their init sets up the NPU); build it with the default static arena")
+    if options.arena == "external" and state_bytes(graph):
+        raise McugenError(f"{model_label}: --arena external is not supported for stateful models (their "
+                          "variables must keep their values between invokes); build it with the default static arena")
     if options.weights_file and npu_ops(graph.ops):
         raise McugenError(f"{model_label}: --weights-file is not supported for Vela-compiled models "
                           "(their command streams and weights are one payload); build it without it")

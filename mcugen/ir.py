@@ -397,6 +397,9 @@ class OpKind(enum.Enum):
     ARG_MAX = ("ARG_MAX", "reduce", ArgMaxOptions)
     ETHOS_U = ("ETHOS_U", "npu", EthosUOptions)  # CUSTOM 'ethos-u', Vela's NPU op
     CUSTOM = ("CUSTOM", "custom", CustomOptions)  # any other CUSTOM op: the user's C kernel
+    # Resource variables (mcugen/ops/state): inputs[0] is the variable's state tensor
+    READ_VARIABLE = ("READ_VARIABLE", "state", NoOptions)
+    ASSIGN_VARIABLE = ("ASSIGN_VARIABLE", "state", NoOptions)  # inputs [state, value], no outputs
 
     @property
     def family(self) -> str:
@@ -405,6 +408,16 @@ class OpKind(enum.Enum):
     @property
     def options_type(self) -> type:
         return self.value[2]
+
+
+@dataclass(frozen=True, eq=False)
+class Variable:
+    """A resource variable of a stateful model: its name in the file (container/shared_name)
+    and the value the init subgraph gives it, resolved at build time. Its Tensor is the state
+    buffer, kept across invokes; READ_VARIABLE and ASSIGN_VARIABLE take it as input 0."""
+
+    name: str
+    initial: np.ndarray
 
 
 @dataclass(eq=False)
@@ -425,6 +438,8 @@ class Tensor:
     dynamic_axes: tuple[int, ...] = ()
     # Vela-compiled models: the offset Vela fixed in an NPU memory area (None: planned freely).
     pin: Pin | None = None
+    # Stateful models: this tensor is a resource variable's state (None: an ordinary tensor).
+    variable: Variable | None = None
 
     @property
     def is_constant(self) -> bool:
@@ -452,7 +467,11 @@ class Op:
 
     @property
     def name(self) -> str:
-        return self.outputs[0].name if self.outputs else f"op{self.index}"
+        """Its first output's name; an op without outputs (ASSIGN_VARIABLE) goes by its first input's."""
+        if self.outputs:
+            return self.outputs[0].name
+        first = self.inputs[0] if self.inputs else None
+        return first.name if first is not None else f"op{self.index}"
 
     def where(self) -> str:
         return f"{self.kind.name} (op {self.index}, '{self.name}')"
@@ -487,12 +506,13 @@ def verify_graph(graph: Graph) -> None:
     """Check the IR invariants; raise ModelError naming the first broken one.
 
     Every tensor is produced at most once; constants and graph inputs are never produced; every
-    op input is a constant, a graph input or produced by an earlier op; every graph output is
+    op input is a constant, a graph input, a variable's state or produced by an earlier op; every graph output is
     produced, is an input or is a constant (folded at build time, copied out by invoke);
     element counts of constants match their shapes.
     """
     known = {id(t) for t in graph.tensors}
-    available = {id(t) for t in graph.inputs}
+    # graph inputs and variables' states hold values before the first op
+    available = {id(t) for t in graph.inputs} | {id(t) for t in graph.tensors if t.variable is not None}
     produced: set[int] = set()
     for tensor in graph.tensors:
         if tensor.data is not None and tensor.data.size != tensor.num_elements:
@@ -511,8 +531,8 @@ def verify_graph(graph: Graph) -> None:
         for tensor in op.outputs:
             if id(tensor) in produced or id(tensor) in {id(t) for t in graph.inputs}:
                 raise ModelError(f"{op.where()}: tensor '{tensor.name}' is produced twice")
-            if tensor.is_constant:
-                raise ModelError(f"{op.where()}: output '{tensor.name}' is a constant")
+            if tensor.is_constant or tensor.variable is not None:
+                raise ModelError(f"{op.where()}: output '{tensor.name}' is a constant or a variable's state")
             produced.add(id(tensor))
             available.add(id(tensor))
     for tensor in graph.outputs:

@@ -10,7 +10,7 @@ Cost model
 The same as the planner's whole-tensor bound: a buffer (a tensor and the RESHAPE / SQUEEZE /
 EXPAND_DIMS outputs that alias it) is live from the step that produces it (graph inputs: from
 the start) through the last step that reads it (graph outputs: to the end). While an op runs,
-its inputs, its outputs and its scratch are all live. The peak of an order is the largest sum
+its inputs, its outputs and its scratch are all live. A variable's state is live throughout. The peak of an order is the largest sum
 over steps; `order_peak` computes it with the planner's own functions (memory/liveness.py), so
 the two never differ.
 
@@ -19,7 +19,8 @@ Search
 The state after some ops have run is the set of ops executed: which buffers are live depends
 only on that set, not on the order within it. So the search runs level by level (level k: sets
 of k executed ops), keeping for each set the least peak reached by any order leading to it, and
-extends each set by every op whose inputs are ready. This is dynamic programming over the
+extends each set by every op whose inputs are ready (and, in stateful models, whose reads
+and assignments of a variable keep their file order: mcugen/state.py). This is dynamic programming over the
 downsets of the graph: exact, and small on the graphs of MCU models (a chain has one set per
 level; a residual block a handful).
 
@@ -39,6 +40,7 @@ from dataclasses import dataclass
 from .errors import ModelError
 from .ir import Graph, Op, Tensor
 from .memory.liveness import ScratchBytes, alias_input, whole_tensor_bound
+from .state import check_state_order, state_order, state_tensors
 
 # Beam width: states kept per level, so that levels x states x ops stays near SEARCH_BUDGET.
 SEARCH_BUDGET = 1_000_000
@@ -121,6 +123,10 @@ class _Problem:
         for tensor in graph.outputs:
             if not tensor.is_constant:  # a folded output takes bytes only after the last op
                 self.pinned[buffer(tensor)] = True
+        for tensor in state_tensors(graph):  # live across invokes, as the planner has them
+            self.pinned[buffer(tensor)] = True
+        for i, j in state_order(self.ops):  # reads of a state before its assignment, and after
+            self.needs[j] |= 1 << i
 
     def live_bytes(self, done: int) -> int:
         """Bytes of buffers live between steps once the ops in `done` have run."""
@@ -204,12 +210,16 @@ def schedule(graph: Graph, scratch_bytes: ScratchBytes = _no_scratch, beam_width
 
 
 def verify_order(graph: Graph, order: list[Op]) -> None:
-    """Every op exactly once, each after the producers of its activation inputs."""
+    """Every op exactly once, each after the producers of its activation inputs, and the
+    reads and assignments of each variable in their file order (mcugen/state.py)."""
     if len(order) != len(graph.ops) or {id(op) for op in order} != {id(op) for op in graph.ops}:
         raise ModelError(f"the op order has {len(order)} ops, not a permutation of the graph's {len(graph.ops)}")
-    ready = {id(t) for t in graph.inputs}
+    ready = {id(t) for t in graph.inputs} | {id(t) for t in state_tensors(graph)}
     for op in order:
         for tensor in op.inputs:
             if tensor is not None and not tensor.is_constant and id(tensor) not in ready:
                 raise ModelError(f"{op.where()}: runs before its input '{tensor.name}' is produced")
         ready.update(id(t) for t in op.outputs)
+    broken = check_state_order(graph.ops, order)
+    if broken is not None:
+        raise ModelError(broken)

@@ -32,6 +32,7 @@ _TYPES: dict[str, int] = {
     "float32": tflite.TensorType.FLOAT32,
     "float16": tflite.TensorType.FLOAT16,
     "bool": tflite.TensorType.BOOL,
+    "resource": tflite.TensorType.RESOURCE,  # VAR_HANDLE's output: a handle, no data
 }
 
 _ACT_DEFAULTS: dict[str, Any] = {"fused_activation_function": "NONE"}
@@ -88,7 +89,12 @@ _OPTIONS: dict[str, tuple[str, dict[str, Any]]] = {
     "RESIZE_BILINEAR": ("ResizeBilinearOptions", {}),
     "DEPTH_TO_SPACE": ("DepthToSpaceOptions", {"block_size": 2}),
     "SPACE_TO_DEPTH": ("SpaceToDepthOptions", {"block_size": 2}),
+    "VAR_HANDLE": ("VarHandleOptions", {"container": "", "shared_name": ""}),
+    "CALL_ONCE": ("CallOnceOptions", {"init_subgraph_index": 1}),
 }
+
+# Option fields whose values are strings (written as flatbuffer strings, not enum names).
+_STRING_FIELDS = frozenset({"container", "shared_name"})
 
 # Option fields whose values are schema enums, given by name.
 _ENUM_FIELDS: dict[str, Any] = {
@@ -147,8 +153,19 @@ class _Op:
     custom_options: bytes = b""  # a CUSTOM op's raw custom options
 
 
+@dataclass
+class _Subgraph:
+    name: str
+    tensors: list[_Tensor]
+    ops: list[_Op]
+    inputs: list[int]
+    outputs: list[int]
+
+
 class ModelBuilder:
-    """Collects tensors and ops, then serialises them into one-subgraph .tflite bytes."""
+    """Collects tensors and ops, then serialises them into .tflite bytes: one subgraph, or
+    several with `begin_subgraph` (the converter's form of stateful models: the main subgraph
+    0 runs CALL_ONCE of an init subgraph that assigns the variables' first values)."""
 
     def __init__(self, description: str = "mcugen test model") -> None:
         self.description = description
@@ -158,6 +175,16 @@ class ModelBuilder:
         self._ops: list[_Op] = []
         self._inputs: list[int] = []
         self._outputs: list[int] = []
+        self._finished: list[_Subgraph] = []  # the subgraphs before the current one
+        self._name = "main"
+
+    def begin_subgraph(self, name: str) -> int:
+        """Finish the current subgraph and start an empty one (its tensors and ops indexed
+        from 0); returns the new subgraph's index. Buffers and operator codes are shared."""
+        self._finished.append(_Subgraph(self._name, self._tensors, self._ops, self._inputs, self._outputs))
+        self._tensors, self._ops, self._inputs, self._outputs = [], [], [], []
+        self._name = name
+        return len(self._finished)
 
     def add_tensor(
         self,
@@ -245,8 +272,9 @@ class ModelBuilder:
         # Flatbuffers are written back to front: every vector, string and sub-table must exist
         # before the table that points at it is started.
         buffers = table_vector(b, tflite.ModelStartBuffersVector, [buffer_table(b, d) for d in self._buffers])
-        subgraph = self._subgraph(b)
-        subgraphs = table_vector(b, tflite.ModelStartSubgraphsVector, [subgraph])
+        current = _Subgraph(self._name, self._tensors, self._ops, self._inputs, self._outputs)
+        subgraphs = table_vector(b, tflite.ModelStartSubgraphsVector,
+                                 [_subgraph(b, s) for s in [*self._finished, current]])
         codes = table_vector(b, tflite.ModelStartOperatorCodesVector, [_opcode(b, c, s) for c, s in self._opcodes])
         description = b.CreateString(self.description)
         tflite.ModelStart(b)
@@ -264,19 +292,21 @@ class ModelBuilder:
             self._opcodes.append(key)
         return self._opcodes.index(key)
 
-    def _subgraph(self, b: flatbuffers.Builder) -> int:
-        tensors = table_vector(b, tflite.SubGraphStartTensorsVector, [_tensor(b, t) for t in self._tensors])
-        ops = table_vector(b, tflite.SubGraphStartOperatorsVector, [_operator(b, op) for op in self._ops])
-        inputs = _ints(b, self._inputs)
-        outputs = _ints(b, self._outputs)
-        name = b.CreateString("main")
-        tflite.SubGraphStart(b)
-        tflite.SubGraphAddTensors(b, tensors)
-        tflite.SubGraphAddInputs(b, inputs)
-        tflite.SubGraphAddOutputs(b, outputs)
-        tflite.SubGraphAddOperators(b, ops)
-        tflite.SubGraphAddName(b, name)
-        return tflite.SubGraphEnd(b)
+
+
+def _subgraph(b: flatbuffers.Builder, subgraph: _Subgraph) -> int:
+    tensors = table_vector(b, tflite.SubGraphStartTensorsVector, [_tensor(b, t) for t in subgraph.tensors])
+    ops = table_vector(b, tflite.SubGraphStartOperatorsVector, [_operator(b, op) for op in subgraph.ops])
+    inputs = _ints(b, subgraph.inputs)
+    outputs = _ints(b, subgraph.outputs)
+    name = b.CreateString(subgraph.name)
+    tflite.SubGraphStart(b)
+    tflite.SubGraphAddTensors(b, tensors)
+    tflite.SubGraphAddInputs(b, inputs)
+    tflite.SubGraphAddOutputs(b, outputs)
+    tflite.SubGraphAddOperators(b, ops)
+    tflite.SubGraphAddName(b, name)
+    return tflite.SubGraphEnd(b)
 
 
 def _ints(b: flatbuffers.Builder, values: Sequence[int], dtype: str = "<i4") -> int:
@@ -422,7 +452,8 @@ def _options(b: flatbuffers.Builder, builtin: str, given: dict[str, Any]) -> tup
         adders[key] = adder
     # Vectors first: they cannot be created while the table is open.
     encoded = {
-        key: _ints(b, value) if isinstance(value, (list, tuple, np.ndarray)) else _scalar(key, value)
+        key: _ints(b, value) if isinstance(value, (list, tuple, np.ndarray))
+        else b.CreateString(value) if key in _STRING_FIELDS else _scalar(key, value)
         for key, value in values.items()
     }
     getattr(tflite, f"{table}Start")(b)

@@ -69,6 +69,40 @@ def run_tflm(model: bytes, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
     return [np.array(interpreter.get_output(i), copy=True) for i in range(subgraph.OutputsLength())]
 
 
+def run_litert_sequence(model: bytes, steps: Sequence[Sequence[np.ndarray]]) -> list[list[np.ndarray]]:
+    """Successive invokes of one LiteRT interpreter (reference kernels): it keeps resource
+    variables between invoke() calls. Outputs per step."""
+    interpreter = LiteRTInterpreter(model_content=model, experimental_op_resolver_type=OpResolverType.BUILTIN_REF)
+    interpreter.allocate_tensors()
+    results = []
+    for step in steps:
+        for detail, value in zip(interpreter.get_input_details(), step):
+            interpreter.set_tensor(detail["index"], np.ascontiguousarray(value))
+        interpreter.invoke()
+        results.append([interpreter.get_tensor(d["index"]).copy() for d in interpreter.get_output_details()])
+    return results
+
+
+def run_tflm_sequence(model: bytes, steps: Sequence[Sequence[np.ndarray]]) -> list[list[np.ndarray]]:
+    """Successive invokes of one TFLM interpreter (its Python wrapper counts the model's
+    resource variables and keeps them between invoke() calls). Outputs per step."""
+    subgraph = _subgraph(model)
+    interpreter = tflm_runtime.Interpreter.from_bytes(model, arena_size=_tflm_arena_size(model))
+    results = []
+    for step in steps:
+        for index, value in enumerate(step):
+            interpreter.set_input(np.ascontiguousarray(value), index)
+        interpreter.invoke()
+        results.append([np.array(interpreter.get_output(i), copy=True) for i in range(subgraph.OutputsLength())])
+    return results
+
+
+def run_oracle_sequence(model: bytes, steps: Sequence[Sequence[np.ndarray]],
+                        rounding: Rounding) -> list[list[np.ndarray]]:
+    """The sequence on the interpreter whose rounding `rounding` reproduces."""
+    return run_tflm_sequence(model, steps) if rounding is Rounding.TFLM else run_litert_sequence(model, steps)
+
+
 def run_oracle(model: bytes, inputs: Sequence[np.ndarray], rounding: Rounding) -> list[np.ndarray]:
     """The interpreter whose rounding `rounding` reproduces to the bit."""
     if rounding is Rounding.TFLM:

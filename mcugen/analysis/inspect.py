@@ -27,6 +27,7 @@ from ..npu.config import NpuConfig
 from ..ops.base import DEFAULT_SETTING, Setting, raised_notices
 from ..ops.registry import op_def, op_macs
 from ..passes import Rewrite
+from ..state import state_tensors
 from ..support import check_op
 from .npu_placement import NpuInspection
 
@@ -148,6 +149,9 @@ def inspect_model(path: Path, setting: Setting = DEFAULT_SETTING, npu: NpuConfig
     if problems.model:
         result.lines.append("  (the model breaks the rules above: the build's passes were not run, so no op "
                             "is shown folded or removed)")
+    for state in state_tensors(graph):
+        result.lines.append(f"  variable '{state.name}' {state.dtype.short}{list(state.shape)}: state kept across "
+                            f"invokes, {state.nbytes} bytes")
     result.lines.append(f"  {'#':>3}  {'op':<20} {'output':<22} {'MACs':>10}  {'backend':<8}  name")
     by_index: dict[int, Op | UnknownOp] = {**{op.index: op for op in file_ops}, **{op.index: op for op in unknown}}
     for index in sorted(by_index):

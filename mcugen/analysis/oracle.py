@@ -48,12 +48,18 @@ def _litert_interpreter(model: bytes, inputs: Sequence[np.ndarray], reference_ke
     return interpreter
 
 
+def _valued(interpreter: Any) -> list[dict[str, Any]]:
+    """The tensor details of tensors with values: not the resource handles of a stateful model
+    (dtype object), whose get_tensor reads no value and can crash the interpreter."""
+    return [d for d in interpreter.get_tensor_details() if np.dtype(d["dtype"]) != np.dtype(object)]
+
+
 def litert_tensors(model: bytes, inputs: Sequence[np.ndarray],
                    reference_kernels: bool = True) -> dict[int, np.ndarray]:
     """Every tensor LiteRT holds after one inference, by tensor index."""
     interpreter = _litert_interpreter(model, inputs, reference_kernels)
     values: dict[int, np.ndarray] = {}
-    for detail in interpreter.get_tensor_details():
+    for detail in _valued(interpreter):
         try:
             values[detail["index"]] = np.array(interpreter.get_tensor(detail["index"]), copy=True)
         except ValueError:  # a tensor without data
@@ -65,7 +71,7 @@ def litert_tensor_names(model: bytes, inputs: Sequence[np.ndarray]) -> dict[str,
     """Every tensor of a (float) model after one LiteRT inference, by tensor name."""
     interpreter = _litert_interpreter(model, inputs, reference_kernels=True)
     values: dict[str, np.ndarray] = {}
-    for detail in interpreter.get_tensor_details():
+    for detail in _valued(interpreter):
         try:
             values[detail["name"]] = np.array(interpreter.get_tensor(detail["index"]), copy=True)
         except ValueError:
@@ -95,6 +101,8 @@ def tflm_tensors(model: bytes, inputs: Sequence[np.ndarray]) -> dict[int, np.nda
     interpreter.invoke()
     values: dict[int, np.ndarray] = {}
     for tensor in graph.tensors:
+        if tensor.variable is not None:  # a resource handle in the file: TFLM's GetTensor crashes on one
+            continue
         found = interpreter.GetTensor(tensor.index, 0)
         if isinstance(found, dict) and found.get("tensor_data") is not None:
             values[tensor.index] = np.array(found["tensor_data"], copy=True)

@@ -99,8 +99,9 @@ class MemoryTable:
     """Core | Command | Internal | Weight | KVCache | Total, in bytes (KiB when printed).
 
     core: cores used (the CPU; no NPU yet); command: NPU command stream and register bytes
-    (0: no NPU yet); internal: the arena, every memory pool summed; weight: constant data in
-    flash; kvcache: persistent state such as variable tensors (0: none is kept across invokes).
+    (0: no NPU yet); internal: the arena, every memory pool summed, less the state; weight:
+    constant data in flash; kvcache: persistent state kept across invokes, the variables of a
+    stateful model (report.json's state_bytes, planned in the pools; 0: none).
     """
 
     core: int
@@ -193,14 +194,15 @@ class Profile:
 def memory_table(report: dict[str, Any]) -> MemoryTable:
     """The memory table from a build's report.json."""
     pools = report.get("pools") or []
-    internal = sum(int(p["bytes"]) for p in pools) if pools else int(report["arena_bytes"])
+    state = int(report.get("state_bytes", 0))  # in the pools: counted once, as KVCache
+    internal = (sum(int(p["bytes"]) for p in pools) if pools else int(report["arena_bytes"])) - state
     npu = report.get("npu")
     if npu is None:
-        return MemoryTable(core=1, command=0, internal=internal, weight=int(report["weights_bytes"]), kvcache=0)
+        return MemoryTable(core=1, command=0, internal=internal, weight=int(report["weights_bytes"]), kvcache=state)
     # A Vela-compiled model: the CPU and the NPU; its payloads are command bytes, not weights.
     command = int(npu["command_stream_bytes"])
     return MemoryTable(core=2, command=command, internal=internal, weight=int(report["weights_bytes"]) - command,
-                       kvcache=0)
+                       kvcache=state)
 
 
 def _parse_profile(text: str, report: dict[str, Any], runs: int, ticks_to_ns: float,

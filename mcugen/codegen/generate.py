@@ -19,6 +19,7 @@ from ..memory.plan import Plan
 from ..memory.pools import DEFAULT_POOL_NAME, pool_symbol
 from ..ops import registry
 from ..quantization import Rounding
+from ..state import state_bytes, state_tensors
 from ..targets import HOST, Target
 from .cnames import c_array_body, c_float, comment, identifier
 from .custom import kernel_files as custom_kernel_files
@@ -222,7 +223,8 @@ def generate(graph: Graph, order: list[Op], plan: Plan, prefix: str, rounding: R
     kernel_files = sorted(_stem_files(runtime))
     runtime_files = sorted(set(COMMON_RUNTIME) | set(kernel_files))
     npu: NpuCode | None = npu_code([op for op in order if op.kind is OpKind.ETHOS_U])
-    weights_bytes = sum(c.nbytes for c in ctx.constants)
+    # the variables' initial values are flash too
+    weights_bytes = sum(c.nbytes for c in ctx.constants) + state_bytes(graph)
     data: dict[str, Any] = {
         "version": __version__,
         "model": comment(model_label),
@@ -257,6 +259,8 @@ def generate(graph: Graph, order: list[Op], plan: Plan, prefix: str, rounding: R
                                  if f.endswith(".h") and f not in INTERNAL_HEADERS),
         "npu": npu,
         "weights_file": weights_file,
+        "states": _state_entries(graph, ctx),  # stateful models: <prefix>_reset_state()
+        "state_bytes": state_bytes(graph),
     }
     env = environment()
     blobs: dict[str, bytes] = {}
@@ -302,6 +306,18 @@ def _bind_weights_file(data: dict[str, Any], constants: list[ConstArray], steps:
     data["structure_sha256"] = structure.hex()
     data["weights"]["structure_bytes"] = c_bytes(structure)
     return pack_blob([c.values for c in constants], layout, structure)
+
+
+def _state_entries(graph: Graph, ctx: _Context) -> list[dict[str, Any]]:
+    """Template data of each variable: its state's address and its initial value in flash."""
+    entries = []
+    for number, tensor in enumerate(state_tensors(graph)):
+        assert tensor.variable is not None
+        values = np.ascontiguousarray(tensor.variable.initial, dtype=tensor.dtype.numpy)
+        entries.append({"name": comment(tensor.name), "address": ctx.address(tensor), "bytes": tensor.nbytes,
+                        "ctype": tensor.dtype.ctype, "count": values.size, "body": c_array_body(values),
+                        "initial": f"{ctx.prefix}_state{number}_initial"})
+    return entries
 
 
 def _stem_files(stems: set[str]) -> list[str]:

@@ -29,7 +29,7 @@ from ..ir import (
 )
 from ..ops import registry
 from ..ops.tflite_options import DTYPES
-from . import sparsity, vela
+from . import sparsity, variables, vela
 from .validate import DEFAULT_LIMITS, Limits, validate_graph
 
 SUPPORTED_SCHEMA_VERSION = 3
@@ -111,14 +111,13 @@ class _Reader:
                 f"{self.label}: schema version {model.Version()} is not supported "
                 f"(mcugen reads version {SUPPORTED_SCHEMA_VERSION})"
             )
-        if model.SubgraphsLength() != 1:
-            raise UnsupportedError(
-                f"{self.label}: {model.SubgraphsLength()} subgraphs; mcugen supports models with "
-                "exactly one (no control flow)"
-            )
+        if model.SubgraphsLength() < 1:
+            raise ModelError(f"{self.label}: the model has no subgraphs")
         subgraph = model.Subgraphs(0)
-        tensors = [self._tensor(subgraph, i) for i in range(subgraph.TensorsLength())]
-        ops = self._ops(subgraph, tensors)
+        # Stateful models: variables become state tensors, CALL_ONCE and VAR_HANDLE go (variables.py)
+        state = variables.resolve(model, self._code, self._tensor, self.label)
+        tensors = [state.by_handle.get(i) or self._tensor(subgraph, i) for i in range(subgraph.TensorsLength())]
+        ops = self._ops(subgraph, tensors, state.dropped)
         inputs = [self._tensor_ref(tensors, int(i), "graph input") for i in self._ints(subgraph.InputsAsNumpy())]
         outputs = [self._tensor_ref(tensors, int(i), "graph output") for i in self._ints(subgraph.OutputsAsNumpy())]
         if not inputs or not outputs:
@@ -232,18 +231,26 @@ class _Reader:
             raise ModelError(f"{where}: quantization scales must be finite and positive, got {scales[:4]}")
         return Quant(scale=scales, zero_point=zero_points, axis=axis)
 
-    def _ops(self, subgraph: Any, tensors: list[Tensor]) -> list[Op]:
+    def _code(self, op: Any, index: int) -> int:
+        """The builtin code of flatbuffer operator `op` (op `index` of its subgraph)."""
+        model = self.model
+        code_index = op.OpcodeIndex()
+        if not 0 <= code_index < model.OperatorCodesLength():
+            raise ModelError(f"{self.label}: op {index} uses opcode index {code_index}, out of range")
+        opcode = model.OperatorCodes(code_index)
+        # Schema v3a: the real code is the larger of the deprecated byte and the new int field.
+        return max(int(opcode.BuiltinCode()), int(opcode.DeprecatedBuiltinCode()))
+
+    def _ops(self, subgraph: Any, tensors: list[Tensor], dropped: set[int]) -> list[Op]:
         model = self.model
         ops: list[Op] = []
         unknown: list[str] = []
         for index in range(subgraph.OperatorsLength()):
+            if index in dropped:  # CALL_ONCE, VAR_HANDLE: resolved at build time (variables.py)
+                continue
             op = subgraph.Operators(index)
-            code_index = op.OpcodeIndex()
-            if not 0 <= code_index < model.OperatorCodesLength():
-                raise ModelError(f"{self.label}: op {index} uses opcode index {code_index}, out of range")
-            opcode = model.OperatorCodes(code_index)
-            # Schema v3a: the real code is the larger of the deprecated byte and the new int field.
-            code = max(int(opcode.BuiltinCode()), int(opcode.DeprecatedBuiltinCode()))
+            code = self._code(op, index)
+            opcode = model.OperatorCodes(op.OpcodeIndex())
             outputs_idx = self._ints(op.OutputsAsNumpy())
             first_name = ""
             if outputs_idx and 0 <= outputs_idx[0] < len(tensors):

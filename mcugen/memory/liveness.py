@@ -15,7 +15,9 @@ Buffers and lifetimes
    like any other.
 2. Lifetimes, in steps of the execution order: a buffer lives from the step that produces it
    (graph inputs: step 0) to the last step that reads it (graph outputs: one past the last
-   step, so they survive `invoke`). Aliased and in-place tensors merge their lifetimes. A scratch
+   step, so they survive `invoke`). A variable's state (stateful models, mcugen/state.py)
+   lives from step 0 to one past the last: it keeps its value across invokes, so no other
+   buffer ever shares its bytes. Aliased and in-place tensors merge their lifetimes. A scratch
    buffer lives only during its op's step. Two buffers conflict when their lifetimes share a
    step: they must not share a byte.
 3. Steps (`StepView`): by default every op is a step of its own (`OP_STEPS`). Tiling (tiling.py)
@@ -52,6 +54,7 @@ from typing import Protocol
 
 from ..ir import Activation, ConcatenationOptions, Graph, Op, OpKind, Tensor
 from ..ops.registry import op_def
+from ..state import state_tensors
 
 ScratchBytes = Callable[[Op], int]
 
@@ -203,7 +206,7 @@ def collect_buffers(graph: Graph, order: list[Op], scratch_bytes: ScratchBytes,
             if used is not None and not used.is_constant:
                 last_use[id(used)] = step
                 readers[id(used)] = readers.get(id(used), 0) + 1
-    for tensor in graph.outputs:
+    for tensor in [*graph.outputs, *state_tensors(graph)]:
         last_use[id(tensor)] = end
     produced = {id(t) for op in order for t in op.outputs}
 
@@ -309,6 +312,9 @@ def collect_buffers(graph: Graph, order: list[Op], scratch_bytes: ScratchBytes,
             _touch_pinned(areas, buffers, tensor, end)
     for tensor in graph.inputs:
         touch(tensor, 0)
+    for tensor in state_tensors(graph):  # kept across invokes: no other buffer ever has its bytes
+        touch(tensor, 0)
+        touch(tensor, end)
     for step, op in enumerate(order):
         for used in [*steps.reads(op), *steps.writes(op)]:
             if used is not None and not used.is_constant:

@@ -245,6 +245,8 @@ def plan_report(plan: Plan) -> dict[str, object]:
         "lower_bound_tflite_order_bytes": plan.file_lower_bound,
         "gap_percent": plan.gap_percent,
         "schedule_exact": plan.schedule_exact,
+        # variables' states (stateful models): in the pools, kept across invokes, part of arena_bytes
+        "state_bytes": state_bytes_of(plan),
         "pools": [
             {"name": p.name, "bytes": p.size, "capacity": p.spec.capacity, "speed": p.spec.speed,
              "algorithm": p.algorithm, "optimal": p.exact}
@@ -258,6 +260,11 @@ def plan_report(plan: Plan) -> dict[str, object]:
             for b in plan.buffers
         ],
     }
+
+
+def state_bytes_of(plan: Plan) -> int:
+    """Bytes of the plan's variable-state buffers (0 for a model without variables)."""
+    return sum(b.size for b in plan.buffers if any(t.variable is not None for t in b.tensors))
 
 
 def tiling_report(tiling: Tiling | None, enabled: bool = True) -> dict[str, Any]:

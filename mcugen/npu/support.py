@@ -111,6 +111,8 @@ CPU_ONLY: dict[OpKind, str] = {
     OpKind.NEG: _NO_NPU_OP,
     OpKind.DEQUANTIZE: _NO_NPU_OP + ": its output is float",
     OpKind.SHAPE: "nothing to compute at run time (folded at build time or left to the CPU)",
+    OpKind.READ_VARIABLE: "a copy of a model's state, made by the CPU",
+    OpKind.ASSIGN_VARIABLE: "a copy of a model's state, made by the CPU",
     OpKind.CUSTOM: "a user's C kernel (--custom-op) runs on the CPU",
     OpKind.ETHOS_U: "an op Vela already compiled for the NPU: it runs through the driver as it is",
 }

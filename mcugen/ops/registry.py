@@ -25,11 +25,13 @@ from . import (
     reduce,
     resize,
     shape,
+    state,
 )
 from .base import OpDef
 
 # Every family package exports OPS, its kinds' definitions.
-FAMILIES = (conv, matmul, pool, elementwise, reduce, activation, quantize, shape, movement, resize, npu, custom)
+FAMILIES = (conv, matmul, pool, elementwise, reduce, activation, quantize, shape, movement, resize, npu, custom,
+            state)
 
 
 def _index(families: tuple) -> dict[OpKind, OpDef]:

@@ -13,7 +13,10 @@ Order (run_passes):
 2. fold (fold.py): an op whose inputs are all constant, and SHAPE of a tensor with a static
    shape, becomes a constant at build time, evaluated with the numpy reference kernels in the
    build's rounding mode. A folded graph output is still produced: invoke copies it out.
-3. dead code (dead.py): ops none of whose outputs is read or is a graph output are removed.
+3. states read in place (state.py): a READ_VARIABLE whose readers all run before the next
+   assignment of its variable is removed, and they read the variable's state directly.
+4. dead code (dead.py): ops none of whose outputs is read or is a graph output, and that
+   assign no variable, are removed.
 
 Every rewrite is recorded in a PassReport (report.py) (what happened to which op of the file) for
 `mcugen inspect` and report.json.
@@ -28,6 +31,7 @@ from .float16 import widen_float16
 from .fold import fold_constants
 from .identity import remove_identities
 from .report import PassReport, Rewrite, Rewritten
+from .state import read_states_in_place
 
 __all__ = ["PassReport", "Rewrite", "Rewritten", "run_passes"]
 
@@ -38,6 +42,7 @@ def run_passes(graph: Graph, rounding: Rounding = Rounding.TFLM) -> PassReport:
     widen_float16(graph, report)
     remove_identities(graph, report)
     fold_constants(graph, rounding, report)
+    read_states_in_place(graph, report)
     remove_dead_ops(graph, report)
     graph.link()
     return report

@@ -15,6 +15,7 @@ class Rewrite(enum.Enum):
     IDENTITY = "removed: its output equals its input"
     ALIASED = "became an alias of its input (no code, no copy)"
     DEAD = "removed: no graph output depends on it"
+    READ_IN_PLACE = "removed: its readers read the variable's state in place (no copy)"
 
 
 @dataclass(frozen=True)
