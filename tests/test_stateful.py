@@ -81,6 +81,24 @@ def test_run_sequence_is_bit_exact_with_the_runtime(rounding: str, stream_file: 
     assert np.array_equal(got, want), f"{int(np.sum(got != want))} of {want.size} differ"
 
 
+def test_npu_build_runs_the_sequence_with_state_on_the_cpu(stream_file: Path, tmp_path: Path) -> None:
+    """--npu: the convolutions go to the NPU, the state ops stay on the CPU, and the 24-step
+    sequence is still TFLM's (the partition knows a state has no producer)."""
+    listing = invoke("inspect", stream_file, "--npu", "u55-128")
+    assert listing.exit_code == 0, listing.output
+    assert "a copy of a model's state, made by the CPU" in listing.output
+    assert "2 op(s) on the NPU" in listing.output
+    xs = frames(STEPS, seed=6)
+    np.savez(tmp_path / "in.npz", input0=xs)
+    result = invoke("run", stream_file, "--npu", "u55-128", "--input", tmp_path / "in.npz", "--sequence",
+                    "--output", tmp_path / "out.npz")
+    assert result.exit_code == 0, result.output
+    with np.load(tmp_path / "out.npz") as out:
+        got = out["output0"]
+    want = stacked(run_tflm_sequence(stream_file.read_bytes(), [[x] for x in xs]))
+    assert np.array_equal(got, want), f"{int(np.sum(got != want))} of {want.size} differ"
+
+
 def test_run_without_sequence_is_one_invoke_from_the_initial_state(stream_file: Path, tmp_path: Path) -> None:
     x = frames(1, seed=9)[0]
     np.savez(tmp_path / "in.npz", input0=x)

@@ -85,7 +85,8 @@ def _check_order(graph: Graph, order: Sequence[Op]) -> None:
     available = {id(t) for t in graph.inputs}
     for op in order:
         for t in op.inputs:
-            if t is not None and not t.is_constant and id(t) not in available:
+            # a variable's state has no producer: it holds the last invoke's value
+            if t is not None and not t.is_constant and t.variable is None and id(t) not in available:
                 raise ValueError(f"partition: {op.where()} comes before the producer of '{t.name}'")
         available.update(id(t) for t in op.outputs)
 
