@@ -237,7 +237,8 @@ static mcugen_conv_fast_params fast_dw(const mcugen_dw_conv_params *p)
 static mcugen_fully_connected_fast_params fast_fc(const mcugen_fc_params *p)
 {
     const mcugen_fully_connected_fast_params f = {p->input_offset, p->output_offset,
-                                                  p->activation, p->per_channel};
+                                                  p->activation, p->per_channel,
+                                                  p->kernel_sums};
     return f;
 }
 
@@ -415,6 +416,7 @@ static void test_fully_connected(int32_t index)
     fill_s8(filter, fd.n * fd.c);
     fill_quant(od.c, in.c);
     const int32_t *b = uniform(0, 5) == 0 ? NULL : bias;
+    params.kernel_sums = uniform(0, 1) ? make_kernel_sums(b, od.c, in.c, params.input_offset) : NULL;
     const mcugen_per_channel_quant_params quant = {multiplier, shift};
     const mcugen_context ctx = {scratch, mcugen_fully_connected_fast_s8_buffer_size(&fd)};
     const int32_t bytes = od.n * od.c;

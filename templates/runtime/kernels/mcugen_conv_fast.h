@@ -79,6 +79,7 @@ typedef struct {
     int32_t output_offset;
     mcugen_activation activation;
     int32_t per_channel;
+    const int32_t *kernel_sums; /* optional: mcugen_fc_params.kernel_sums */
 } mcugen_fully_connected_fast_params;
 
 /* Scratch bytes of the conv fast path compiled in (0 without one): the im2col columns and
