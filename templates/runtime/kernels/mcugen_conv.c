@@ -93,13 +93,8 @@ static int common_args_ok(const mcugen_tile *stride, const mcugen_tile *padding,
     if (quant == NULL || quant->multiplier == NULL || quant->shift == NULL) {
         return 0;
     }
-    for (int32_t c = 0; c < channels; ++c) {
-        /* TFLite's QuantizeMultiplier range; outside it the shifts would be undefined. */
-        if (quant->shift[c] < -31 || quant->shift[c] > 30) {
-            return 0;
-        }
-    }
-    return 1;
+    /* TFLite's QuantizeMultiplier range; outside it the shifts would be undefined. */
+    return mcugen_shifts_in_range(quant->shift, channels);
 }
 
 static int bias_ok(const mcugen_dims *bias_dims, const int32_t *bias, int32_t channels)

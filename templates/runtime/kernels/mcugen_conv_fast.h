@@ -101,6 +101,11 @@ int32_t mcugen_convolve_fast_mve_s8_buffer_size(const mcugen_dims *filter_dims);
 int32_t mcugen_depthwise_conv_fast_mve_s8_buffer_size(const mcugen_dims *filter_dims);
 int32_t mcugen_fully_connected_fast_mve_s8_buffer_size(const mcugen_dims *filter_dims);
 
+/* 1 when every shift[0..n) lies in TFLite's QuantizeMultiplier range [-31, 30] (the public
+ * kernels' argument check, on every call: under tiling once per stripe): four lanes at a time
+ * with Helium, else scalar. Compiled on every core (mcugen_conv_fast.c). */
+int mcugen_shifts_in_range(const int32_t *shift, int32_t n);
+
 /* Arguments as mcugen_convolve_s8, already validated by it (groups == 1 is checked here). */
 int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_params *params,
                             const mcugen_per_channel_quant_params *quant,

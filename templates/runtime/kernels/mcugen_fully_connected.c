@@ -54,12 +54,8 @@ static int quant_ok(const mcugen_fc_params *params, const mcugen_per_channel_qua
     if (quant == NULL || quant->multiplier == NULL || quant->shift == NULL) {
         return 0;
     }
-    for (int32_t u = 0; u < count; ++u) {
-        if (quant->shift[u] < -31 || quant->shift[u] > 30) {
-            return 0; /* outside TFLite's QuantizeMultiplier range the shifts are undefined */
-        }
-    }
-    return 1;
+    /* outside TFLite's QuantizeMultiplier range the shifts are undefined */
+    return mcugen_shifts_in_range(quant->shift, count);
 }
 
 static int params_ok(const mcugen_fc_params *params)
