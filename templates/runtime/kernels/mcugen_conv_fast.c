@@ -65,7 +65,13 @@ int mcugen_shifts_in_range(const int32_t *shift, int32_t n)
 {
 #if defined(MCUGEN_FAST_MVE)
     int32_t lo = 0, hi = 0; /* 0 is in range: min(0, shifts) >= -31 iff every shift is */
-    for (int32_t c = 0; c < n; c += 4) {
+    int32_t c = 0;
+    for (; c + 4 <= n; c += 4) { /* whole vectors unpredicated: four instructions a pass */
+        const int32x4_t v = vldrwq_s32(shift + c);
+        lo = vminvq_s32(lo, v);
+        hi = vmaxvq_s32(hi, v);
+    }
+    if (c < n) {
         const mve_pred16_t p = vctp32q((uint32_t)(n - c));
         const int32x4_t v = vldrwq_z_s32(shift + c, p);
         lo = vminvq_p_s32(lo, v, p);
