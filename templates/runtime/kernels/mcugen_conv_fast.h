@@ -71,6 +71,7 @@ typedef struct {
     mcugen_activation activation;
     int32_t ch_mult; /* depthwise only */
     const int32_t *kernel_sums; /* conv only, optional: mcugen_conv_params.kernel_sums */
+    const int32_t *rq_table;    /* optional: mcugen_conv_params.rq_table */
 } mcugen_conv_fast_params;
 
 /* What the fast path needs of mcugen_fc_params (mcugen_fully_connected.h). */

@@ -109,6 +109,17 @@ static int rq_table(rq_chan *t, const int32_t *bias, const int32_t *mult, const 
     return all;
 }
 
+/* Whether every channel of a build-made table (mcugen_conv_params.rq_table) takes the fast
+ * requantization: rq_table's return value. */
+static int table_all_fast(const rq_chan *t, int32_t count)
+{
+    int32_t all = 1;
+    for (int32_t c = 0; c < count; ++c) {
+        all &= t[c].right != 0;
+    }
+    return all;
+}
+
 /* Largest |x + offset| for int8 x, times 128 (the largest |w|): one product's bound. */
 static inline int64_t max_product(int32_t offset)
 {
@@ -506,10 +517,14 @@ int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_pa
     int16_t *cols = (int16_t *)ctx->buf;
     const int32_t *x = (const int32_t *)(const void *)cols;
     const int32_t most = conv_columns(round_up4(size));
-    rq_chan *table = (rq_chan *)(void *)(cols + most * round_up4(size));
-    int8_t *stage = (int8_t *)(void *)(table + out_c);
-    rq_table(table, bias, quant->multiplier, quant->shift, out_c, params->output_offset,
-             size * max_product(params->input_offset));
+    rq_chan *scratch_table = (rq_chan *)(void *)(cols + most * round_up4(size));
+    int8_t *stage = (int8_t *)(void *)(scratch_table + out_c);
+    const rq_chan *table = (const rq_chan *)(const void *)params->rq_table; /* the build's */
+    if (table == NULL) {
+        rq_table(scratch_table, bias, quant->multiplier, quant->shift, out_c,
+                 params->output_offset, size * max_product(params->input_offset));
+        table = scratch_table;
+    }
     const rq_params rp = rq_params_of(params->output_offset, params->activation);
     const int32_t pixels = output_dims->n * output_dims->h * output_dims->w;
     for (int32_t p = 0; p < pixels;) {
@@ -690,9 +705,15 @@ int mcugen_depthwise_conv_fast_s8(const mcugen_context *ctx, const mcugen_conv_f
     }
     for (int32_t c0 = 0; c0 < channels; c0 += chunk) {
         d.channels = channels - c0 < chunk ? channels - c0 : chunk;
-        const int all_fast = rq_table(table, bias != NULL ? bias + c0 : NULL,
-                                      quant->multiplier + c0, quant->shift + c0, d.channels,
-                                      d.p.zp, max_sum);
+        int all_fast;
+        if (params->rq_table != NULL) { /* the build's table: this chunk's rows of it */
+            d.rq = (const rq_chan *)(const void *)params->rq_table + c0;
+            all_fast = table_all_fast(d.rq, d.channels);
+        } else {
+            all_fast = rq_table(table, bias != NULL ? bias + c0 : NULL, quant->multiplier + c0,
+                                quant->shift + c0, d.channels, d.p.zp, max_sum);
+            d.rq = table;
+        }
         d.quick = all_fast && d.p.full;
         int32_t *wide = wide0;
         for (int32_t c = 0; c < d.channels; c += 4) {
@@ -714,10 +735,10 @@ int mcugen_depthwise_conv_fast_s8(const mcugen_context *ctx, const mcugen_conv_f
                     sum[i] += filter[t * channels + c0 + c + i];
                 }
             }
-            init[c] = wrap_add(table[c].bias, off * sum[0]);
-            init[c + 1] = wrap_add(table[c + 1].bias, off * sum[1]);
-            init[c + 2] = wrap_add(table[c + 2].bias, off * sum[2]);
-            init[c + 3] = wrap_add(table[c + 3].bias, off * sum[3]);
+            init[c] = wrap_add(d.rq[c].bias, off * sum[0]);
+            init[c + 1] = wrap_add(d.rq[c + 1].bias, off * sum[1]);
+            init[c + 2] = wrap_add(d.rq[c + 2].bias, off * sum[2]);
+            init[c + 3] = wrap_add(d.rq[c + 3].bias, off * sum[3]);
             zero[c >> 2] = (int32_t)(((uint32_t)-off & 0xFFu) * 0x01010101u);
         }
         int8_t *out = output + c0;
