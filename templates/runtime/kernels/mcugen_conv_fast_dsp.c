@@ -816,20 +816,45 @@ static inline void rows_4x1(const int8_t *w, const int32_t *x, int32_t depth, in
  * bound it needs, |acc| < 2^30 so that 2 acc fits int32, is checked on acc itself):
  * rq_table's argument holds for shift in [-22, -1] and |zp| <= 128 (zp_ok), else rq_exact. */
 static inline int8_t fc_out(int32_t acc, int32_t mult, int32_t shift, int zp_ok,
-                            const rq_params *p)
+                            const rq_params p)
 {
 #if DSP_FC_ROWS4
     const int32_t right = -shift;
     if (zp_ok && (uint32_t)acc + (1u << 30) < (1u << 31) && (uint32_t)(right - 1) < 22u) {
-        const int32_t add = (int32_t)((2u * (uint32_t)p->zp + 1u) << (right - 1));
+        const int32_t add = (int32_t)((2u * (uint32_t)p.zp + 1u) << (right - 1));
         const int32_t y = rq_y(acc, mult, right, add);
-        return p->full ? (int8_t)__ssat(y, 8) : clamp_s8(y, p->lo, p->hi);
+        return p.full ? (int8_t)__ssat(y, 8) : clamp_s8(y, p.lo, p.hi);
     }
 #else
     (void)zp_ok; /* -Os: the exact form only, less code */
 #endif
-    return rq_exact(acc, mult, shift, p);
+    return rq_exact(acc, mult, shift, &p);
 }
+
+#if DSP_FC_ROWS4
+/* The whole blocks of four units of one input row: rows_4x1, then the four outputs (per unit
+ * quantization: step 4, the block's own multipliers; per tensor: step 0, element 0). Out of
+ * line, with the activation by value: the int8 stores then force no reloads. */
+DSP_NOINLINE static void fc_blocks4(const int8_t *w, const int32_t *x, int32_t depth,
+                                    int32_t blocks, const int32_t *bias, const int32_t *mult,
+                                    const int32_t *shift, int32_t step, int zp_ok,
+                                    const rq_params p, int8_t *out)
+{
+    const int32_t s1 = step >> 2, s2 = 2 * s1, s3 = 3 * s1; /* within a block */
+    for (; blocks > 0; --blocks, w += 4 * depth, out += 4, mult += step, shift += step) {
+        int32_t acc[4] = {0, 0, 0, 0};
+        if (bias != NULL) {
+            acc[0] = bias[0], acc[1] = bias[1], acc[2] = bias[2], acc[3] = bias[3];
+            bias += 4;
+        }
+        rows_4x1(w, x, depth, acc);
+        out[0] = fc_out(acc[0], mult[0], shift[0], zp_ok, p);
+        out[1] = fc_out(acc[1], mult[s1], shift[s1], zp_ok, p);
+        out[2] = fc_out(acc[2], mult[s2], shift[s2], zp_ok, p);
+        out[3] = fc_out(acc[3], mult[s3], shift[s3], zp_ok, p);
+    }
+}
+#endif
 
 int mcugen_fully_connected_fast_s8(const mcugen_context *ctx,
                                    const mcugen_fully_connected_fast_params *params,
@@ -862,22 +887,14 @@ int mcugen_fully_connected_fast_s8(const mcugen_context *ctx,
         int8_t *out = output + b * units;
         int32_t u = 0;
 #if DSP_FC_ROWS4
-        for (; u + 4 <= units; u += 4) {
-            int32_t acc[4];
-            for (int32_t r = 0; r < 4; ++r) {
-                acc[r] = bias != NULL ? bias[u + r] : 0;
-            }
-            rows_4x1(filter + u * depth, x, depth, acc);
-            for (int32_t r = 0; r < 4; ++r) {
-                const int32_t q = per_channel ? u + r : 0;
-                out[u + r] = fc_out(acc[r], mult[q], shift[q], zp_ok, &rp);
-            }
-        }
+        u = units & ~3;
+        fc_blocks4(filter, x, depth, u >> 2, bias, mult, shift, per_channel ? 4 : 0, zp_ok, rp,
+                   out);
 #endif
         for (; u < units; ++u) {
             const int32_t q = per_channel ? u : 0;
             const int32_t acc = row_1x1(filter + u * depth, x, depth, bias != NULL ? bias[u] : 0);
-            out[u] = fc_out(acc, mult[q], shift[q], zp_ok, &rp); /* multipliers_ok: no INT32_MIN */
+            out[u] = fc_out(acc, mult[q], shift[q], zp_ok, rp); /* multipliers_ok: no INT32_MIN */
         }
     }
     return 1;
