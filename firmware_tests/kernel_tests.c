@@ -206,7 +206,8 @@ static int compare(const char *kernel, int32_t index, int32_t bytes)
 static mcugen_conv_fast_params fast_conv(const mcugen_conv_params *p)
 {
     const mcugen_conv_fast_params f = {p->input_offset, p->output_offset, p->stride, p->padding,
-                                       p->dilation,     p->activation,    1, p->kernel_sums};
+                                       p->dilation,     p->activation,    1, p->kernel_sums,
+                                       NULL};
     return f;
 }
 
@@ -230,14 +231,16 @@ static const int32_t *make_kernel_sums(const int32_t *b, int32_t channels, int32
 static mcugen_conv_fast_params fast_dw(const mcugen_dw_conv_params *p)
 {
     const mcugen_conv_fast_params f = {p->input_offset, p->output_offset, p->stride, p->padding,
-                                       p->dilation,     p->activation,    p->ch_mult, NULL};
+                                       p->dilation,     p->activation,    p->ch_mult, NULL,
+                                       NULL};
     return f;
 }
 
 static mcugen_fully_connected_fast_params fast_fc(const mcugen_fc_params *p)
 {
     const mcugen_fully_connected_fast_params f = {p->input_offset, p->output_offset,
-                                                  p->activation, p->per_channel};
+                                                  p->activation, p->per_channel,
+                                                  p->kernel_sums};
     return f;
 }
 
@@ -396,7 +399,9 @@ static void test_fully_connected(int32_t index)
     do {
         in.n = uniform(1, 3);
         in.h = in.w = 1;
-        in.c = uniform(0, 1) ? uniform(1, 40) : uniform(1, 700);
+        /* depths of whole 16-byte vectors too (the Helium path's block loop) */
+        in.c = uniform(0, 2) == 0 ? 16 * uniform(1, 40)
+                                  : (uniform(0, 1) ? uniform(1, 40) : uniform(1, 700));
         fd.n = in.c;
         fd.h = fd.w = 1;
         fd.c = uniform(1, 40);
@@ -415,6 +420,7 @@ static void test_fully_connected(int32_t index)
     fill_s8(filter, fd.n * fd.c);
     fill_quant(od.c, in.c);
     const int32_t *b = uniform(0, 5) == 0 ? NULL : bias;
+    params.kernel_sums = uniform(0, 1) ? make_kernel_sums(b, od.c, in.c, params.input_offset) : NULL;
     const mcugen_per_channel_quant_params quant = {multiplier, shift};
     const mcugen_context ctx = {scratch, mcugen_fully_connected_fast_s8_buffer_size(&fd)};
     const int32_t bytes = od.n * od.c;
@@ -709,7 +715,7 @@ static void test_requant_edges(int32_t index)
     mcugen_status status;
     if (dw) {
         const mcugen_dw_conv_params params = {input_offset, output_offset, stride, padding,
-                                              dilation,     act,           1};
+                                              dilation,     act,           1,      NULL};
         const mcugen_context ctx = {scratch, mcugen_depthwise_conv_fast_s8_buffer_size(&fd)};
         status = mcugen_depthwise_conv_s8(&ctx, &params, &quant, &in, input, &fd, filter, &bd,
                                           b, &od, out_ref);
@@ -719,7 +725,7 @@ static void test_requant_edges(int32_t index)
                                              out_fast);
     } else {
         const mcugen_conv_params params = {input_offset, output_offset, stride, padding,
-                                           dilation,     act,           NULL};
+                                           dilation,     act,           NULL,   NULL};
         const mcugen_context ctx = {scratch, mcugen_convolve_fast_s8_buffer_size(&fd)};
         status = mcugen_convolve_s8(&ctx, &params, &quant, &in, input, &fd, filter, &bd, b, &od,
                                     out_ref);
@@ -812,7 +818,7 @@ static void bench(void)
     SYST[2] = 0u;
     SYST[0] = 5u;
     mcugen_dims in = {1, 25, 5, 64}, fd = {64, 1, 1, 64}, bd = {1, 1, 1, 64}, od = {1, 25, 5, 64};
-    mcugen_conv_params cp = {-3, 5, {1, 1}, {0, 0}, {1, 1}, {-128, 127}, NULL};
+    mcugen_conv_params cp = {-3, 5, {1, 1}, {0, 0}, {1, 1}, {-128, 127}, NULL, NULL};
     const mcugen_conv_fast_params fcp = fast_conv(&cp);
     fill_s8(input, MAX_INPUT);
     fill_s8(filter, MAX_FILTER);
@@ -831,7 +837,7 @@ static void bench(void)
 
     mcugen_dims in3 = {1, 16, 16, 16}, fd3 = {16, 3, 3, 16}, od3 = {1, 16, 16, 16};
     bd.c = 16;
-    mcugen_conv_params cp3 = {-3, 5, {1, 1}, {1, 1}, {1, 1}, {-128, 127}, NULL};
+    mcugen_conv_params cp3 = {-3, 5, {1, 1}, {1, 1}, {1, 1}, {-128, 127}, NULL, NULL};
     const mcugen_conv_fast_params fcp3 = fast_conv(&cp3);
     ctx.size = mcugen_convolve_fast_s8_buffer_size(&fd3);
     t = SYST[2];
@@ -845,7 +851,7 @@ static void bench(void)
 
     mcugen_dims fdw = {1, 3, 3, 64};
     bd.c = 64;
-    mcugen_dw_conv_params dp = {-3, 5, {1, 1}, {1, 1}, {1, 1}, {-128, 127}, 1};
+    mcugen_dw_conv_params dp = {-3, 5, {1, 1}, {1, 1}, {1, 1}, {-128, 127}, 1, NULL};
     const mcugen_conv_fast_params fdp = fast_dw(&dp);
     ctx.size = mcugen_depthwise_conv_fast_s8_buffer_size(&fdw);
     t = SYST[2];
@@ -863,7 +869,7 @@ static void bench(void)
     /* a first layer: 3 input channels, 3x3 stride 2 (VWW's, on a smaller image) */
     mcugen_dims in0 = {1, 48, 48, 3}, fd0 = {8, 3, 3, 3}, od0 = {1, 24, 24, 8};
     bd.c = 8;
-    mcugen_conv_params cp0 = {-3, 5, {2, 2}, {0, 0}, {1, 1}, {-128, 127}, NULL};
+    mcugen_conv_params cp0 = {-3, 5, {2, 2}, {0, 0}, {1, 1}, {-128, 127}, NULL, NULL};
     const mcugen_conv_fast_params fcp0 = fast_conv(&cp0);
     ctx.size = mcugen_convolve_fast_s8_buffer_size(&fd0);
     t = SYST[2];

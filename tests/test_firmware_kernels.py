@@ -155,6 +155,7 @@ def test_kernel_sums_are_built_for_the_helium_conv_only(target: str) -> None:
     source = compiled.code.files[f"{compiled.prefix}_model.c"]
     used = set(re.findall(r"\.kernel_sums = (\w+)", source))
     arrays = {int(index): name for name, index in re.findall(r"int32_t (\w+_op(\d+)_conv_2d_kernel_sums)\[", source)}
+    used -= set(re.findall(r"int32_t (\w+_op\d+_fully_connected_k\w*)\[", source))
     convs = [op for op in compiled.order if op.kind is OpKind.CONV_2D]
     if target != "cortex-m55":
         assert not used and not arrays
@@ -165,5 +166,29 @@ def test_kernel_sums_are_built_for_the_helium_conv_only(target: str) -> None:
         sums = w.data.reshape(w.shape[0], -1).astype(np.int64).sum(axis=1) * -x.quant.single_zero_point
         expected = (sums + bias.data.astype(np.int64) + 2**31) % 2**32 - 2**31
         body = re.search(rf"{arrays[op.index]}\[\d+\][^=]*= \{{([^}}]*)\}}", source)
+        assert body is not None
+        assert [int(v) for v in body.group(1).split(",")] == expected.tolist()
+
+
+@pytest.mark.parametrize("target", ["host", "cortex-m4", "cortex-m55"])
+def test_fully_connected_kernel_sums_are_built_for_helium(target: str) -> None:
+    """--target cortex-m55 passes every int8 FULLY_CONNECTED (fixed-point rescale, constant
+    weights) its kernel sums, bias + input_offset * sum(w) per unit modulo 2^32, from flash; the
+    other targets' calls carry none. Checked against the model's weights; the Helium path's
+    use of them is checked on QEMU by test_fast_paths_match_portable (kernel_tests.c passes
+    them in half the cases) and by the public-model runs against TFLM's outputs."""
+    compiled = compile_model(public_model("ad_autoencoder"), BuildOptions(target=target))
+    source = compiled.code.files[f"{compiled.prefix}_model.c"]
+    fcs = [op for op in compiled.order if op.kind is OpKind.FULLY_CONNECTED]
+    used = dict(re.findall(r"fc_params_(\d+) = \{[^;]*\.kernel_sums = (\w+)", source))
+    if target != "cortex-m55":
+        assert not used
+        return
+    assert sorted(int(i) for i in used) == sorted(op.index for op in fcs)
+    for op in fcs:
+        x, w, bias = op.inputs[0], op.inputs[1], op.inputs[2]
+        sums = w.data.astype(np.int64).sum(axis=1) * -x.quant.single_zero_point
+        expected = (sums + bias.data.astype(np.int64) + 2**31) % 2**32 - 2**31
+        body = re.search(rf"{used[str(op.index)]}\[\d+\][^=]*= \{{([^}}]*)\}}", source)
         assert body is not None
         assert [int(v) for v in body.group(1).split(",")] == expected.tolist()

@@ -29,7 +29,8 @@ from ...ir import (
 from ...targets import Target
 from ..base import setting_of
 from ..emitting import EmitContext, KernelCall, c_dims
-from .prepare import Rescale, data_input, is_int16, prepare_conv, prepare_transpose_conv
+from .dsp_table import dsp_rq_table, max_product
+from .prepare import ConvParams, Rescale, data_input, is_int16, prepare_conv, prepare_transpose_conv
 
 # the fast paths: entry points, one file per instruction set, and their shared helpers
 RUNTIME_FAST = {"mcugen_conv_fast", "mcugen_conv_fast_dsp", "mcugen_conv_fast_mve", "mcugen_fast_common"}
@@ -201,6 +202,24 @@ def _kernel_sums(op: Op, ctx: EmitContext, x: Tensor, w: Tensor, bias: Tensor | 
     return ctx.constant(f"op{op.index} conv_2d kernel sums", wrapped.astype(np.int32), "int32_t")
 
 
+def _stripe_rq_table(op: Op, ctx: EmitContext, p: ConvParams, depthwise: bool) -> str:
+    """`, .rq_table = ...` for a stripe's call on a DSP target (Cortex-M4/M7) where the DSP
+    path runs (conv: one group; depthwise: channel multiplier 1, channels % 4 == 0): the
+    requantization table it would rebuild on every stripe (mcugen.ops.conv.dsp_table), shared
+    by the chain's stripes; else ""."""
+    x, w, bias, y = _operands(op)
+    channels, depth = y.shape[-1], x.shape[-1]
+    taps = w.shape[1] * w.shape[2]
+    fast = (p.depth_multiplier == 1 and channels % 4 == 0) if depthwise else w.shape[3] == depth
+    if ctx.target.fast_path != "dsp" or p.int16 or not fast or (bias is not None and bias.data is None):
+        return ""
+    max_sum = (taps if depthwise else taps * w.shape[3]) * max_product(p.input_offset)
+    table = dsp_rq_table(None if bias is None else bias.data, p.rescale.multipliers,
+                         p.rescale.shifts, channels, p.output_offset, max_sum)
+    name = ctx.constant(f"op{op.index} dsp requantization", table.reshape(-1), "int32_t")
+    return f", .rq_table = {name}"
+
+
 def _convolution(op: Op, ctx: EmitContext, depthwise: bool, pad_top: int | None = None) -> KernelCall:
     """pad_top: a stripe's own top padding (see mcugen.tiling), else the whole tensor's."""
     p = prepare_conv(op, setting_of(ctx))
@@ -209,6 +228,8 @@ def _convolution(op: Op, ctx: EmitContext, depthwise: bool, pad_top: int | None 
     stem = "dw" if depthwise else "conv"
     padding = p.padding if pad_top is None else (pad_top, p.padding[1])
     fields = _window_fields(op, padding, p.clamp, (p.input_offset, p.output_offset))
+    if pad_top is not None:  # a stripe of a tiled chain
+        fields += _stripe_rq_table(op, ctx, p, depthwise)
     if depthwise:
         params = const_decl(
             "mcugen_dw_conv_params",

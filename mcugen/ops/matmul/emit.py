@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from ...ir import BatchMatMulOptions, DType, Op
 from ...targets import Target
 from ..base import setting_of
@@ -33,7 +35,7 @@ from ..conv.emit import (
 )
 from ..conv.prepare import RescaleKind, is_int16
 from ..emitting import EmitContext, KernelCall
-from .prepare import prepare_batch_matmul, prepare_fully_connected
+from .prepare import FullyConnectedParams, prepare_batch_matmul, prepare_fully_connected
 from .rules import MAX_BATCH_DIMS
 from .sparse import RUNTIME as SPARSE_RUNTIME
 from .sparse import choose as choose_sparse
@@ -51,6 +53,28 @@ def fc_scratch_bytes(op: Op, target: Target) -> int:
     if is_int16(op) or op.inputs[1] is None or len(op.inputs[1].shape) != 2 or helium(target):
         return 0
     return 2 * round_up4(op.inputs[1].shape[1])
+
+
+def _fc_kernel_sums(op: Op, ctx: EmitContext, p: FullyConnectedParams) -> str:
+    """mcugen_fc_params.kernel_sums in flash for the Helium path (int8, fixed-point rescale,
+    filter_offset 0, constant weights): per unit, bias + input_offset * sum(w) modulo 2^32,
+    which the kernel would otherwise sum on every call. Returns the initialiser field, or ""
+    (NULL: the kernel sums them itself)."""
+    x, w = op.inputs[0], op.inputs[1]
+    bias = op.inputs[2] if len(op.inputs) > 2 else None
+    if (not helium(ctx.target) or p.int16 or p.rescale.kind is RescaleKind.DOUBLE
+            or p.filter_offset != 0 or w is None or w.data is None
+            or (bias is not None and bias.data is None)):
+        return ""
+    assert x is not None
+    sums = w.data.reshape(p.units, p.depth).astype(np.int64).sum(axis=1) * p.input_offset
+    if bias is not None:
+        assert bias.data is not None
+        sums += bias.data.astype(np.int64).reshape(-1)
+    wrapped = (sums + 2**31) % 2**32 - 2**31
+    name = ctx.constant(f"op{op.index} fully_connected kernel sums", wrapped.astype(np.int32),
+                        "int32_t")
+    return f", .kernel_sums = {name}"
 
 
 def _flat_dims(n: int, c: int) -> str:
@@ -84,7 +108,8 @@ def emit_fully_connected(op: Op, ctx: EmitContext) -> KernelCall:
         f".input_offset = {p.input_offset}, .filter_offset = {p.filter_offset}, "
         f".output_offset = {p.output_offset}, "
         f".activation = {{ .min = {low}, .max = {high} }}, "
-        f".per_channel = {int(p.per_channel)}, .real_scale = {real_scale} }};"
+        f".per_channel = {int(p.per_channel)}, .real_scale = {real_scale}"
+        f"{_fc_kernel_sums(op, ctx, p)} }};"
     )
     if p.int16:
         bias_decls, bias_args = bias64_args(ctx, op, bias, f"fc_bias_dims_{i}")

@@ -93,13 +93,8 @@ static int common_args_ok(const mcugen_tile *stride, const mcugen_tile *padding,
     if (quant == NULL || quant->multiplier == NULL || quant->shift == NULL) {
         return 0;
     }
-    for (int32_t c = 0; c < channels; ++c) {
-        /* TFLite's QuantizeMultiplier range; outside it the shifts would be undefined. */
-        if (quant->shift[c] < -31 || quant->shift[c] > 30) {
-            return 0;
-        }
-    }
-    return 1;
+    /* TFLite's QuantizeMultiplier range; outside it the shifts would be undefined. */
+    return mcugen_shifts_in_range(quant->shift, channels);
 }
 
 static int bias_ok(const mcugen_dims *bias_dims, const int32_t *bias, int32_t channels)
@@ -143,7 +138,8 @@ mcugen_status mcugen_convolve_s8(const mcugen_context *ctx, const mcugen_conv_pa
     const mcugen_conv_fast_params fast = {params->input_offset, params->output_offset,
                                           params->stride,       params->padding,
                                           params->dilation,     params->activation,
-                                          1,                    params->kernel_sums};
+                                          1,                    params->kernel_sums,
+                                          params->rq_table};
     if (groups == 1 && mcugen_convolve_fast_s8(ctx, &fast, quant, input_dims, input, filter_dims,
                                                filter, bias, output_dims, output)) {
         return MCUGEN_OK; /* DSP or MVE inner loops (mcugen_conv_fast.h) */
@@ -218,7 +214,8 @@ mcugen_status mcugen_depthwise_conv_s8(const mcugen_context *ctx,
     const mcugen_conv_fast_params fast = {params->input_offset, params->output_offset,
                                           params->stride,       params->padding,
                                           params->dilation,     params->activation,
-                                          params->ch_mult,      NULL};
+                                          params->ch_mult,      NULL,
+                                          params->rq_table};
     if (mcugen_depthwise_conv_fast_s8(ctx, &fast, quant, input_dims, input, filter_dims, filter,
                                       bias, output_dims, output)) {
         return MCUGEN_OK; /* DSP or MVE inner loops (mcugen_conv_fast.h) */

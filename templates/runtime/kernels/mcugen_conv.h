@@ -37,6 +37,11 @@ typedef struct {
      * bias + input_offset * (the sum of the channel's weights), modulo 2^32. The Helium path
      * needs them on every call; mcugen computes them at build time for --target cortex-m55. */
     const int32_t *kernel_sums;
+    /* Optional, int8 only (NULL: the kernel builds it in the scratch): the DSP path's
+     * requantization table (mcugen_conv_fast.h), four int32 per output channel. mcugen makes
+     * it at build time for the stripes of a tiled chain on Cortex-M4/M7, which would otherwise
+     * rebuild it on every stripe. */
+    const int32_t *rq_table;
 } mcugen_conv_params;
 
 typedef struct {
@@ -47,6 +52,7 @@ typedef struct {
     mcugen_tile dilation;
     mcugen_activation activation;
     int32_t ch_mult; /* depth multiplier: out_c = in_c * ch_mult */
+    const int32_t *rq_table; /* optional: as mcugen_conv_params.rq_table */
 } mcugen_dw_conv_params;
 
 mcugen_status mcugen_convolve_s8(const mcugen_context *ctx, const mcugen_conv_params *params,

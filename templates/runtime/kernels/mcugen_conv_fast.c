@@ -61,6 +61,32 @@ int mcugen_depthwise_fast_offsets_fit(const mcugen_conv_fast_params *params,
     return row_bytes <= INT32_MAX && rows <= INT32_MAX / row_bytes;
 }
 
+int mcugen_shifts_in_range(const int32_t *shift, int32_t n)
+{
+#if defined(MCUGEN_FAST_MVE)
+    int32_t lo = 0, hi = 0; /* 0 is in range: min(0, shifts) >= -31 iff every shift is */
+    int32_t c = 0;
+    for (; c + 4 <= n; c += 4) { /* whole vectors unpredicated: four instructions a pass */
+        const int32x4_t v = vldrwq_s32(shift + c);
+        lo = vminvq_s32(lo, v);
+        hi = vmaxvq_s32(hi, v);
+    }
+    if (c < n) {
+        const mve_pred16_t p = vctp32q((uint32_t)(n - c));
+        const int32x4_t v = vldrwq_z_s32(shift + c, p);
+        lo = vminvq_p_s32(lo, v, p);
+        hi = vmaxvq_p_s32(hi, v, p);
+    }
+    return lo >= -31 && hi <= 30;
+#else
+    uint32_t outside = 0; /* branchless: shift + 31 (mod 2^32) outside [0, 61] */
+    for (int32_t c = 0; c < n; ++c) {
+        outside |= (uint32_t)shift[c] + 31u > 61u;
+    }
+    return outside == 0;
+#endif
+}
+
 #if !defined(MCUGEN_FAST_DSP) && !defined(MCUGEN_FAST_MVE)
 
 int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_params *params,

@@ -71,6 +71,7 @@ typedef struct {
     mcugen_activation activation;
     int32_t ch_mult; /* depthwise only */
     const int32_t *kernel_sums; /* conv only, optional: mcugen_conv_params.kernel_sums */
+    const int32_t *rq_table;    /* optional: mcugen_conv_params.rq_table */
 } mcugen_conv_fast_params;
 
 /* What the fast path needs of mcugen_fc_params (mcugen_fully_connected.h). */
@@ -79,6 +80,7 @@ typedef struct {
     int32_t output_offset;
     mcugen_activation activation;
     int32_t per_channel;
+    const int32_t *kernel_sums; /* optional: mcugen_fc_params.kernel_sums */
 } mcugen_fully_connected_fast_params;
 
 /* Scratch bytes of the conv fast path compiled in (0 without one): the im2col columns and
@@ -99,6 +101,11 @@ int32_t mcugen_fully_connected_fast_dsp_s8_buffer_size(const mcugen_dims *filter
 int32_t mcugen_convolve_fast_mve_s8_buffer_size(const mcugen_dims *filter_dims);
 int32_t mcugen_depthwise_conv_fast_mve_s8_buffer_size(const mcugen_dims *filter_dims);
 int32_t mcugen_fully_connected_fast_mve_s8_buffer_size(const mcugen_dims *filter_dims);
+
+/* 1 when every shift[0..n) lies in TFLite's QuantizeMultiplier range [-31, 30] (the public
+ * kernels' argument check, on every call: under tiling once per stripe): four lanes at a time
+ * with Helium, else scalar. Compiled on every core (mcugen_conv_fast.c). */
+int mcugen_shifts_in_range(const int32_t *shift, int32_t n);
 
 /* Arguments as mcugen_convolve_s8, already validated by it (groups == 1 is checked here). */
 int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_params *params,

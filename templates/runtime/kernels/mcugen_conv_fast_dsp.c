@@ -109,6 +109,17 @@ static int rq_table(rq_chan *t, const int32_t *bias, const int32_t *mult, const 
     return all;
 }
 
+/* Whether every channel of a build-made table (mcugen_conv_params.rq_table) takes the fast
+ * requantization: rq_table's return value. */
+static int table_all_fast(const rq_chan *t, int32_t count)
+{
+    int32_t all = 1;
+    for (int32_t c = 0; c < count; ++c) {
+        all &= t[c].right != 0;
+    }
+    return all;
+}
+
 /* Largest |x + offset| for int8 x, times 128 (the largest |w|): one product's bound. */
 static inline int64_t max_product(int32_t offset)
 {
@@ -506,10 +517,14 @@ int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_pa
     int16_t *cols = (int16_t *)ctx->buf;
     const int32_t *x = (const int32_t *)(const void *)cols;
     const int32_t most = conv_columns(round_up4(size));
-    rq_chan *table = (rq_chan *)(void *)(cols + most * round_up4(size));
-    int8_t *stage = (int8_t *)(void *)(table + out_c);
-    rq_table(table, bias, quant->multiplier, quant->shift, out_c, params->output_offset,
-             size * max_product(params->input_offset));
+    rq_chan *scratch_table = (rq_chan *)(void *)(cols + most * round_up4(size));
+    int8_t *stage = (int8_t *)(void *)(scratch_table + out_c);
+    const rq_chan *table = (const rq_chan *)(const void *)params->rq_table; /* the build's */
+    if (table == NULL) {
+        rq_table(scratch_table, bias, quant->multiplier, quant->shift, out_c,
+                 params->output_offset, size * max_product(params->input_offset));
+        table = scratch_table;
+    }
     const rq_params rp = rq_params_of(params->output_offset, params->activation);
     const int32_t pixels = output_dims->n * output_dims->h * output_dims->w;
     for (int32_t p = 0; p < pixels;) {
@@ -690,9 +705,15 @@ int mcugen_depthwise_conv_fast_s8(const mcugen_context *ctx, const mcugen_conv_f
     }
     for (int32_t c0 = 0; c0 < channels; c0 += chunk) {
         d.channels = channels - c0 < chunk ? channels - c0 : chunk;
-        const int all_fast = rq_table(table, bias != NULL ? bias + c0 : NULL,
-                                      quant->multiplier + c0, quant->shift + c0, d.channels,
-                                      d.p.zp, max_sum);
+        int all_fast;
+        if (params->rq_table != NULL) { /* the build's table: this chunk's rows of it */
+            d.rq = (const rq_chan *)(const void *)params->rq_table + c0;
+            all_fast = table_all_fast(d.rq, d.channels);
+        } else {
+            all_fast = rq_table(table, bias != NULL ? bias + c0 : NULL, quant->multiplier + c0,
+                                quant->shift + c0, d.channels, d.p.zp, max_sum);
+            d.rq = table;
+        }
         d.quick = all_fast && d.p.full;
         int32_t *wide = wide0;
         for (int32_t c = 0; c < d.channels; c += 4) {
@@ -714,10 +735,10 @@ int mcugen_depthwise_conv_fast_s8(const mcugen_context *ctx, const mcugen_conv_f
                     sum[i] += filter[t * channels + c0 + c + i];
                 }
             }
-            init[c] = wrap_add(table[c].bias, off * sum[0]);
-            init[c + 1] = wrap_add(table[c + 1].bias, off * sum[1]);
-            init[c + 2] = wrap_add(table[c + 2].bias, off * sum[2]);
-            init[c + 3] = wrap_add(table[c + 3].bias, off * sum[3]);
+            init[c] = wrap_add(d.rq[c].bias, off * sum[0]);
+            init[c + 1] = wrap_add(d.rq[c + 1].bias, off * sum[1]);
+            init[c + 2] = wrap_add(d.rq[c + 2].bias, off * sum[2]);
+            init[c + 3] = wrap_add(d.rq[c + 3].bias, off * sum[3]);
             zero[c >> 2] = (int32_t)(((uint32_t)-off & 0xFFu) * 0x01010101u);
         }
         int8_t *out = output + c0;
@@ -738,6 +759,103 @@ int mcugen_depthwise_conv_fast_s8(const mcugen_context *ctx, const mcugen_conv_f
 
 /* ---- FULLY_CONNECTED ------------------------------------------------------------------------ */
 
+#if defined(__GNUC__) && defined(__OPTIMIZE__) && !defined(__OPTIMIZE_SIZE__)
+#define DSP_FC_ROWS4 1
+#else
+#define DSP_FC_ROWS4 0 /* -Os and -O0: row_1x1 (less code; too few free registers at -O0) */
+#endif
+
+#if DSP_FC_ROWS4
+/* One weight word of row `acc` (loaded by `load`) against the column group in xa, xb. */
+#define DSP_FC_ROW(load, acc)                                                                  \
+    load                                                                                       \
+    "sxtb16 %[we], %[raw]\n\t"                                                                  \
+    "sxtb16 %[raw], %[raw], ror #8\n\t"                                                         \
+    "smlad  %[" acc "], %[we], %[xa], %[" acc "]\n\t"                                           \
+    "smlad  %[" acc "], %[raw], %[xb], %[" acc "]\n\t"
+#define DSP_FC_GROUP                                                                           \
+    "ldrd   %[xa], %[xb], [%[x]], #8\n\t"                                                      \
+    DSP_FC_ROW("ldr    %[raw], [%[w0], %[d]]\n\t", "a1")                                        \
+    DSP_FC_ROW("ldr    %[raw], [%[w0]], #4\n\t", "a0")                                          \
+    DSP_FC_ROW("ldr    %[raw], [%[w2], %[d]]\n\t", "a3")                                        \
+    DSP_FC_ROW("ldr    %[raw], [%[w2]], #4\n\t", "a2")
+
+/* Four filter rows (w, w + depth, w + 2 depth, w + 3 depth) against one column: the column
+ * word pair serves four rows, 16 MACs in 21 instructions a group, two groups a pass (vs 14
+ * instructions for 8 MACs in row_1x1). Thirteen registers. */
+static inline void rows_4x1(const int8_t *w, const int32_t *x, int32_t depth, int32_t acc[4])
+{
+    int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+    const int32_t groups = depth >> 2;
+    const int8_t *w0 = w, *w2 = w + 2 * depth;
+    if (groups > 0) {
+        int32_t n = groups, raw, we, xa, xb;
+        __asm__ volatile(
+            DSP_TWO_GROUPS_A_PASS(DSP_FC_GROUP)
+            : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [w0] "+r"(w0),
+              [w2] "+r"(w2), [x] "+r"(x), [n] "+r"(n), [raw] "=&r"(raw), [we] "=&r"(we),
+              [xa] "=&r"(xa), [xb] "=&r"(xb)
+            : [d] "r"(depth)
+            : "cc", "memory");
+    }
+    if (depth & 3) {
+        const int16_t *x16 = (const int16_t *)x;
+        a0 = dot_tail(w0, x16, depth & 3, a0);
+        a1 = dot_tail(w0 + depth, x16, depth & 3, a1);
+        a2 = dot_tail(w2, x16, depth & 3, a2);
+        a3 = dot_tail(w2 + depth, x16, depth & 3, a3);
+    }
+    acc[0] = a0;
+    acc[1] = a1;
+    acc[2] = a2;
+    acc[3] = a3;
+}
+#endif
+
+/* One output, the fast requantization decided per value rather than from a table (the
+ * bound it needs, |acc| < 2^30 so that 2 acc fits int32, is checked on acc itself):
+ * rq_table's argument holds for shift in [-22, -1] and |zp| <= 128 (zp_ok), else rq_exact. */
+static inline int8_t fc_out(int32_t acc, int32_t mult, int32_t shift, int zp_ok,
+                            const rq_params p)
+{
+#if DSP_FC_ROWS4
+    const int32_t right = -shift;
+    if (zp_ok && (uint32_t)acc + (1u << 30) < (1u << 31) && (uint32_t)(right - 1) < 22u) {
+        const int32_t add = (int32_t)((2u * (uint32_t)p.zp + 1u) << (right - 1));
+        const int32_t y = rq_y(acc, mult, right, add);
+        return p.full ? (int8_t)__ssat(y, 8) : clamp_s8(y, p.lo, p.hi);
+    }
+#else
+    (void)zp_ok; /* -Os: the exact form only, less code */
+#endif
+    return rq_exact(acc, mult, shift, &p);
+}
+
+#if DSP_FC_ROWS4
+/* The whole blocks of four units of one input row: rows_4x1, then the four outputs (per unit
+ * quantization: step 4, the block's own multipliers; per tensor: step 0, element 0). Out of
+ * line, with the activation by value: the int8 stores then force no reloads. */
+DSP_NOINLINE static void fc_blocks4(const int8_t *w, const int32_t *x, int32_t depth,
+                                    int32_t blocks, const int32_t *bias, const int32_t *mult,
+                                    const int32_t *shift, int32_t step, int zp_ok,
+                                    const rq_params p, int8_t *out)
+{
+    const int32_t s1 = step >> 2, s2 = 2 * s1, s3 = 3 * s1; /* within a block */
+    for (; blocks > 0; --blocks, w += 4 * depth, out += 4, mult += step, shift += step) {
+        int32_t acc[4] = {0, 0, 0, 0};
+        if (bias != NULL) {
+            acc[0] = bias[0], acc[1] = bias[1], acc[2] = bias[2], acc[3] = bias[3];
+            bias += 4;
+        }
+        rows_4x1(w, x, depth, acc);
+        out[0] = fc_out(acc[0], mult[0], shift[0], zp_ok, p);
+        out[1] = fc_out(acc[1], mult[s1], shift[s1], zp_ok, p);
+        out[2] = fc_out(acc[2], mult[s2], shift[s2], zp_ok, p);
+        out[3] = fc_out(acc[3], mult[s3], shift[s3], zp_ok, p);
+    }
+}
+#endif
+
 int mcugen_fully_connected_fast_s8(const mcugen_context *ctx,
                                    const mcugen_fully_connected_fast_params *params,
                                    const mcugen_per_channel_quant_params *quant,
@@ -752,7 +870,11 @@ int mcugen_fully_connected_fast_s8(const mcugen_context *ctx,
         return 0;
     }
     int16_t *col = (int16_t *)ctx->buf;
+    const int32_t *x = (const int32_t *)(const void *)col;
     const rq_params rp = rq_params_of(params->output_offset, params->activation);
+    const int per_channel = params->per_channel;
+    const int32_t *mult = quant->multiplier, *shift = quant->shift;
+    const int zp_ok = rp.zp >= -128 && rp.zp <= 128;
     /* the input row as a one-column im2col of a 1 x 1 x depth image */
     const mcugen_dims row = {1, 1, 1, depth};
     const mcugen_tile one = {1, 1};
@@ -763,12 +885,16 @@ int mcugen_fully_connected_fast_s8(const mcugen_context *ctx,
         im2col_q15(col, 0, 1, &win, &row, &row, &one, params->input_offset,
                    (int8_t *)(void *)col + round_up4(depth));
         int8_t *out = output + b * units;
-        for (int32_t u = 0; u < units; ++u) {
-            const int32_t q = params->per_channel ? u : 0;
-            const int32_t acc = row_1x1(filter + u * depth, (const int32_t *)(const void *)col,
-                                        depth, bias != NULL ? bias[u] : 0);
-            out[u] = finish_s8(acc, quant->multiplier[q], quant->shift[q], rp.zp,
-                               params->activation); /* multipliers_ok: no INT32_MIN */
+        int32_t u = 0;
+#if DSP_FC_ROWS4
+        u = units & ~3;
+        fc_blocks4(filter, x, depth, u >> 2, bias, mult, shift, per_channel ? 4 : 0, zp_ok, rp,
+                   out);
+#endif
+        for (; u < units; ++u) {
+            const int32_t q = per_channel ? u : 0;
+            const int32_t acc = row_1x1(filter + u * depth, x, depth, bias != NULL ? bias[u] : 0);
+            out[u] = fc_out(acc, mult[q], shift[q], zp_ok, rp); /* multipliers_ok: no INT32_MIN */
         }
     }
     return 1;

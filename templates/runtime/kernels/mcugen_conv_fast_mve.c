@@ -1220,32 +1220,146 @@ int mcugen_depthwise_conv_fast_s8(const mcugen_context *ctx, const mcugen_conv_f
     return 1;
 }
 
-/* Two rows against x, each with the input offset folded in through the row's weight sum (one
- * pass for both): a[r] = w_r . x + off * sum(w_r) = w_r . (x + off) modulo 2^32. */
-static inline void dot2_offset(const int8_t *w, const int8_t *w1, const int8_t *x, int32_t depth,
-                               int32_t off, int32_t *a)
+/* Four rows (w, w + depth, ...; the last `clamp` rows repeat row 3 - clamp) against x: the raw
+ * int8 dot products w_r . x. x is loaded once for the four VMLADAVAs (16 MACs each); the input
+ * offset comes in through the kernel sums. */
+static inline int32x4_t dot4(const int8_t *w, int32_t depth, int32_t last_row,
+                             const int8_t *x)
 {
-    int32_t d0 = 0, d1 = 0, s0 = 0, s1 = 0;
+    const int8_t *w0 = w, *w1 = w + (last_row < 1 ? last_row : 1) * depth;
+    const int8_t *w2 = w + (last_row < 2 ? last_row : 2) * depth;
+    const int8_t *w3 = w + (last_row < 3 ? last_row : 3) * depth;
+    int32_t d0 = 0, d1 = 0, d2 = 0, d3 = 0;
     int32_t k = depth;
-    for (; k >= 16; k -= 16, x += 16, w += 16, w1 += 16) {
-        const int8x16_t xv = vldrbq_s8(x), v0 = vldrbq_s8(w), v1 = vldrbq_s8(w1);
-        d0 = vmladavaq_s8(d0, xv, v0);
-        s0 = vaddvaq_s8(s0, v0);
-        d1 = vmladavaq_s8(d1, xv, v1);
-        s1 = vaddvaq_s8(s1, v1);
+#if !MVE_LEAN
+    /* gcc 12 indexes the five streams from one counter (16 instructions a pass); the asm
+     * walks them with post-incremented loads: 10 */
+    if (k >= 16) {
+        int32_t n = k >> 4;
+        int8x16_t xv, wv, wv2;
+        __asm__ volatile(
+            "1:\n\t"
+            "vldrb.8     %q[xv], [%[x]], #16\n\t"
+            "vldrb.8     %q[wv], [%[w0]], #16\n\t"
+            "vmladava.s8 %[d0], %q[xv], %q[wv]\n\t"
+            "vldrb.8     %q[wv2], [%[w1]], #16\n\t"
+            "vmladava.s8 %[d1], %q[xv], %q[wv2]\n\t"
+            "vldrb.8     %q[wv], [%[w2]], #16\n\t"
+            "vmladava.s8 %[d2], %q[xv], %q[wv]\n\t"
+            "vldrb.8     %q[wv2], [%[w3]], #16\n\t"
+            "vmladava.s8 %[d3], %q[xv], %q[wv2]\n\t"
+            "subs        %[n], %[n], #1\n\t"
+            "bne         1b"
+            : [d0] "+Te"(d0), [d1] "+Te"(d1), [d2] "+Te"(d2), [d3] "+Te"(d3), [x] "+r"(x),
+              [w0] "+r"(w0), [w1] "+r"(w1), [w2] "+r"(w2), [w3] "+r"(w3), [n] "+r"(n),
+              [xv] "=&w"(xv), [wv] "=&w"(wv), [wv2] "=&w"(wv2)
+            :
+            : "cc", "memory");
+        k &= 15;
+    }
+#endif
+    for (; k >= 16; k -= 16) { /* -Os: the loop in C */
+        const int8x16_t xv = vldrbq_s8(x);
+        x += 16;
+        d0 = vmladavaq_s8(d0, xv, vldrbq_s8(w0));
+        w0 += 16;
+        d1 = vmladavaq_s8(d1, xv, vldrbq_s8(w1));
+        w1 += 16;
+        d2 = vmladavaq_s8(d2, xv, vldrbq_s8(w2));
+        w2 += 16;
+        d3 = vmladavaq_s8(d3, xv, vldrbq_s8(w3));
+        w3 += 16;
     }
     if (k > 0) {
         const mve_pred16_t p = vctp8q((uint32_t)k);
-        const int8x16_t xv = vldrbq_z_s8(x, p), v0 = vldrbq_z_s8(w, p);
-        const int8x16_t v1 = vldrbq_z_s8(w1, p);
-        d0 = vmladavaq_s8(d0, xv, v0);
-        s0 = vaddvaq_s8(s0, v0);
-        d1 = vmladavaq_s8(d1, xv, v1);
-        s1 = vaddvaq_s8(s1, v1);
+        const int8x16_t xv = vldrbq_z_s8(x, p);
+        d0 = vmladavaq_s8(d0, xv, vldrbq_z_s8(w0, p));
+        d1 = vmladavaq_s8(d1, xv, vldrbq_z_s8(w1, p));
+        d2 = vmladavaq_s8(d2, xv, vldrbq_z_s8(w2, p));
+        d3 = vmladavaq_s8(d3, xv, vldrbq_z_s8(w3, p));
     }
-    a[0] = wrap_add(d0, (int32_t)((uint32_t)off * (uint32_t)s0));
-    a[1] = wrap_add(d1, (int32_t)((uint32_t)off * (uint32_t)s1));
+    int32x4_t v = vdupq_n_s32(d0);
+    v = vsetq_lane_s32(d1, v, 1);
+    v = vsetq_lane_s32(d2, v, 2);
+    return vsetq_lane_s32(d3, v, 3);
 }
+
+/* One unit's kernel sum, for calls without the build's (mcugen_fc_params.kernel_sums):
+ * bias + off * the sum of the unit's weights, modulo 2^32. */
+static int32_t fc_kernel_sum(const int8_t *w, int32_t depth, int32_t off, int32_t bias)
+{
+    int32_t s = 0;
+    for (int32_t k = 0; k < depth; k += 16) {
+        s = vaddvaq_s8(s, vldrbq_z_s8(w + k, vctp8q((uint32_t)(depth - k))));
+    }
+    return wrap_add(bias, (int32_t)((uint32_t)off * (uint32_t)s));
+}
+
+/* The kernel sums of units u .. u + 3 (the lanes past the last unit unused). */
+static inline int32x4_t fc_sums4(const mcugen_fully_connected_fast_params *params,
+                                 const int8_t *filter, const int32_t *bias, int32_t depth,
+                                 int32_t u, int32_t units)
+{
+    const mve_pred16_t lanes = vctp32q((uint32_t)(units - u));
+    if (params->kernel_sums != NULL) {
+        return vldrwq_z_s32(params->kernel_sums + u, lanes);
+    }
+    int32_t sum[4] = {0, 0, 0, 0};
+    for (int32_t r = 0; r < 4 && u + r < units; ++r) {
+        sum[r] = fc_kernel_sum(filter + (u + r) * depth, depth, params->input_offset,
+                               bias != NULL ? bias[u + r] : 0);
+    }
+    return vldrwq_s32(sum);
+}
+
+#if !MVE_LEAN
+/* Whole blocks of four units for depth % 16 == 0 with the build's kernel sums (the common
+ * case): the per-block work is only the dot products, one vector add, the requantization and
+ * a store, without dot4's tail and row clamps (a block costs ~30 instructions besides the
+ * 10 a 64-MAC pass). */
+__attribute__((noinline)) static void fc_blocks16(const int8_t *x, const int8_t *w, int32_t depth, int32_t blocks,
+                        const int32_t *sums, const int32_t *mult, const int32_t *shift,
+                        int per_channel, const out_consts *k, int8_t *out)
+{
+    int32x4_t m = vdupq_n_s32(mult[0]), s = vdupq_n_s32(shift[0]);
+    const int32_t step = per_channel ? 4 : 0;
+    for (; blocks > 0; --blocks, w += 4 * depth, sums += 4, out += 4) {
+        const int8_t *xp = x, *w0 = w, *w1 = w + depth, *w2 = w1 + depth, *w3 = w2 + depth;
+        int32_t d0 = 0, d1 = 0, d2 = 0, d3 = 0, n = depth >> 4;
+        int8x16_t xv, wv, wv2;
+        __asm__ volatile(
+            "1:\n\t"
+            "vldrb.8     %q[xv], [%[x]], #16\n\t"
+            "vldrb.8     %q[wv], [%[w0]], #16\n\t"
+            "vmladava.s8 %[d0], %q[xv], %q[wv]\n\t"
+            "vldrb.8     %q[wv2], [%[w1]], #16\n\t"
+            "vmladava.s8 %[d1], %q[xv], %q[wv2]\n\t"
+            "vldrb.8     %q[wv], [%[w2]], #16\n\t"
+            "vmladava.s8 %[d2], %q[xv], %q[wv]\n\t"
+            "vldrb.8     %q[wv2], [%[w3]], #16\n\t"
+            "vmladava.s8 %[d3], %q[xv], %q[wv2]\n\t"
+            "subs        %[n], %[n], #1\n\t"
+            "bne         1b"
+            : [d0] "+Te"(d0), [d1] "+Te"(d1), [d2] "+Te"(d2), [d3] "+Te"(d3), [x] "+r"(xp),
+              [w0] "+r"(w0), [w1] "+r"(w1), [w2] "+r"(w2), [w3] "+r"(w3), [n] "+r"(n),
+              [xv] "=&w"(xv), [wv] "=&w"(wv), [wv2] "=&w"(wv2)
+            :
+            : "cc", "memory");
+        int32x4_t acc = vldrwq_s32(sums);
+        acc = vsetq_lane_s32(vgetq_lane_s32(acc, 0) + d0, acc, 0);
+        acc = vsetq_lane_s32(vgetq_lane_s32(acc, 1) + d1, acc, 1);
+        acc = vsetq_lane_s32(vgetq_lane_s32(acc, 2) + d2, acc, 2);
+        acc = vsetq_lane_s32(vgetq_lane_s32(acc, 3) + d3, acc, 3);
+        if (step) {
+            m = vldrwq_s32(mult);
+            s = vldrwq_s32(shift);
+        }
+        mult += step;
+        shift += step;
+        vstrbq_s32(out, requant_clamp(acc, m, s, k));
+    }
+}
+#endif
 
 int mcugen_fully_connected_fast_s8(const mcugen_context *ctx,
                                    const mcugen_fully_connected_fast_params *params,
@@ -1257,32 +1371,41 @@ int mcugen_fully_connected_fast_s8(const mcugen_context *ctx,
 {
     (void)ctx;
     (void)filter_dims;
-    const int32_t depth = input_dims->c, units = output_dims->c;
-    const int32_t off = params->input_offset;
-    const out_consts k = make_out_consts(params->output_offset, params->activation, quant->shift,
-                                         params->per_channel ? units : 1);
-    int32x4_t m = vdupq_n_s32(quant->multiplier[0]), s = vdupq_n_s32(quant->shift[0]);
-    for (int32_t b = 0; b < input_dims->n; ++b) {
-        const int8_t *x = input + b * depth;
+    const int32_t depth = input_dims->c, units = output_dims->c, batch = input_dims->n;
+    const int per_channel = params->per_channel;
+    const int32_t *mult = quant->multiplier, *shift = quant->shift;
+    const out_consts k =
+        make_out_consts(params->output_offset, params->activation, shift, per_channel ? units : 1);
+    int32x4_t m = vdupq_n_s32(mult[0]), s = vdupq_n_s32(shift[0]);
+    const int32_t full = units & ~3; /* units in whole blocks of four */
+    for (int32_t b = 0; b < batch; ++b) {
+        const int8_t *x = input + b * depth, *w = filter;
         int8_t *out = output + b * units;
-        for (int32_t u = 0; u < units; u += 4) {
-            const mve_pred16_t lanes = vctp32q((uint32_t)(units - u));
-            int32_t a[4] = {0, 0, 0, 0};
-            /* rows past the last unit: the last row again (its lanes are not stored) */
-            const int32_t last = units - 1;
-            const int32_t r1 = u + 1 < last ? u + 1 : last, r2 = u + 2 < last ? u + 2 : last;
-            const int32_t r3 = u + 3 < last ? u + 3 : last;
-            dot2_offset(filter + u * depth, filter + r1 * depth, x, depth, off, a);
-            dot2_offset(filter + r2 * depth, filter + r3 * depth, x, depth, off, a + 2);
-            int32x4_t acc = vldrwq_s32(a);
-            if (bias != NULL) {
-                acc = vaddq_s32(acc, vldrwq_z_s32(bias + u, lanes));
+        int32_t u = 0;
+#if !MVE_LEAN
+        if (params->kernel_sums != NULL && depth % 16 == 0 && full > 0) {
+            fc_blocks16(x, w, depth, full / 4, params->kernel_sums, mult, shift, per_channel,
+                        &k, out);
+            u = full;
+            w += full * depth;
+        }
+#endif
+        for (; u < units; u += 4, w += 4 * depth) {
+            /* a last, partial block repeats its last row (those lanes are not stored) */
+            const int32_t last_row = u < full ? 3 : units - 1 - u;
+            const int32x4_t acc = vaddq_s32(dot4(w, depth, last_row, x),
+                                            fc_sums4(params, filter, bias, depth, u, units));
+            if (per_channel) {
+                const mve_pred16_t lanes = vctp32q((uint32_t)(units - u));
+                m = vldrwq_z_s32(mult + u, lanes);
+                s = vldrwq_z_s32(shift + u, lanes);
             }
-            if (params->per_channel) {
-                m = vldrwq_z_s32(quant->multiplier + u, lanes);
-                s = vldrwq_z_s32(quant->shift + u, lanes);
+            const int32x4_t y = requant_clamp(acc, m, s, &k);
+            if (u < full) {
+                vstrbq_s32(out + u, y);
+            } else {
+                vstrbq_p_s32(out + u, y, vctp32q((uint32_t)(units - u)));
             }
-            vstrbq_p_s32(out + u, requant_clamp(acc, m, s, &k), lanes);
         }
     }
     return 1;

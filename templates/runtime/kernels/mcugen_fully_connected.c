@@ -54,12 +54,8 @@ static int quant_ok(const mcugen_fc_params *params, const mcugen_per_channel_qua
     if (quant == NULL || quant->multiplier == NULL || quant->shift == NULL) {
         return 0;
     }
-    for (int32_t u = 0; u < count; ++u) {
-        if (quant->shift[u] < -31 || quant->shift[u] > 30) {
-            return 0; /* outside TFLite's QuantizeMultiplier range the shifts are undefined */
-        }
-    }
-    return 1;
+    /* outside TFLite's QuantizeMultiplier range the shifts are undefined */
+    return mcugen_shifts_in_range(quant->shift, count);
 }
 
 static int params_ok(const mcugen_fc_params *params)
@@ -107,7 +103,8 @@ static mcugen_status fully_connected_s8(const mcugen_context *ctx, const mcugen_
 #if !defined(MCUGEN_PORTABLE)
     const mcugen_fully_connected_fast_params fast = {params->input_offset,
                                                      params->output_offset, params->activation,
-                                                     params->per_channel};
+                                                     params->per_channel,
+                                                     params->kernel_sums};
     if (params->filter_offset == 0 && requantize_real == NULL &&
         mcugen_fully_connected_fast_s8(ctx, &fast, quant, input_dims, input, filter_dims, filter,
                                        bias, output_dims, output)) {

@@ -40,6 +40,10 @@ typedef struct {
     mcugen_activation activation; /* clamp in the output's quantized domain, within int8 */
     int32_t per_channel;          /* 1: one multiplier/shift (or real scale) per unit; 0: one */
     const double *real_scale;     /* non-NULL: LiteRT's double-precision requantization */
+    /* Optional, int8 with filter_offset 0 (NULL: the kernel computes them): per unit,
+     * bias + input_offset * (the sum of the unit's weights), modulo 2^32, as
+     * mcugen_conv_params.kernel_sums; mcugen makes them at build time for the fast paths. */
+    const int32_t *kernel_sums;
 } mcugen_fc_params;
 
 mcugen_status mcugen_fully_connected_s8(const mcugen_context *ctx, const mcugen_fc_params *params,

@@ -1,0 +1,91 @@
+"""The DSP path's build-time requantization table (mcugen/ops/conv/dsp_table.py, used by the
+stripes of tiled chains on Cortex-M4/M7; mcugen_conv_params.rq_table).
+
+Where the table selects the kernel's fast requantization (right > 0), the kernel computes
+y = SMMULR(2 acc, m) = floor((2 acc m + 2^31) / 2^32), then (y + (y >> 31) + add) >> right in
+int32; modelled here with exact integers, every intermediate checked to fit int32, against
+TFLite's MultiplyByQuantizedMultiplier plus the zero point (mcugen.ops.fixedpoint, itself
+checked against TFLite by the tests/test_ref_* files) over the accumulators the bound allows:
+|acc| <= |bias| + max_sum. That the kernels read the table as built is checked on QEMU
+against TFLM's outputs (tests/test_firmware.py, benchmarks/firmware)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from conftest import public_model
+
+from mcugen.driver import BuildOptions, compile_model
+from mcugen.ops.conv.dsp_table import dsp_rq_table, max_product
+from mcugen.ops.fixedpoint import multiply_by_quantized_multiplier
+
+INT32 = (-(2**31), 2**31 - 1)
+
+
+def _fits(v: int) -> bool:
+    return INT32[0] <= v <= INT32[1]
+
+
+def _kernel_fast(acc: int, mult: int, right: int, add: int) -> int:
+    assert _fits(2 * acc)
+    y = (2 * acc * mult + 2**31) >> 32  # SMMULR
+    total = y + (y >> 31) + add
+    assert _fits(y) and _fits(total)
+    return total >> right
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_fast_entries_equal_tflite_requantization(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    channels = 64
+    offset = int(rng.integers(-127, 129))
+    zero_point = int(rng.integers(-128, 128))
+    max_sum = int(rng.integers(1, 300)) * max_product(offset)
+    limit = 2**30 - max_sum
+    bias = rng.integers(-limit, limit, channels, dtype=np.int64)
+    bias[:4] = [limit - 1, -(limit - 1), limit, -limit]  # both sides of the bound
+    mult = rng.integers(2**30, 2**31, channels, dtype=np.int64)
+    mult[4] = -(2**31)  # INT32_MIN: never fast
+    shift = rng.integers(-26, 3, channels, dtype=np.int64)
+    table = dsp_rq_table(bias.astype(np.int32), mult.astype(np.int32), shift.astype(np.int32),
+                         channels, zero_point, max_sum)
+    assert table.shape == (channels, 4) and table.dtype == np.int32
+    fast = 0
+    for c in range(channels):
+        b, m, right, add = (int(v) for v in table[c])
+        assert (b, m) == (int(bias[c]), int(mult[c]))
+        if right == 0:  # the exact requantization: add carries TFLite's shift
+            assert add == int(shift[c])
+            continue
+        fast += 1
+        assert abs(int(bias[c])) < limit and 1 <= right <= 22 and m != -(2**31)
+        span = abs(b) + max_sum
+        for acc in {-span, span, b - max_sum, b + max_sum, b, 0,
+                    *rng.integers(-span, span + 1, 40).tolist()}:
+            expected = int(multiply_by_quantized_multiplier(np.int64(acc), m, -right)) + zero_point
+            assert _kernel_fast(acc, m, right, add) == expected, (c, acc)
+    assert fast > channels // 2  # most channels of a realistic layer take the fast form
+    assert table[2, 2] == 0 and table[3, 2] == 0 and table[4, 2] == 0  # |bias| = limit, INT32_MIN
+
+
+def test_out_of_range_zero_point_or_sum_is_never_fast() -> None:
+    one = np.ones(8, np.int32)
+    for zero_point, max_sum in ((129, 1000), (0, 2**30)):
+        table = dsp_rq_table(None, one * 2**30, -one * 5, 8, zero_point, max_sum)
+        assert not table[:, 2].any() and (table[:, 3] == -5).all()
+
+
+@pytest.mark.parametrize("target", ["cortex-m4", "cortex-m55"])
+def test_tiled_stripes_carry_the_table_on_dsp_targets_only(target: str) -> None:
+    """kws_dscnn tiles its depthwise/pointwise chain: on Cortex-M4 each distinct conv of the
+    chain gets one table, shared by its stripes; the Helium target's calls carry none."""
+    compiled = compile_model(public_model("kws_dscnn"), BuildOptions(target=target))
+    source = compiled.code.files[f"{compiled.prefix}_model.c"]
+    used = set(re.findall(r"\.rq_table = (\w+)", source))
+    if target == "cortex-m55":
+        assert not used
+        return
+    chain_convs = {int(i) for i in re.findall(r"int32_t \w+_op(\d+)_dsp_requant\w*\[", source)}
+    assert len(used) == len(chain_convs) >= 4
