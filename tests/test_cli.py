@@ -9,27 +9,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner, Result
+from cli_run import assert_one_line_error, invoke
 from conftest import REPO
 from modelbuilder import ModelBuilder
 
-from mcugen.cli import main
-
 KWS = REPO / "examples" / "kws" / "kws_dscnn.tflite"
 KWS_CASE = REPO / "examples" / "kws" / "case0.npz"
-
-
-def invoke(*args: str) -> Result:
-    return CliRunner().invoke(main, [str(a) for a in args])
-
-
-def assert_one_line_error(result: Result, *fragments: str) -> None:
-    assert result.exit_code == 2, (result.exit_code, result.output, result.exception)
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
-    assert "Traceback" not in result.output
-    for fragment in fragments:
-        assert fragment in lines[0], lines[0]
 
 
 def small_conv_model(tensor_name: str = "conv_out", dtype: str = "int8") -> bytes:

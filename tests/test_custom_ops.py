@@ -12,12 +12,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner, Result
+from cli_run import assert_one_line_error, invoke
 from conftest import REPO
 from modelbuilder import ModelBuilder
 from oracles import run_oracle
 
-from mcugen.cli import main
 from mcugen.custom_ops import parse_custom_ops
 from mcugen.driver import BuildOptions
 from mcugen.errors import BuildError, McugenError
@@ -28,19 +27,6 @@ EXAMPLE = REPO / "examples" / "custom_op"
 KERNEL = EXAMPLE / "my_relu.c"
 REFERENCE = EXAMPLE / "my_relu_reference.py"
 MY_RELU = f"my_relu={KERNEL}:{REFERENCE}"
-
-
-def invoke(*args: object) -> Result:
-    return CliRunner().invoke(main, [str(a) for a in args])
-
-
-def assert_one_line_error(result: Result, *fragments: str) -> None:
-    assert result.exit_code == 2, (result.exit_code, result.output, result.exception)
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
-    assert "Traceback" not in result.output
-    for fragment in fragments:
-        assert fragment in lines[0], lines[0]
 
 
 def _example_models() -> tuple[bytes, bytes]:

@@ -12,13 +12,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner, Result
+from cli_run import assert_one_line_error, invoke
 from modelbuilder import ModelBuilder
 from oracles import run_litert, run_litert_sequence, run_oracle_sequence, run_tflm_sequence
 from stateful_models import FRAME, _variable, frames, images, spatial_state_model, streaming_model
 
 from mcugen.analysis.profile import memory_table
-from mcugen.cli import main
 from mcugen.driver import BuildOptions, compile_model, load_graph
 from mcugen.errors import ModelError
 from mcugen.ir import OpKind
@@ -32,20 +31,8 @@ from mcugen.toolchain.host import build_program, run_program
 STEPS = 24
 
 
-def invoke(*args: object) -> Result:
-    return CliRunner().invoke(main, [str(a) for a in args])
-
-
 def stacked(outputs: list[list[np.ndarray]]) -> np.ndarray:
     return np.stack([step[0] for step in outputs])
-
-
-def assert_one_line_error(result: Result, *fragments: str) -> None:
-    assert result.exit_code == 2, (result.exit_code, result.output, result.exception)
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
-    for fragment in fragments:
-        assert fragment in lines[0], lines[0]
 
 
 @pytest.fixture(scope="module")
