@@ -25,8 +25,9 @@ from mcugen.ir import OpKind
 from mcugen.npu.config import npu_config
 from mcugen.targets import HOST
 
-# estimate / measured: the lowest seen is kws_dscnn on u55-256 (0.46: its 25x5 maps waste
-# most of the 2x2x8 micro-block on edges), the highest ad_autoencoder (1.06: weights in flash).
+# estimate / measured over the 16 runs of benchmarks/npu/mcugen_vs_vela.md: lowest kws_dscnn on
+# u55-128 (0.52: the estimate reads each weight once, the device refetches them per OFM block
+# position), highest ad_autoencoder (1.06: weights in flash, where the roofline is nearly exact).
 ESTIMATE_BAND = (0.4, 1.25)
 
 
