@@ -99,15 +99,17 @@ def _feature(sg: tflite.SubGraph, index: int, arena_offset: int) -> Feature:
     return Feature(arena_offset, shape, _NUMPY_TYPES[tensor.Type()])
 
 
-def compile_model(model: bytes, macs: int, workdir: Path, name: str = "model") -> VelaModel:
+def compile_model(model: bytes, macs: int, workdir: Path, name: str = "model",
+                  optimise: str = "Performance") -> VelaModel:
     """Vela's compilation of `model` for ethos-u55-`macs` (Vela's default system config,
-    Ethos_U55_High_End_Embedded with Shared_Sram)."""
+    Ethos_U55_High_End_Embedded with Shared_Sram; --optimise `optimise`, Vela's default
+    Performance or Size)."""
     workdir.mkdir(parents=True, exist_ok=True)
     source = workdir / "model.tflite"
     source.write_bytes(model)
     result = subprocess.run(
         [sys.executable, "-m", "ethosu.vela", str(source), "--accelerator-config", f"ethos-u55-{macs}",
-         "--output-dir", str(workdir / "out"), "--verbose-register-command-stream"],
+         "--output-dir", str(workdir / "out"), "--verbose-register-command-stream", "--optimise", optimise],
         check=True, capture_output=True, text=True)
     buf = (workdir / "out" / "model_vela.tflite").read_bytes()
     vela = tflite.Model.GetRootAsModel(buf, 0)

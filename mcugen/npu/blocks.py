@@ -80,6 +80,9 @@ class OpShape:
     part_kernel_first: bool = False
     scalar: bool = False  # elementwise with a scalar IFM2
     lut: bool = False  # the output stage reads a LUT from the last 2 KiB
+    # What fetching a weight costs against an IFM element: 1 in Vela's cost (it DMAs weights to
+    # SRAM first); mcugen streams them from flash, 8x slower than SRAM in the default system.
+    weight_cost: float = 1.0
 
 
 def _ceil_div(a: int, b: int) -> int:
@@ -146,6 +149,7 @@ def _cost(op: OpShape, config: NpuConfig, ofm: Block) -> float:
     if op.kind == "conv":
         weights *= ofm.depth * (o.depth / ofm.depth)
         ifm_fetch *= _ceil_div(o.depth, ofm.depth)
+    weights *= op.weight_cost
     elements = o.width * o.height * o.depth
     cost = max(elements / (ofm.width * ofm.height * ofm.depth), 1) if op.kind == "elementwise" \
         else (ifm_fetch + weights) / elements

@@ -15,6 +15,8 @@ from ..ir import NpuSegmentOptions, Op, OpKind, Tensor
 from ..memory.plan import Plan
 from ..ops.base import DEFAULT_SETTING
 from ..ops.npu import prepare_ethos_u, regions
+from .config import CONFIGS
+from .estimate import segment_cycles
 
 NOT_MEASURED = "not measured: mcugen build runs the model once on the simulated NPU (host) to count them"
 
@@ -71,7 +73,27 @@ def npu_report(order: list[Op], plan: Plan) -> dict[str, Any] | None:
         "command_stream_bytes": sum(t.nbytes for t in payloads),
         "weights_encoded_bytes": sum(t.nbytes for t in read_only),
         "regions": [entry for op in ops for entry in _regions(op, plan)],
+        **_own_figures(ops, plan),
     }
+
+
+ESTIMATE_SOURCE = ("mcugen/npu/estimate.py at build time: per op the slowest of MACs, output stage, SRAM and "
+                   "flash traffic (a roofline of the device's cycle model), summed over the segments' ops")
+
+
+def _own_figures(ops: list[Op], plan: Plan) -> dict[str, Any]:
+    """For mcugen's own segments (--npu): the build-time cycle estimate and the SRAM the NPU
+    works in (the plan's pools: feature maps live there, no scratch beyond them). Vela-compiled
+    ops have Vela's own estimate (its summary CSV), not ours: nothing."""
+    segments = [op for op in ops if isinstance(op.options, NpuSegmentOptions)]
+    if not segments:
+        return {}
+    payload = prepare_ethos_u(segments[0], DEFAULT_SETTING)
+    config = next(c for c in CONFIGS.values() if c.macs == payload.macs_per_cycle)
+    return {"cycles_estimate": sum(segment_cycles(op.options.ops, config) for op in segments
+                                   if isinstance(op.options, NpuSegmentOptions)),
+            "cycles_estimate_source": ESTIMATE_SOURCE,
+            "sram_bytes": sum(pool.size for pool in plan.pools)}
 
 
 def _regions(op: Op, plan: Plan) -> list[dict[str, Any]]:

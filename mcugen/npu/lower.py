@@ -38,6 +38,9 @@ FLASH_REGION = 0
 ACTIVATION_TABLE = 16  # ACTIVATION function of LUT slot 0
 T = TypeVar("T")
 MAX_PAD = 255  # the engine's limit on IFM padding
+# Weights stream from flash (region 0) at 1 byte/cycle against SRAM's 8 in the default system
+# config: a block that refetches them less is worth that much more (blocks.OpShape.weight_cost).
+FLASH_WEIGHT_COST = 8.0
 
 
 class Flash:
@@ -227,7 +230,8 @@ def _geometry(ifm: FeatureMap, ofm: FeatureMap, kernel: Kernel, padding: Padding
 def _block_for(config: NpuConfig, kind: str, k: KernelOp, lut: bool) -> BlockConfig:
     shape = OpShape(kind, Block(k.ofm.width, k.ofm.height, k.ofm.depth),
                     Block(k.ifm.width, k.ifm.height, k.ifm.depth), k.kernel, k.ifm.bits,
-                    acc_bits=40 if k.acc40 else 32, part_kernel_first=k.part_kernel_first, lut=lut)
+                    acc_bits=40 if k.acc40 else 32, part_kernel_first=k.part_kernel_first, lut=lut,
+                    weight_cost=FLASH_WEIGHT_COST)
     try:
         return choose_block(config, shape)
     except ValueError as e:
