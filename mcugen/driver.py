@@ -209,6 +209,10 @@ def schedule_and_plan(graph: Graph, options: BuildOptions, label: str) -> tuple[
         raise PlanningError(f"{label}: Vela's offsets do not hold for the op order: {overlap}")
     plan = plan_model(graph, order, scratch_bytes(options.target), options.pools, options.guard,
                       options.tiling and not vela)
+    if options.target.npu is not None and plan.tiling is not None:
+        from .npu.stripes import fewer_stripes
+
+        plan = fewer_stripes(graph, order, plan, scratch_bytes(options.target), list(options.pools), options.guard)
     plan.schedule_exact = chosen.exact
     return order, plan
 

@@ -28,6 +28,7 @@ from mcugen.ir import Graph, Op, OpKind
 from mcugen.memory.plan import plan_memory
 from mcugen.memory.tiling import Chain, Tiling, make_chain
 from mcugen.memory.tiling_search import chain_runs
+from mcugen.npu import stripes as npu_stripes
 from mcugen.npu.config import npu_config
 from mcugen.npu.registers import CMD1_FLAG, Cmd0
 from mcugen.ops.npu.payload import read_payload
@@ -80,12 +81,14 @@ def _check(model: bytes, inputs: list[np.ndarray], count: int, monkeypatch: pyte
     whole = compile_model(model, _options(tiling=False))
     with monkeypatch.context() as patch:
         patch.setattr(driver, "plan_model", _forced(count))
+        patch.setattr(npu_stripes, "fewer_stripes", lambda graph, order, plan, *rest: plan)  # keep `count`
         options = _options(prefix=f"npu_striped{count}")  # keeps each forced build apart in the cache
         striped = compile_model(model, options)
         program = build_program(model, options, "chain.tflite", sanitize=True)
     assert striped.plan.tiling is not None
     (chain,) = striped.plan.tiling.chains
     assert {op.backend for op in chain.ops} == {"npu"} and not chain.rolling
+    assert len(chain.stripes) == min(count, chain.output.shape[1])
     assert [op.kind for op in striped.order] == [OpKind.ETHOS_U]
     assert _kernel_operations(striped) == _calls(chain) > _kernel_operations(whole) == len(chain.ops)
     planned = {id(t) for buffer in striped.plan.buffers for t in buffer.tensors}
@@ -156,3 +159,28 @@ def test_public_models_stripe_npu_chains_below_vela_size_mode(name: str) -> None
     outputs = run_program(program, [[case["input0"]] for case in cases])
     for case, (actual,) in zip(cases, outputs, strict=True):
         assert_exact(actual.reshape(case["tflm_output0"].shape), case["tflm_output0"])
+
+
+def test_npu_chains_keep_the_fewest_stripes_that_keep_the_arena() -> None:
+    """fewer_stripes: every fewer count it may try for an NPU chain of ic_resnet8 makes the
+    placed plan larger (else the build would have kept it)."""
+    from mcugen.npu.stripes import FEWER_COUNTS
+    from mcugen.ops.registry import scratch_bytes
+
+    options = _options()
+    path = public_model("ic_resnet8")
+    graph = driver.load_graph(path.read_bytes(), path.name, options.rounding, options.target,
+                              driver.Limits(options.max_tensor_bytes))
+    order, plan = driver.schedule_and_plan(graph, options, path.name)
+    assert plan.tiling is not None
+    chains = plan.tiling.chains
+    tried_any = False
+    for n, chain in enumerate(chains):
+        for count in (c for c in FEWER_COUNTS if c < len(chain.stripes) and chain.ops[0].backend == "npu"):
+            fewer = make_chain(chain.ops, chain.first_step, count, rolling=False)
+            assert fewer is not None
+            tried = Tiling([*chains[:n], fewer, *chains[n + 1:]])
+            larger = plan_memory(graph, order, scratch_bytes(options.target), tiling=tried)
+            assert larger.arena_size > plan.arena_size, count
+            tried_any = True
+    assert tried_any

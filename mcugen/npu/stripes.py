@@ -12,7 +12,9 @@ unrolled into the segment's stream at build time; the weights are encoded once p
 
 The NPU runs chains of CONV_2D, DEPTHWISE_CONV_2D, MAX_POOL_2D and AVERAGE_POOL_2D with the
 halo rows recomputed (tiling_search keeps rolling stripes, whose kept rows move to the slot's
-start between stripes, and residual ADDs to the CPU's chains).
+start between stripes, and residual ADDs to the CPU's chains). Every stripe costs each op its
+fixed overhead and recomputes halo rows, so `fewer_stripes` then cuts each NPU chain in the
+fewest stripes that keep the plan's bytes.
 """
 
 from __future__ import annotations
@@ -20,8 +22,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from ..ir import Op, Tensor
-from ..memory.tiling import Chain, Stripe, row_bytes, stripe_view
+from ..errors import PlanningError
+from ..ir import Graph, Op, Tensor
+from ..memory.liveness import ScratchBytes
+from ..memory.plan import Plan, plan_memory
+from ..memory.pools import PoolSpec
+from ..memory.tiling import Chain, Stripe, Tiling, make_chain, row_bytes, stripe_view
 from .config import NpuConfig
 from .featuremap import LoweringError, Place, Placement
 from .lower import Flash
@@ -82,4 +88,30 @@ def lower_chain(chain: Chain, region: Placement, lower_op: LowerOp, place: Place
                 stream.pad_top = None
 
 
-__all__ = ["lower_chain"]
+FEWER_COUNTS = (2, 4, 8, 16)  # stripe counts fewer_stripes tries, fewest first
+
+
+def fewer_stripes(graph: Graph, order: list[Op], plan: Plan, scratch_bytes: ScratchBytes,
+                  pools: list[PoolSpec], guard: int) -> Plan:
+    """`plan` with each NPU chain in the fewest stripes (of FEWER_COUNTS, below its own) whose
+    placed plan is no larger: the tiling search counts bytes only, the NPU also pays per stripe."""
+    chains = list(plan.tiling.chains) if plan.tiling is not None else []
+    for n, chain in enumerate(chains):
+        if chain.ops[0].backend != "npu":
+            continue
+        for count in (c for c in FEWER_COUNTS if c < len(chain.stripes)):
+            fewer = make_chain(chain.ops, chain.first_step, count, rolling=False)
+            if fewer is None:
+                continue
+            tried = [*chains[:n], fewer, *chains[n + 1:]]
+            try:
+                candidate = plan_memory(graph, order, scratch_bytes, pools, guard, tiling=Tiling(tried))
+            except PlanningError:
+                continue
+            if candidate.arena_size <= plan.arena_size:
+                plan, chains = candidate, tried
+                break
+    return plan
+
+
+__all__ = ["fewer_stripes", "lower_chain"]
