@@ -207,12 +207,20 @@ def schedule_and_plan(graph: Graph, options: BuildOptions, label: str) -> tuple[
     tensors: a Vela-compiled model keeps its order (checked against the offsets) and is not
     tiled."""
     vela = bool(npu_ops(graph.ops))
+    if options.target.npu is not None and not vela:
+        from .npu.segments import mark_npu_ops
+
+        mark_npu_ops(graph, options.target.npu)
     chosen = schedule(graph, scratch_bytes(options.target), optimise=not vela)
     order = chosen.order
     if vela and (overlap := check_pinned(graph, order)) is not None:
         raise PlanningError(f"{label}: Vela's offsets do not hold for the op order: {overlap}")
     plan = plan_model(graph, order, scratch_bytes(options.target), options.pools, options.guard,
-                      options.tiling and not vela and options.target.npu is None)
+                      options.tiling and not vela)
+    if options.target.npu is not None and plan.tiling is not None:
+        from .npu.stripes import fewer_stripes
+
+        plan = fewer_stripes(graph, order, plan, scratch_bytes(options.target), list(options.pools), options.guard)
     plan.schedule_exact = chosen.exact
     return order, plan
 

@@ -33,9 +33,14 @@ def _is_spatial(tensor: Tensor | None) -> bool:
     return tensor is not None and len(tensor.shape) == 4 and tensor.shape[0] == 1 and not tensor.is_constant
 
 
+# The engines a chain may run on: the CPU (codegen/stripes.py) or, with --npu, the NPU (the
+# build marks the ops it takes before planning; mcugen/npu/stripes.py lowers each stripe).
+ENGINES = ("cpu", "npu")
+
+
 def _can_start(op: Op) -> bool:
     """An op that may be a chain's first op (it reads a whole tensor)."""
-    return (op_def(op.kind).traits.window and op.backend == "cpu" and len(op.outputs) == 1
+    return (op_def(op.kind).traits.window and op.backend in ENGINES and len(op.outputs) == 1
             and _is_spatial(op.inputs[0]) and _is_spatial(op.outputs[0]))
 
 
@@ -44,6 +49,8 @@ def _can_follow(op: Op, previous: Op, graph_outputs: set[int]) -> bool:
     nothing else reads that output."""
     link = previous.outputs[0]
     if id(link) in graph_outputs or len(link.consumers) != 1 or link.consumers[0] is not op:
+        return False
+    if op.backend != previous.backend:  # one engine runs a chain
         return False
     if op_def(op.kind).traits.window:
         return _can_start(op) and op.inputs[0] is link
@@ -104,6 +111,9 @@ def _runs_around(graph: Graph, order: Sequence[Op], taken: Sequence[Chain], peak
 
 
 def _counts(ops: Sequence[Op], rolling: bool) -> list[int]:
+    """Stripe counts to try; none rolling on the NPU (its stream does not move kept rows)."""
+    if rolling and ops[0].backend == "npu":
+        return []
     if rolling:
         rows = ops[0].outputs[0].shape[1]
         return sorted({c for c in (rows, rows // 2, rows // 4) if c >= 2}, reverse=True)

@@ -8,15 +8,21 @@ not lower (mcugen/npu/support.py makes it the last of an op's NPU reasons).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..ir import Op, OpKind, Tensor
+from ..memory.tiling import Chain
 from .config import NpuConfig
 from .featuremap import LoweringError, Place, Placement
 from .lower import LOWERINGS, Flash
 from .lower_elementwise import ELEMENTWISE_LOWERINGS
 from .lower_lut import LUT_KINDS, LUT_LOWERINGS, load_lut, lut_table
 from .stream import CommandStream, write_payload
+from .stripes import lower_chain
+
+# id of every op in a tiled chain -> its chain and where the chain's stripe region is
+Striped = Mapping[int, tuple[Chain, Placement]]
 
 NO_COMMANDS = frozenset({OpKind.RESHAPE, OpKind.SQUEEZE, OpKind.EXPAND_DIMS})
 
@@ -52,10 +58,13 @@ def _fused(op: Op, then: Op, place: Place, flash: Flash, config: NpuConfig, stre
         stream.lut_slot = None
 
 
-def lower_ops(ops: list[Op], place: Place, config: NpuConfig, keep: frozenset[int] = frozenset()) -> NpuProgram:
+def lower_ops(ops: list[Op], place: Place, config: NpuConfig, keep: frozenset[int] = frozenset(),
+              striped: Striped | None = None) -> NpuProgram:
     """`ops` as one command stream for `config`; LoweringError naming the first op that does
     not lower. A LUT op right after the op whose output only it reads runs in that op's output
-    stage, unless the output is in `keep` (ids of tensors read outside the stream)."""
+    stage, unless the output is in `keep` (ids of tensors read outside the stream). The ops
+    of a tiled chain (`striped`) run stripe by stripe at the chain's last op."""
+    striped = striped or {}
     stream, flash = CommandStream(), Flash()
     operations = 0
     fused: set[int] = set()
@@ -65,7 +74,11 @@ def lower_ops(ops: list[Op], place: Place, config: NpuConfig, keep: frozenset[in
         before = len(stream.words)
         then = ops[n + 1] if n + 1 < len(ops) else None
         try:
-            if then is not None and _fusable(op, then, keep):
+            if id(op) in striped:
+                chain, region = striped[id(op)]
+                if op is chain.ops[-1]:
+                    lower_chain(chain, region, lower_op, place, flash, config, stream)
+            elif then is not None and _fusable(op, then, keep):
                 _fused(op, then, place, flash, config, stream)
                 fused.add(id(then))
             else:

@@ -48,10 +48,14 @@ class Flash:
 
     def __init__(self) -> None:
         self.data = bytearray()
+        self.added: dict[bytes, int] = {}  # blob -> its address: a striped op's stripes share one copy
 
     def add(self, blob: bytes) -> int:
-        """Append `blob` at the next 16-byte boundary; its address."""
+        """Append `blob` at the next 16-byte boundary (or find it there already); its address."""
+        if blob in self.added:
+            return self.added[blob]
         self.data += bytes(-len(self.data) % STREAM_ALIGN)
+        self.added[blob] = len(self.data)
         address = len(self.data)
         self.data += blob
         return address
@@ -219,8 +223,15 @@ def _wide(k: KernelOp, op: Op) -> KernelOp:
     return k
 
 
-def _geometry(ifm: FeatureMap, ofm: FeatureMap, kernel: Kernel, padding: Padding) -> tuple[int, int, int, int]:
+def _geometry(ifm: FeatureMap, ofm: FeatureMap, kernel: Kernel, padding: Padding,
+              stripe_top: int | None = None) -> tuple[int, int, int, int]:
+    """Pads (top, left, bottom, right); `stripe_top`: the IFM is one stripe's rows with that many
+    padding rows above, and below it as many as its last output row's taps reach past it."""
     top, bottom = _pads(ifm.height, ofm.height, kernel.height, kernel.stride_y, kernel.dilation_y, padding)
+    if stripe_top is not None:
+        top = stripe_top
+        reach = (ofm.height - 1) * kernel.stride_y + (kernel.height - 1) * kernel.dilation_y + 1
+        bottom = max(0, reach - top - ifm.height)
     left, right = _pads(ifm.width, ofm.width, kernel.width, kernel.stride_x, kernel.dilation_x, padding)
     if max(top, left, bottom, right) > MAX_PAD:
         raise LoweringError(f"padding above {MAX_PAD}")
@@ -252,7 +263,7 @@ def lower_conv(op: Op, place: Place, flash: Flash, config: NpuConfig, stream: Co
     _check_kernel(kernel)
     ifm, ofm = feature_map(x, place), feature_map(op.outputs[0], place)
     pkf = is_part_kernel_first(ifm.depth, kernel, bits)
-    k = KernelOp(Cmd0.OP_CONV, 0, ifm, ofm, kernel, _geometry(ifm, ofm, kernel, o.padding),
+    k = KernelOp(Cmd0.OP_CONV, 0, ifm, ofm, kernel, _geometry(ifm, ofm, kernel, o.padding, stream.pad_top),
                  output_clamp(op, o.activation), pkf)
     _emit_weighted(op, k, w.data, config, flash, stream, "conv")
 
@@ -301,7 +312,7 @@ def lower_depthwise(op: Op, place: Place, flash: Flash, config: NpuConfig, strea
                         op.outputs[0])
     _check_kernel(kernel)
     ifm, ofm = feature_map(x, place), feature_map(op.outputs[0], place)
-    k = KernelOp(Cmd0.OP_DEPTHWISE, 0, ifm, ofm, kernel, _geometry(ifm, ofm, kernel, o.padding),
+    k = KernelOp(Cmd0.OP_DEPTHWISE, 0, ifm, ofm, kernel, _geometry(ifm, ofm, kernel, o.padding, stream.pad_top),
                  output_clamp(op, o.activation))
     _emit_weighted(op, k, w.data.transpose(3, 1, 2, 0), config, flash, stream, "depthwise")
 
@@ -343,7 +354,7 @@ def lower_pool(op: Op, place: Place, flash: Flash, config: NpuConfig, stream: Co
     if kernel.height > limit or kernel.width > limit:
         raise LoweringError(f"pool window above {limit}x{limit}")
     ifm, ofm = feature_map(x, place), feature_map(y, place)
-    pads = _geometry(ifm, ofm, kernel, o.padding)
+    pads = _geometry(ifm, ofm, kernel, o.padding, stream.pad_top)
     if average:
         # TFLite averages the stored values (equal scales and zero points): zero points 0, and
         # over a padded window the hardware's count of real taps with OFM_SCALE 1, shift 0.

@@ -8,7 +8,9 @@ encoded weights and scales, constant operands) and its IFMs (the segment's input
 outside it), and whose outputs are the tensors read after it or by the application. Region
 1 + n is the n-th memory pool holding one of the segment's feature maps; a tensor's address
 is its planned offset in its pool. Tensors inside a segment stay planned (the NPU writes and
-reads them there) but no CPU op sees them. NPU ops are not tiled (the build turns tiling off).
+reads them there) but no CPU op sees them. A tiled chain of NPU ops (the planner's, see
+mcugen/npu/stripes.py) runs in stripes: its intermediates are never whole, its stripe region
+is a buffer of the plan.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ import numpy as np
 from ..errors import BuildError
 from ..ir import DType, Graph, NpuPoolRegion, NpuSegmentOptions, Op, OpKind, Tensor
 from ..memory.plan import Plan
-from .compile import NO_COMMANDS, lower_ops
+from ..memory.tiling import Chain
+from .compile import NO_COMMANDS, Striped, lower_ops
 from .config import NpuConfig
 from .featuremap import LoweringError, Placement
 from .partition import Segment, partition
@@ -30,6 +33,14 @@ def npu_takes(op: Op, config: NpuConfig) -> bool:
     """Whether the NPU runs `op`: mcugen/npu/support.py's rules hold and it lowers (the same
     decision `inspect --npu` shows)."""
     return not npu_reasons(op, config)
+
+
+def mark_npu_ops(graph: Graph, config: NpuConfig) -> None:
+    """Before planning: the ops the NPU takes get backend "npu", so that the tiling search
+    chains them only with each other (mcugen/npu/stripes.py runs their stripes)."""
+    for op in graph.ops:
+        if op.kind not in NO_COMMANDS and npu_takes(op, config):
+            op.backend = "npu"
 
 
 def _in_segment(op: Op, config: NpuConfig, plan: Plan) -> bool:
@@ -48,16 +59,40 @@ def segments(graph: Graph, order: list[Op], config: NpuConfig, plan: Plan) -> li
     return partition(graph, decisions, order)
 
 
+def _whole_tensors(ops: list[Op], plan: Plan) -> list[Tensor]:
+    """The feature maps of `ops` that exist whole (a tiled chain's intermediates do not)."""
+    inner = {id(t) for op in ops if plan.tiling is not None and (chain := plan.tiling.chain_of(op))
+             for t in chain.intermediates}
+    return [t for op in ops for t in [*op.inputs, *op.outputs]
+            if t is not None and not t.is_constant and id(t) not in inner]
+
+
 def _pool_regions(ops: list[Op], plan: Plan) -> list[NpuPoolRegion]:
     """One region per pool that holds a feature map of `ops`, in the plan's pool order."""
     anchors: dict[str, Tensor] = {}
-    for op in ops:
-        for tensor in [*op.inputs, *op.outputs]:
-            if tensor is not None and not tensor.is_constant:
-                anchors.setdefault(plan.buffer_of(tensor).pool, tensor)
+    for tensor in _whole_tensors(ops, plan):
+        anchors.setdefault(plan.buffer_of(tensor).pool, tensor)
     sizes = {p.name: p.size for p in plan.pools}
     return [NpuPoolRegion(name, anchors[name], plan.offset_of(anchors[name]), sizes[name])
             for name in (p.name for p in plan.pools) if name in anchors]
+
+
+def _striped(ops: list[Op], plan: Plan, region: dict[str, int], number: int) -> Striped:
+    """Each op of a tiled chain in `ops` -> its chain and where its stripe region is."""
+    found: dict[int, tuple[Chain, Placement]] = {}
+    for op in ops:
+        chain = plan.tiling.chain_of(op) if plan.tiling is not None else None
+        if chain is None:
+            continue
+        if not all(any(o is c for c in ops) for o in chain.ops):
+            raise BuildError(f"NPU segment {number}: the tiled chain of ops {chain.ops[0].index}.."
+                             f"{chain.ops[-1].index} is not all in it")
+        buffer = next(b for b in plan.buffers if b.name == chain.region_name)
+        if buffer.pool not in region:
+            raise BuildError(f"NPU segment {number}: the stripes of ops {chain.ops[0].index}.."
+                             f"{chain.ops[-1].index} are in pool '{buffer.pool}', which holds none of its tensors")
+        found[id(op)] = (chain, Placement(region[buffer.pool], buffer.offset))
+    return found
 
 
 def _constant(graph: Graph, name: str, blob: bytes) -> Tensor:
@@ -80,7 +115,8 @@ def segment_op(graph: Graph, segment: Segment, plan: Plan, config: NpuConfig) ->
 
     ifms, ofms = list(segment.inputs), list(segment.outputs)
     try:
-        program = lower_ops(ops, place, config, frozenset(id(t) for t in ofms))
+        program = lower_ops(ops, place, config, frozenset(id(t) for t in ofms),
+                            _striped(ops, plan, region, number))
     except LoweringError as e:
         raise BuildError(f"NPU segment {number}: {e}") from None
     payload = _constant(graph, f"npu_segment{number}_payload", program.payload)

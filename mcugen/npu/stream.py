@@ -26,11 +26,14 @@ MAX_STREAM_WORDS = (1 << 24) - 1
 
 class CommandStream:
     """Words of one command stream, appended in order. `lut_slot`: while set, the operation
-    being lowered applies that SHRAM LUT slot in its output stage (a LUT op fused into it)."""
+    being lowered applies that SHRAM LUT slot in its output stage (a LUT op fused into it).
+    `pad_top`: while set, the operation being lowered is one stripe of its op (mcugen/npu/stripes.py):
+    its IFM is the stripe's input rows, with this many padding rows above them."""
 
     def __init__(self) -> None:
         self.words: list[int] = []
         self.lut_slot: int | None = None
+        self.pad_top: int | None = None
 
     def cmd0(self, opcode: Cmd0, param: int = 0) -> None:
         self.words.append(cmd0_word(opcode, param))
