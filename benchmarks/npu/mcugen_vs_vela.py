@@ -44,10 +44,12 @@ CONFIGS = (32, 64, 128, 256)
 KIB = 1024
 
 
-def ours(model: Path, macs: int, work: Path) -> dict[str, Any]:
-    """`mcugen build --npu` of this checkout; its report.json's figures."""
-    out = work / "mcugen"
-    subprocess.run([sys.executable, "-m", "mcugen", "build", str(model), "--npu", f"u55-{macs}", "-o", str(out)],
+def ours(model: Path, macs: int, work: Path, tiling: bool = True) -> dict[str, Any]:
+    """`mcugen build --npu` of this checkout (with --no-tiling: NPU chains not striped); its
+    report.json's figures."""
+    out = work / ("mcugen" if tiling else "mcugen-untiled")
+    flags = [] if tiling else ["--no-tiling"]
+    subprocess.run([sys.executable, "-m", "mcugen", "build", str(model), "--npu", f"u55-{macs}", *flags, "-o", str(out)],
                    check=True, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
     report = json.loads((out / "report.json").read_text())
     npu = report["npu"]
@@ -69,26 +71,31 @@ def vela(harness: Path, model: Path, macs: int, optimise: str, work: Path) -> di
 
 
 def row(r: dict[str, Any]) -> str:
-    o, p, s = r["mcugen"], r["vela_performance"], r["vela_size"]
-    return (f"| {r['model']} | {r['config']} | {o['cycles']:,} | {p['cycles']:,} | {s['cycles']:,} "
-            f"| {o['cycles'] / p['cycles']:.3f} | {o['sram_bytes']:,} | {p['sram_bytes']:,} | {s['sram_bytes']:,} "
+    o, u, p, s = r["mcugen"], r["mcugen_untiled"], r["vela_performance"], r["vela_size"]
+    return (f"| {r['model']} | {r['config']} | {o['cycles']:,} | {u['cycles']:,} | {p['cycles']:,} | {s['cycles']:,} "
+            f"| {o['cycles'] / p['cycles']:.3f} | {u['cycles'] / p['cycles']:.3f} | {o['sram_bytes']:,} "
+            f"| {u['sram_bytes']:,} | {p['sram_bytes']:,} | {s['sram_bytes']:,} "
             f"| {o['flash_bytes']:,} | {p['flash_bytes']:,} | {len(o['cpu_ops'])} / {len(p['cpu_ops'])} "
             f"| {o['cycles'] / o['cycles_estimate']:.3f} | {o['cycles'] / p['vela_estimate']:.3f} "
             f"| {p['cycles'] / p['vela_estimate']:.3f} |")
 
 
-HEADER = [("| model | NPU | mcugen cycles | Vela Perf. cycles | Vela Size cycles | mcugen / Vela Perf. "
-           "| mcugen SRAM | Vela Perf. SRAM | Vela Size SRAM | mcugen flash | Vela flash | CPU ops mcugen / Vela "
+HEADER = [("| model | NPU | mcugen cycles | mcugen --no-tiling cycles | Vela Perf. cycles | Vela Size cycles "
+           "| mcugen / Vela Perf. | mcugen --no-tiling / Vela Perf. "
+           "| mcugen SRAM | mcugen --no-tiling SRAM | Vela Perf. SRAM | Vela Size SRAM | mcugen flash | Vela flash | CPU ops mcugen / Vela "
            "| mcugen sim / own estimate | mcugen sim / Vela estimate | Vela sim / Vela estimate |"),
-          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
 
 
 def summary(results: list[dict[str, Any]]) -> list[str]:
-    ratios = [r["mcugen"]["cycles"] / r["vela_performance"]["cycles"] for r in results]
-    sram = sum(r["mcugen"]["sram_bytes"] <= r["vela_size"]["sram_bytes"] for r in results)
-    return [(f"{len(results)} runs. Cycles, mcugen / Vela Performance (both simulated): {min(ratios):.3f} - "
-             f"{max(ratios):.3f}; at or below 1.0 in {sum(x <= 1 for x in ratios)}, within 1.1 in "
-             f"{sum(x <= 1.1 for x in ratios)}. SRAM at or below Vela's Size mode in {sram}.")]
+    lines = []
+    for key, name in (("mcugen", "mcugen (default, striped)"), ("mcugen_untiled", "mcugen --no-tiling")):
+        ratios = [r[key]["cycles"] / r["vela_performance"]["cycles"] for r in results]
+        sram = sum(r[key]["sram_bytes"] <= r["vela_size"]["sram_bytes"] for r in results)
+        lines.append(f"{name}: {len(results)} runs. Cycles / Vela Performance (both simulated): {min(ratios):.3f} - "
+                     f"{max(ratios):.3f}; at or below 1.0 in {sum(x <= 1 for x in ratios)}, within 1.1 in "
+                     f"{sum(x <= 1.1 for x in ratios)}. SRAM at or below Vela's Size mode in {sram}.")
+    return lines
 
 
 def main() -> None:
@@ -106,6 +113,7 @@ def main() -> None:
             for macs in args.configs:
                 work = Path(tmp) / f"{name}-{macs}"
                 results.append({"model": name, "config": f"u55-{macs}", "mcugen": ours(model, macs, work),
+                                "mcugen_untiled": ours(model, macs, work, tiling=False),
                                 "vela_performance": vela(harness, model, macs, "Performance", work),
                                 "vela_size": vela(harness, model, macs, "Size", work)})
                 print(row(results[-1]), flush=True)
@@ -113,9 +121,9 @@ def main() -> None:
     text = ["# mcugen's own NPU builds beside Vela's, on the same simulated Ethos-U55", "",
             ("`python3 benchmarks/npu/mcugen_vs_vela.py` (see its docstring). Cycles: MODEL_CYCLES/PMU cycles of "
              "the simulated device (default system config). SRAM, flash: bytes. CPU ops: ops outside the NPU."), "",
-            *summary(results), "", *HEADER, *(row(r) for r in results), ""]
+            *(f"- {line}" for line in summary(results)), "", *HEADER, *(row(r) for r in results), ""]
     args.out.write_text("\n".join(text))
-    print(summary(results)[0])
+    print("\n".join(summary(results)))
 
 
 if __name__ == "__main__":
