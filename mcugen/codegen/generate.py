@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import __version__
 from ..errors import BuildError
-from ..ir import DType, Graph, Op, OpKind, Tensor
+from ..ir import DType, Graph, NpuSegmentOptions, Op, OpKind, Tensor
 from ..memory.liveness import Buffer
 from ..memory.plan import Plan
 from ..memory.pools import DEFAULT_POOL_NAME, pool_symbol
@@ -189,6 +189,9 @@ def generate(graph: Graph, order: list[Op], plan: Plan, prefix: str, rounding: R
         call = registry.op_def(op.kind).emit(op, ctx)
         runtime |= call.runtime
         steps.append(Step(op, _step_title(op), call.declarations, call.calls))
+    for position, op in enumerate(order):  # --npu-async: wait for the NPU after its group's CPU ops
+        if isinstance(op.options, NpuSegmentOptions) and op.options.concurrent:
+            steps[position + op.options.concurrent].calls.append("mcugen_npu_model_wait()")
     for index, tensor in enumerate(graph.outputs):
         if tensor.is_constant:
             steps.append(_constant_output_step(index, tensor, ctx))
