@@ -449,9 +449,10 @@ def plan(model: Path, as_json: bool, picture: Path | None, rounding: str, target
 @click.option("--json", "as_json", is_flag=True, help="Print the profile as JSON.")
 @TILING_OPTION
 @_build_options
+@NPU_OPTION
 @_fail_cleanly
 def profile(model: Path, qemu: bool, runs: int, per_op: bool, cpu_mhz: float | None, as_json: bool, rounding: str,
-            prefix: str | None, target: str, pools: Sequence[str], tiling: bool) -> None:
+            prefix: str | None, target: str, pools: Sequence[str], tiling: bool, npu: NpuConfig | None) -> None:
     """Run MODEL's C with per-op timing: time per op type (or op) and the memory table."""
     import json
 
@@ -459,8 +460,8 @@ def profile(model: Path, qemu: bool, runs: int, per_op: bool, cpu_mhz: float | N
     from .analysis.progress import progress_steps
 
     with progress_steps(f"profile {model.name}", PROFILE_STEPS[qemu]) as advance:
-        result = profile_model(model, _options(rounding, prefix, target, pools, tiling), qemu=qemu, runs=runs,
-                               cpu_mhz=cpu_mhz, progress=advance)
+        options = _with_npu(_options(rounding, prefix, target, pools, tiling), npu)
+        result = profile_model(model, options, qemu=qemu, runs=runs, cpu_mhz=cpu_mhz, progress=advance)
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2))
         return

@@ -58,4 +58,4 @@ class ObjectCache:
 def _cc(cwd: Path, arguments: list[str]) -> None:
     result = subprocess.run([compiler(), *FLAGS, "-I.", *arguments], cwd=cwd, capture_output=True, text=True,
                             check=False, timeout=300)
-    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.returncode == 0, f"{arguments}: status {result.returncode}: {result.stderr[-2000:]}"
