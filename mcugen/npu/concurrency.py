@@ -1,10 +1,11 @@
 """`--npu-async`: the CPU runs its ops while an NPU segment works, where the graph allows.
 
 The generated invoke starts a segment (ethosu_invoke_async), runs the CPU ops of its group, then
-waits for it (ethosu_wait). Before planning, `async_order` moves into each segment's group the
-CPU ops that follow it up to the next NPU op and do not depend on it: none reads, directly or
-through an op left behind, a tensor the segment writes (a later op's inputs are never written by
-the segment: it only writes its own outputs). Views (RESHAPE and kin) are no CPU work and stay.
+waits for it (ethosu_wait). Before planning, `async_order` moves into each NPU run's group the CPU
+ops since the previous group whose outputs the run does not read (they wait until it starts),
+then the CPU ops up to the next NPU op that read nothing the run writes, directly or through an
+op left behind. The run becomes a segment of its own (`segment_starts`). Views (RESHAPE and kin)
+are no CPU work and stay where they are.
 
 Memory: while the NPU runs, every buffer it reads or writes (its ops' feature maps, internal ones
 included) must keep its bytes, and no CPU op of the group may write or read bytes the NPU writes.
