@@ -190,6 +190,9 @@ def main() -> None:
 @click.option("--sparse", "sparse_weights", is_flag=True,
               help="Keep int8 FULLY_CONNECTED weights sparse (a bit mask and the non-zero values) where that "
                    "takes less flash; report.json's sparse_weights gives both sizes per op.")
+@click.option("--npu-async", "npu_async", is_flag=True,
+              help="With --npu: start each NPU segment, run the CPU ops that do not depend on it, then wait "
+                   "(the planner keeps their buffers off the NPU's).")
 @functools.partial(_build_options, prefix=PREFIXES_OPTION)
 @TILING_OPTION
 @MAX_TENSOR_BYTES_OPTION
@@ -198,7 +201,7 @@ def main() -> None:
 def build(models: Sequence[Path], out_dir: Path, rounding: str, prefixes: Sequence[str], target: str,
           pools: Sequence[str], size: bool | None, instructions: bool, tiling: bool, arena: str,
           max_tensor_bytes: str | None, weights_file: bool, npu: NpuConfig | None, sparse_weights: bool,
-          custom_ops: Sequence[str]) -> None:
+          custom_ops: Sequence[str], npu_async: bool) -> None:
     """Generate C sources for one or more MODELS into one directory (one shared runtime)."""
     from .analysis.measure import build_models
     from .modelset import check_output_dir
@@ -207,7 +210,8 @@ def build(models: Sequence[Path], out_dir: Path, rounding: str, prefixes: Sequen
     if prefixes:
         check_output_dir(out_dir, prefixes)  # before the work, when the prefixes are known
     options = _options(rounding, None, target, pools, tiling, arena, max_tensor_bytes, custom_ops)
-    options = _with_npu(dataclasses.replace(options, weights_file=weights_file, sparse_weights=sparse_weights), npu)
+    options = _with_npu(dataclasses.replace(options, weights_file=weights_file, sparse_weights=sparse_weights,
+                                            npu_async=npu_async), npu)
     for compiled in build_models(models, out_dir, options, prefixes, size=size, instructions=instructions):
         _print_build(compiled, out_dir)
     if len(models) > 1:
@@ -513,9 +517,8 @@ def profile(model: Path, qemu: bool, runs: int, per_op: bool, cpu_mhz: float | N
     from .analysis.progress import progress_steps
 
     with progress_steps(f"profile {model.name}", PROFILE_STEPS[qemu]) as advance:
-        result = profile_model(model, _with_npu(_options(rounding, prefix, target, pools, tiling, custom_ops=custom_ops),
-                                                npu), qemu=qemu, runs=runs,
-                               cpu_mhz=cpu_mhz, progress=advance)
+        options = _with_npu(_options(rounding, prefix, target, pools, tiling, custom_ops=custom_ops), npu)
+        result = profile_model(model, options, qemu=qemu, runs=runs, cpu_mhz=cpu_mhz, progress=advance)
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2))
         return

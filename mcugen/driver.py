@@ -26,7 +26,7 @@ from .errors import McugenError, PlanningError
 from .frontend.tflite import parse_model, read_model
 from .frontend.validate import DEFAULT_LIMITS, DEFAULT_MAX_TENSOR_BYTES, Limits
 from .ir import CustomKernel, Graph, Op, verify_graph
-from .memory.liveness import check_pinned
+from .memory.liveness import OP_STEPS, StepView, check_pinned
 from .memory.plan import Plan, plan_model, plan_report, tiling_report
 from .memory.pools import PoolSpec
 from .npu.figures import npu_ops, npu_report
@@ -58,6 +58,8 @@ class BuildOptions:
     sparse_weights: bool = False
     # --custom-op: the user's kernels for CUSTOM ops (custom_ops.py)
     custom_ops: tuple[CustomKernel, ...] = ()
+    # --npu-async: CPU ops run while an NPU segment works (npu/concurrency.py); needs --npu
+    npu_async: bool = False
 
     def __post_init__(self) -> None:
         if isinstance(self.target, str):  # BuildOptions(target="cortex-m4"): the same as target(...)
@@ -74,7 +76,7 @@ class BuildOptions:
         sparse = "-sparse" if self.sparse_weights else ""
         custom = f"-custom-{kernels_key(self.custom_ops)}" if self.custom_ops else ""
         return (f"{self.rounding.value}-{self.prefix or ''}-{self.target.name}{npu}-{pools}-{self.guard}{tiling}"
-                f"{arena}{limit}{weights}{sparse}{custom}")
+                f"{arena}{limit}{weights}{sparse}{custom}{'-npu-async' if self.npu_async else ''}")
 
 
 ARENA_KINDS = ("static", "external")
@@ -215,13 +217,22 @@ def schedule_and_plan(graph: Graph, options: BuildOptions, label: str) -> tuple[
     order = chosen.order
     if vela and (overlap := check_pinned(graph, order)) is not None:
         raise PlanningError(f"{label}: Vela's offsets do not hold for the op order: {overlap}")
+    steps: StepView = OP_STEPS
+    groups: list[Any] = []
+    if options.npu_async and options.target.npu is not None:
+        from .npu.concurrency import AsyncSteps, async_order
+
+        order, groups = async_order(order, options.target.npu)
+        steps = AsyncSteps(order, groups)
     plan = plan_model(graph, order, scratch_bytes(options.target), options.pools, options.guard,
-                      options.tiling and not vela)
+                      # striping (NPU chains in stripes) is not combined with --npu-async yet
+                      options.tiling and not vela and not options.npu_async, steps)
     if options.target.npu is not None and plan.tiling is not None:
         from .npu.stripes import fewer_stripes
 
         plan = fewer_stripes(graph, order, plan, scratch_bytes(options.target), list(options.pools), options.guard)
     plan.schedule_exact = chosen.exact
+    plan.async_groups = tuple(groups)
     return order, plan
 
 
@@ -239,6 +250,8 @@ def compile_model(model: Path | bytes, options: BuildOptions, label: str | None 
     if options.weights_file and npu_ops(graph.ops):
         raise McugenError(f"{model_label}: --weights-file is not supported for Vela-compiled models "
                           "(their command streams and weights are one payload); build it without it")
+    if options.npu_async and options.target.npu is None:
+        raise McugenError(f"{model_label}: --npu-async needs --npu (the NPU the CPU runs beside)")
     order, plan = schedule_and_plan(graph, options, model_label)
     if options.target.npu is not None:
         order = npu_segments(graph, order, plan, options, model_label)
@@ -260,7 +273,15 @@ def npu_segments(graph: Graph, order: list[Op], plan: Plan, options: BuildOption
         raise McugenError(f"{label}: --npu with a Vela-compiled model; give the original model, or drop --npu")
     if options.guard:
         raise McugenError(f"{label}: --npu with guard bytes (a test option) is not supported")
-    return lower_segments(graph, order, plan, options.target.npu)
+    if not options.npu_async:
+        return lower_segments(graph, order, plan, options.target.npu)
+    from .npu.concurrency import check_concurrency, mark_concurrent, segment_starts
+
+    groups = list(plan.async_groups)
+    order = lower_segments(graph, order, plan, options.target.npu, segment_starts(groups))
+    mark_concurrent(order, groups)
+    check_concurrency(order, plan)
+    return order
 
 
 def write_files(compiled: Compiled, directory: Path) -> None:

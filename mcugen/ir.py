@@ -190,6 +190,8 @@ class NpuSegmentOptions:
 
     ops: tuple[Op, ...]
     pools: tuple[NpuPoolRegion, ...]
+    # --npu-async: the ops after it in the order that run before invoke waits for the NPU
+    concurrent: int = 0
 
 
 @dataclass(frozen=True)

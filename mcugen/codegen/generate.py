@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import __version__
 from ..errors import BuildError
-from ..ir import DType, Graph, Op, OpKind, Tensor
+from ..ir import DType, Graph, NpuSegmentOptions, Op, OpKind, Tensor
 from ..memory.liveness import Buffer
 from ..memory.plan import Plan
 from ..memory.pools import DEFAULT_POOL_NAME, pool_symbol
@@ -59,6 +59,10 @@ class Step:
     # (tensor index, pointer expression, bytes) of each output, for the MCUGEN_DUMP hook
     # that `mcugen verify --per-layer` compiles in; compiled out by default.
     dumps: list[tuple[int, str, int]] = field(default_factory=list)
+    # --npu-async: calls after the op's timed section (the wait for an NPU segment started
+    # earlier), then the profile positions of the segments waited for, whose PMU cycles are read
+    waits: list[str] = field(default_factory=list)
+    npu_waited: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -204,6 +208,10 @@ def generate(graph: Graph, order: list[Op], plan: Plan, prefix: str, rounding: R
         runtime |= call.runtime
         steps.append(Step(op, _step_title(op), call.declarations, call.calls))
     ctx.step_op = None
+    for position, op in enumerate(order):  # --npu-async: wait for the NPU after its group's CPU ops
+        if isinstance(op.options, NpuSegmentOptions) and op.options.concurrent:
+            steps[position + op.options.concurrent].waits.append("mcugen_npu_model_wait()")
+            steps[position + op.options.concurrent].npu_waited.append(position)
     for index, tensor in enumerate(graph.outputs):
         if tensor.is_constant:
             steps.append(_constant_output_step(index, tensor, ctx))

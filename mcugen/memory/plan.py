@@ -52,6 +52,7 @@ from .liveness import (
     OP_STEPS,
     Buffer,
     ScratchBytes,
+    StepView,
     collect_buffers,
     file_lower_bound,
     whole_tensor_bound,
@@ -73,6 +74,8 @@ class Plan:
     guard: int = 0
     schedule_exact: bool = False  # set by the driver: no order has a smaller whole-tensor bound
     tiling: Tiling | None = None  # chains run in stripes (tiling.py), or None
+    # set by the driver with --npu-async: npu/concurrency.py's AsyncGroups the plan was made for
+    async_groups: tuple[Any, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.pools:
@@ -127,16 +130,17 @@ Variant = tuple[Tiling | None, list[Buffer]]
 
 
 def _variants(graph: Graph, order: list[Op], scratch_bytes: ScratchBytes, in_place: bool,
-              tiling: Tiling | None) -> list[Variant]:
-    """The buffer sets of one tiling (None: whole tensors), in the order of the docstring."""
+              tiling: Tiling | None, steps: StepView = OP_STEPS) -> list[Variant]:
+    """The buffer sets of one tiling (None: whole tensors; then `steps` views the order), in the
+    order of the docstring."""
     tilings = tiling.variants() if tiling is not None else [None]
     found: list[Variant] = [
-        (tiling, collect_buffers(graph, order, scratch_bytes, in_place=in_place, steps=t or OP_STEPS))
+        (tiling, collect_buffers(graph, order, scratch_bytes, in_place=in_place, steps=t or steps))
         for t in tilings
     ]
     if in_place and any(op.kind is OpKind.CONCATENATION for op in order):
         views = collect_buffers(graph, order, scratch_bytes, in_place=True, concat_in_place=True,
-                                steps=tilings[0] or OP_STEPS)
+                                steps=tilings[0] or steps)
         if any(b.concat_ops for b in views):
             found.append((tiling, views))
     return found
@@ -184,10 +188,12 @@ def plan_memory(graph: Graph, order: list[Op], scratch_bytes: ScratchBytes,
 
 
 def plan_model(graph: Graph, order: list[Op], scratch_bytes: ScratchBytes,
-               pools: Sequence[PoolSpec] = DEFAULT_POOLS, guard: int = 0, tiling: bool = True) -> Plan:
+               pools: Sequence[PoolSpec] = DEFAULT_POOLS, guard: int = 0, tiling: bool = True,
+               steps: StepView = OP_STEPS) -> Plan:
     """The build's memory plan: whole tensors, or, with `tiling`, tiled where that makes the
-    pools smaller (or makes the model fit them); checked by verify_plan before return."""
-    groups = [_variants(graph, order, scratch_bytes, True, None)]
+    pools smaller (or makes the model fit them); checked by verify_plan before return. `steps`
+    views the untiled order (--npu-async: npu/concurrency.py's AsyncSteps)."""
+    groups = [_variants(graph, order, scratch_bytes, True, None, steps)]
     if tiling:
         chosen = plan_tiling(graph, order, scratch_bytes)
         if chosen.chains:

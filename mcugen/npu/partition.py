@@ -48,11 +48,14 @@ class Segment:
         return tuple(seen.values())
 
 
-def _runs(order: Sequence[Op], on_npu: dict[int, bool]) -> list[list[Op]]:
+def _runs(order: Sequence[Op], on_npu: dict[int, bool], starts: frozenset[int] = frozenset()) -> list[list[Op]]:
     runs: list[list[Op]] = []
     current: list[Op] = []
     for op in order:
-        if on_npu[id(op)]:
+        if on_npu[id(op)] and id(op) in starts and current:
+            runs.append(current)
+            current = [op]
+        elif on_npu[id(op)]:
             current.append(op)
         elif current:
             runs.append(current)
@@ -91,16 +94,18 @@ def _check_order(graph: Graph, order: Sequence[Op]) -> None:
         available.update(id(t) for t in op.outputs)
 
 
-def partition(graph: Graph, decisions: Sequence[Placement], order: Sequence[Op] | None = None) -> list[Segment]:
+def partition(graph: Graph, decisions: Sequence[Placement], order: Sequence[Op] | None = None,
+              starts: frozenset[int] = frozenset()) -> list[Segment]:
     """The NPU segments of `graph` in `order` (a schedule; default: the graph's own op order),
-    with one decision per op from placement()."""
+    with one decision per op from placement(); an op in `starts` (by id) begins a segment of
+    its own even after an NPU op (--npu-async: npu/concurrency.py)."""
     order = list(graph.ops) if order is None else list(order)
     _check_order(graph, order)
     on_npu = {id(d.op): d.on_npu for d in decisions}
     if set(on_npu) != {id(op) for op in graph.ops}:
         raise ValueError("partition: the decisions are not one per op of the graph")
     graph.link()
-    runs = _runs(order, on_npu)
+    runs = _runs(order, on_npu, starts)
     in_segment = {id(op) for run in runs for op in run}
     graph_io = {id(t) for t in [*graph.inputs, *graph.outputs]}
     segments: list[Segment] = []

@@ -52,11 +52,13 @@ def _in_segment(op: Op, config: NpuConfig, plan: Plan) -> bool:
     return npu_takes(op, config)
 
 
-def segments(graph: Graph, order: list[Op], config: NpuConfig, plan: Plan) -> list[Segment]:
+def segments(graph: Graph, order: list[Op], config: NpuConfig, plan: Plan,
+             starts: frozenset[int] = frozenset()) -> list[Segment]:
     """Maximal runs of consecutive ops the NPU takes (mcugen/npu/partition.py), each with at
-    least one NPU operation (a run of reshapes alone stays on the CPU)."""
+    least one NPU operation (a run of reshapes alone stays on the CPU); an op in `starts`
+    begins a new one."""
     decisions = [Decision(op, () if _in_segment(op, config, plan) else ("not on the NPU",)) for op in graph.ops]
-    return partition(graph, decisions, order)
+    return partition(graph, decisions, order, starts)
 
 
 def _whole_tensors(ops: list[Op], plan: Plan) -> list[Tensor]:
@@ -125,11 +127,12 @@ def segment_op(graph: Graph, segment: Segment, plan: Plan, config: NpuConfig) ->
               options=NpuSegmentOptions(tuple(ops), tuple(pools)), index=ops[0].index, backend="npu")
 
 
-def lower_segments(graph: Graph, order: list[Op], plan: Plan, config: NpuConfig) -> list[Op]:
+def lower_segments(graph: Graph, order: list[Op], plan: Plan, config: NpuConfig,
+                   starts: frozenset[int] = frozenset()) -> list[Op]:
     """The order with each segment replaced by its ETHOS_U op (graph.ops likewise, links redone)."""
     replaced: dict[int, Op] = {}
     dropped: set[int] = set()
-    for segment in segments(graph, order, config, plan):
+    for segment in segments(graph, order, config, plan, starts):
         replaced[id(segment.ops[0])] = segment_op(graph, segment, plan, config)
         dropped |= {id(op) for op in segment.ops[1:]}
     if not replaced:

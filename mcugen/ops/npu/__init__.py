@@ -101,6 +101,13 @@ def emit_ethos_u(op: Op, ctx: EmitContext) -> KernelCall:
     used = _bases(op, ctx)
     bases = ", ".join(f"(uint64_t)(uintptr_t)({address})" for address, _ in used)
     sizes = ", ".join(f"{size}u" for _, size in used)
+    if isinstance(op.options, NpuSegmentOptions) and op.options.concurrent:
+        # --npu-async: the driver keeps the base addresses until the wait, after this block
+        return KernelCall(
+            declarations=[f"static uint64_t npu_base[{len(used)}];",
+                          f"static const size_t npu_base_size[{len(used)}] = {{ {sizes} }};",
+                          *(f"npu_base[{n}] = (uint64_t)(uintptr_t)({address});" for n, (address, _) in enumerate(used))],
+            calls=[f"mcugen_npu_model_start({ctx.ptr(payload)}, {payload.nbytes}, npu_base, npu_base_size, {len(used)})"])
     return KernelCall(
         declarations=[f"uint64_t npu_base[{len(used)}] = {{ {bases} }};",
                       f"static const size_t npu_base_size[{len(used)}] = {{ {sizes} }};"],

@@ -209,6 +209,7 @@ enum mcugen_npu_fault mcugen_npu_engine_elementwise(struct mcugen_npu_device *de
     struct ew_op op;
     enum mcugen_npu_fault fault;
     uint32_t ifm_bits;
+    int add_sub;
     if (param > MCUGEN_NPU_ELEM_SHL || state->ifm_upscale != MCUGEN_NPU_UPSCALE_NONE ||
         state->ifm_depth_m1 != state->ofm_depth_m1 || state->ofm_scale_shift > 63u || state->opa_scale_shift > 63u) {
         return MCUGEN_NPU_FAULT_UNSUPPORTED;
@@ -243,10 +244,13 @@ enum mcugen_npu_fault mcugen_npu_engine_elementwise(struct mcugen_npu_device *de
     ifm_bits = 8u * op.ifm.elem_bytes;
     op.input_shift = ifm_bits == 8u ? 20u : 15u;
     /* scale mode 0 has 16-bit operand scales (Vela: up to 32768, so unsigned); the 32-bit scale's
-     * shift, with the input shift, must be one that mcugen_npu_scale takes */
+     * shift, with the input shift, must be one that mcugen_npu_scale takes. Only ADD/SUB read
+     * the operand scales: a MUL after an ADD in one stream keeps the ADD's OPA_SCALE (Vela does
+     * not rewrite it either), which is no fault. */
+    add_sub = param == MCUGEN_NPU_ELEM_ADD || param == MCUGEN_NPU_ELEM_SUB;
     if (op.scale_mode > 2u || op.ifm_round > MCUGEN_NPU_ROUND_NATURAL ||
-        (op.scale_mode == 0u && (state->opa_scale > 0xFFFFu || state->opb_scale > 0xFFFFu)) ||
-        (op.scale_mode != 0u && (op.wide || (param != MCUGEN_NPU_ELEM_ADD && param != MCUGEN_NPU_ELEM_SUB) ||
+        (op.scale_mode == 0u && add_sub && (state->opa_scale > 0xFFFFu || state->opb_scale > 0xFFFFu)) ||
+        (op.scale_mode != 0u && (op.wide || !add_sub ||
                                  state->opa_scale_shift + op.input_shift > 63u))) {
         return MCUGEN_NPU_FAULT_UNSUPPORTED;
     }
