@@ -47,7 +47,8 @@ def _options(tiling: bool = True, prefix: str | None = None) -> BuildOptions:
 def _forced(count: int) -> Any:
     """A plan_model that tiles the graph's one chain in `count` stripes, halos recomputed."""
 
-    def plan(graph: Graph, order: list[Op], scratch_bytes: Any, pools: Any, guard: int, tiling: bool) -> Any:
+    def plan(graph: Graph, order: list[Op], scratch_bytes: Any, pools: Any, guard: int, tiling: bool,
+             steps: Any = None) -> Any:
         (first, last), = chain_runs(graph, order)
         chain = make_chain(order[first:last + 1], first, count, rolling=False)
         assert chain is not None
