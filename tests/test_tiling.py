@@ -325,7 +325,8 @@ def test_one_walk_gives_every_prefix_its_own_walk() -> None:
 def _forced(rolling: bool, count: int) -> Any:
     """A plan_model that tiles the graph's chain of ops as told, whatever it costs."""
 
-    def plan(graph: Graph, order: list[Op], scratch_bytes: Any, pools: Any, guard: int, tiling: bool) -> Any:
+    def plan(graph: Graph, order: list[Op], scratch_bytes: Any, pools: Any, guard: int, tiling: bool,
+             steps: Any = None) -> Any:
         (first, last), = chain_runs(graph, order)
         chain = make_chain(order[first:last + 1], first, count, rolling)
         assert chain is not None
