@@ -1220,6 +1220,41 @@ int mcugen_depthwise_conv_fast_s8(const mcugen_context *ctx, const mcugen_conv_f
     return 1;
 }
 
+#if !MVE_LEAN
+/* d_r += w_r . x over n (>= 1) whole 16-byte blocks, every pointer advanced past them; x is
+ * loaded once for the four VMLADAVAs. gcc 12 indexes the five streams from one counter (16
+ * instructions a pass); the asm walks them with post-incremented loads (10). VMLADAVA takes
+ * even accumulator registers ("Te"). Always inlined, so the accumulators stay in registers. */
+static inline __attribute__((always_inline)) void dot4_blocks16(
+    const int8_t **xp, const int8_t **w0p, const int8_t **w1p, const int8_t **w2p, const int8_t **w3p, int32_t n,
+    int32_t *d0p, int32_t *d1p, int32_t *d2p, int32_t *d3p)
+{
+    const int8_t *x = *xp, *w0 = *w0p, *w1 = *w1p, *w2 = *w2p, *w3 = *w3p;
+    int32_t d0 = *d0p, d1 = *d1p, d2 = *d2p, d3 = *d3p;
+    int8x16_t xv, wv, wv2;
+    __asm__ volatile(
+        "1:\n\t"
+        "vldrb.8     %q[xv], [%[x]], #16\n\t"
+        "vldrb.8     %q[wv], [%[w0]], #16\n\t"
+        "vmladava.s8 %[d0], %q[xv], %q[wv]\n\t"
+        "vldrb.8     %q[wv2], [%[w1]], #16\n\t"
+        "vmladava.s8 %[d1], %q[xv], %q[wv2]\n\t"
+        "vldrb.8     %q[wv], [%[w2]], #16\n\t"
+        "vmladava.s8 %[d2], %q[xv], %q[wv]\n\t"
+        "vldrb.8     %q[wv2], [%[w3]], #16\n\t"
+        "vmladava.s8 %[d3], %q[xv], %q[wv2]\n\t"
+        "subs        %[n], %[n], #1\n\t"
+        "bne         1b"
+        : [d0] "+Te"(d0), [d1] "+Te"(d1), [d2] "+Te"(d2), [d3] "+Te"(d3), [x] "+r"(x),
+          [w0] "+r"(w0), [w1] "+r"(w1), [w2] "+r"(w2), [w3] "+r"(w3), [n] "+r"(n),
+          [xv] "=&w"(xv), [wv] "=&w"(wv), [wv2] "=&w"(wv2)
+        :
+        : "cc", "memory");
+    *xp = x, *w0p = w0, *w1p = w1, *w2p = w2, *w3p = w3;
+    *d0p = d0, *d1p = d1, *d2p = d2, *d3p = d3;
+}
+#endif
+
 /* Four rows (w, w + depth, ...; the last `clamp` rows repeat row 3 - clamp) against x: the raw
  * int8 dot products w_r . x. x is loaded once for the four VMLADAVAs (16 MACs each); the input
  * offset comes in through the kernel sums. */
@@ -1232,29 +1267,8 @@ static inline int32x4_t dot4(const int8_t *w, int32_t depth, int32_t last_row,
     int32_t d0 = 0, d1 = 0, d2 = 0, d3 = 0;
     int32_t k = depth;
 #if !MVE_LEAN
-    /* gcc 12 indexes the five streams from one counter (16 instructions a pass); the asm
-     * walks them with post-incremented loads: 10 */
     if (k >= 16) {
-        int32_t n = k >> 4;
-        int8x16_t xv, wv, wv2;
-        __asm__ volatile(
-            "1:\n\t"
-            "vldrb.8     %q[xv], [%[x]], #16\n\t"
-            "vldrb.8     %q[wv], [%[w0]], #16\n\t"
-            "vmladava.s8 %[d0], %q[xv], %q[wv]\n\t"
-            "vldrb.8     %q[wv2], [%[w1]], #16\n\t"
-            "vmladava.s8 %[d1], %q[xv], %q[wv2]\n\t"
-            "vldrb.8     %q[wv], [%[w2]], #16\n\t"
-            "vmladava.s8 %[d2], %q[xv], %q[wv]\n\t"
-            "vldrb.8     %q[wv2], [%[w3]], #16\n\t"
-            "vmladava.s8 %[d3], %q[xv], %q[wv2]\n\t"
-            "subs        %[n], %[n], #1\n\t"
-            "bne         1b"
-            : [d0] "+Te"(d0), [d1] "+Te"(d1), [d2] "+Te"(d2), [d3] "+Te"(d3), [x] "+r"(x),
-              [w0] "+r"(w0), [w1] "+r"(w1), [w2] "+r"(w2), [w3] "+r"(w3), [n] "+r"(n),
-              [xv] "=&w"(xv), [wv] "=&w"(wv), [wv2] "=&w"(wv2)
-            :
-            : "cc", "memory");
+        dot4_blocks16(&x, &w0, &w1, &w2, &w3, k >> 4, &d0, &d1, &d2, &d3);
         k &= 15;
     }
 #endif
@@ -1325,26 +1339,8 @@ __attribute__((noinline)) static void fc_blocks16(const int8_t *x, const int8_t 
     const int32_t step = per_channel ? 4 : 0;
     for (; blocks > 0; --blocks, w += 4 * depth, sums += 4, out += 4) {
         const int8_t *xp = x, *w0 = w, *w1 = w + depth, *w2 = w1 + depth, *w3 = w2 + depth;
-        int32_t d0 = 0, d1 = 0, d2 = 0, d3 = 0, n = depth >> 4;
-        int8x16_t xv, wv, wv2;
-        __asm__ volatile(
-            "1:\n\t"
-            "vldrb.8     %q[xv], [%[x]], #16\n\t"
-            "vldrb.8     %q[wv], [%[w0]], #16\n\t"
-            "vmladava.s8 %[d0], %q[xv], %q[wv]\n\t"
-            "vldrb.8     %q[wv2], [%[w1]], #16\n\t"
-            "vmladava.s8 %[d1], %q[xv], %q[wv2]\n\t"
-            "vldrb.8     %q[wv], [%[w2]], #16\n\t"
-            "vmladava.s8 %[d2], %q[xv], %q[wv]\n\t"
-            "vldrb.8     %q[wv2], [%[w3]], #16\n\t"
-            "vmladava.s8 %[d3], %q[xv], %q[wv2]\n\t"
-            "subs        %[n], %[n], #1\n\t"
-            "bne         1b"
-            : [d0] "+Te"(d0), [d1] "+Te"(d1), [d2] "+Te"(d2), [d3] "+Te"(d3), [x] "+r"(xp),
-              [w0] "+r"(w0), [w1] "+r"(w1), [w2] "+r"(w2), [w3] "+r"(w3), [n] "+r"(n),
-              [xv] "=&w"(xv), [wv] "=&w"(wv), [wv2] "=&w"(wv2)
-            :
-            : "cc", "memory");
+        int32_t d0 = 0, d1 = 0, d2 = 0, d3 = 0;
+        dot4_blocks16(&xp, &w0, &w1, &w2, &w3, depth >> 4, &d0, &d1, &d2, &d3);
         int32x4_t acc = vldrwq_s32(sums);
         acc = vsetq_lane_s32(vgetq_lane_s32(acc, 0) + d0, acc, 0);
         acc = vsetq_lane_s32(vgetq_lane_s32(acc, 1) + d1, acc, 1);
