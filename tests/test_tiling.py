@@ -26,11 +26,11 @@ from oracles import assert_exact, oracle_output
 from mcugen import driver
 from mcugen.driver import BuildOptions, compile_model
 from mcugen.frontend.tflite import parse_model
-from mcugen.ir import Graph, Op, OpKind
+from mcugen.ir import DType, Graph, Op, OpKind
 from mcugen.memory.plan import plan_memory
-from mcugen.memory.tiling import Chain, Tiling, make_chain, op_rows, row_bytes
+from mcugen.memory.tiling import RESIZES, Chain, Tiling, make_chain, op_rows, row_bytes
 from mcugen.memory.tiling_search import chain_runs
-from mcugen.ops.registry import op_macs
+from mcugen.ops.registry import op_def, op_macs
 from mcugen.quantization import Rounding
 from mcugen.toolchain.host import build_program, run_program
 
@@ -177,13 +177,19 @@ def _emulate(chain: Chain) -> None:
             assert rows == op_rows(op, rows.out_start, rows.out_stop)
             x = op.inputs[0]
             assert x is not None
-            if op.kind is not OpKind.ADD:
+            if op.kind in RESIZES:  # the call's input rows hold every row its table reads
+                tables = resize_source_rows(op)
+                for row in range(rows.out_start, rows.out_stop):
+                    assert all(rows.in_start <= t[row] < rows.in_stop for t in tables), (j, row)
+            elif op_def(op.kind).traits.window:
                 kernel, stride, dilation, pad = _window_of(op)
                 for row in range(rows.out_start, rows.out_stop):
                     whole = _taps(op, row, x.shape[1], pad, kernel, stride, dilation)
                     local = _taps(op, row - rows.out_start, rows.in_rows, rows.pad_top, kernel, stride, dilation)
                     assert whole == {t + rows.in_start for t in local}, (j, row)
                     assert rows.pad_top >= 0
+            else:  # row-wise: it reads the rows it writes
+                assert (rows.in_start, rows.in_stop) == (rows.out_start, rows.out_stop)
             if j > 0:  # the slot holds, at its rows, the input rows the call reads
                 first = stripe.held[j - 1][0]
                 got = slot_rows[j - 1][rows.in_start - first:rows.in_stop - first]
@@ -240,6 +246,18 @@ def _check_lag(chain: Chain) -> None:
         end = last.out_stop * row_bytes(y)
         later = [at for s, at in reads if s > k]
         assert not later or end <= min(later), k
+
+
+def resize_source_rows(op: Op) -> list[np.ndarray]:
+    """Every input row a resize's kernel reads for each output row (its own tables)."""
+    from mcugen.ops.resize.prepare import bilinear_tables, nearest_tables
+
+    if op.kind is OpKind.RESIZE_NEAREST_NEIGHBOR:
+        return [nearest_tables(op).rows]
+    x = op.inputs[0]
+    assert x is not None
+    rows = bilinear_tables(op, integer=x.dtype is not DType.FLOAT32).rows
+    return [rows.lower, rows.upper]
 
 
 def _chains(graph: Graph) -> list[Chain]:

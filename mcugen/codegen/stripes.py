@@ -10,8 +10,10 @@ the others stay straight-line calls.
 
 Pointers go to row `in_start` of the chain's whole input, into the stripe slots of the
 intermediates (at the row's place in what the slot holds), and to row `out_start` of the
-chain's whole output; a residual ADD's other operand is read from its whole tensor at the
-stripe's rows. The stand-in op's index is op.index * 100 + a geometry number, so that each
+chain's whole output; a row-wise op's other operands (a residual ADD's, a concatenation's skip)
+are read from their whole tensors at the stripe's rows, a broadcast row (SE's scales) whole. A
+resize gets its row table sliced to the stripe and moved to the sub-tensor's first row
+(ops/resize/emit.py `stripe_tables`); stripes whose tables are equal share one set of constants. The stand-in op's index is op.index * 100 + a geometry number, so that each
 distinct stripe geometry gets its own parameter structs in the function and equal geometries
 share them; flash constants (multipliers, shifts) are shared through a content cache.
 """
@@ -26,9 +28,11 @@ import numpy as np
 
 from ..ir import Op, Tensor
 from ..memory.plan import Plan
-from ..memory.tiling import Chain, OpRows, Stripe, row_bytes, stripe_view
+from ..memory.tiling import RESIZES, Chain, OpRows, Stripe, row_broadcast, row_bytes, stripe_view
 from ..ops import registry
+from ..ops.base import setting_of
 from ..ops.emitting import KernelCall
+from ..ops.resize.emit import RowTables, emit_resize_stripe, stripe_tables, tables_key
 
 GEOMETRIES_PER_OP = 100  # the stand-in index's factor; a chain has far fewer stripes
 
@@ -100,6 +104,8 @@ def _operand_pointers(chain: Chain, j: int, stripe: Stripe, ctx: Any, slot: str)
                 pointers[n] = _pointer(tensor, ctx.address(tensor), rows.in_start * row_bytes(tensor))
             else:
                 pointers[n] = _slot_pointer(chain, stripe, j - 1, rows.in_start, slot)
+        elif row_broadcast(tensor, op.outputs[0]):  # one row for all: read whole by every stripe
+            pointers[n] = _pointer(tensor, ctx.address(tensor), 0)
         else:  # a residual operand: the whole tensor's rows of this stripe
             pointers[n] = _pointer(tensor, ctx.address(tensor), rows.out_start * row_bytes(tensor))
     y = op.outputs[0]
@@ -121,7 +127,11 @@ def _stand_in(chain: Chain, j: int, rows: OpRows, ctx: _StripeContext, pointers:
             continue
         tensor = op.inputs[n]
         assert tensor is not None
-        inputs[n] = view = stripe_view(tensor, rows.in_rows if n == flow else rows.out_rows)
+        if row_broadcast(tensor, op.outputs[0]):
+            view = dataclasses.replace(tensor, consumers=[])  # its one row, whole
+        else:
+            view = stripe_view(tensor, rows.in_rows if n == flow else rows.out_rows)
+        inputs[n] = view
         ctx.pointers[id(view)] = pointer
     out = stripe_view(op.outputs[0], rows.out_rows)
     ctx.pointers[id(out)] = pointers[OUTPUT]
@@ -134,11 +144,11 @@ HOLE = "\x02"  # around an operand's number in a call emitted once for every str
 
 
 def _template(chain: Chain, j: int, rows: OpRows, ctx: _StripeContext, pointers: dict[int, str],
-              number: int) -> KernelCall | None:
+              number: int, tables: RowTables | None) -> KernelCall | None:
     """Op j's call for every stripe of this geometry, each operand pointer a hole to fill in
     (only the pointers differ between such stripes); None if a declaration took a pointer."""
     holes = {n: f"{HOLE}{n}{HOLE}" for n in pointers}
-    call = _call(_stand_in(chain, j, rows, ctx, holes, number), ctx, rows)
+    call = _call(_stand_in(chain, j, rows, ctx, holes, number), ctx, rows, tables)
     return None if any(HOLE in d for d in call.declarations) else call
 
 
@@ -162,7 +172,17 @@ def _moves(chain: Chain, stripe: Stripe, region: str) -> list[str]:
     return moves
 
 
-def _call(op: Op, ctx: _StripeContext, rows: OpRows) -> KernelCall:
+def _resize_tables(chain: Chain, j: int, rows: OpRows, ctx: Any) -> RowTables | None:
+    """A resize's row tables for this stripe (None for other ops)."""
+    op = chain.ops[j]
+    if op.kind not in RESIZES:
+        return None
+    return stripe_tables(op, rows.out_start, rows.out_stop, rows.in_start, setting_of(ctx))
+
+
+def _call(op: Op, ctx: _StripeContext, rows: OpRows, tables: RowTables | None = None) -> KernelCall:
+    if tables is not None:
+        return emit_resize_stripe(op, ctx, tables)
     definition = registry.op_def(op.kind)
     if definition.emit_rows is not None:
         return definition.emit_rows(op, ctx, rows.pad_top)
@@ -174,8 +194,8 @@ def _stripe_calls(chain: Chain, ctx: Any, slot: str, result: KernelCall) -> list
     An op's call is emitted once per geometry (the stand-in's shape and padding) with holes
     for its pointers, then filled in for each stripe."""
     cache: dict[tuple[str, str, tuple[int, ...], bytes], str] = {}
-    numbers: dict[tuple[int, int, int, int], int] = {}
-    templates: dict[tuple[int, int, int, int], KernelCall | None] = {}
+    numbers: dict[tuple[int, int, int, int, bytes], int] = {}
+    templates: dict[tuple[int, int, int, int, bytes], KernelCall | None] = {}
     declared = set(result.declarations)
     stripes = []
     for stripe in chain.stripes:
@@ -183,16 +203,18 @@ def _stripe_calls(chain: Chain, ctx: Any, slot: str, result: KernelCall) -> list
         for j, rows in enumerate(stripe.calls):
             if rows is None:
                 continue
-            key = (j, rows.in_rows, rows.out_rows, rows.pad_top)
+            tables = _resize_tables(chain, j, rows, ctx)
+            key = (j, rows.in_rows, rows.out_rows, rows.pad_top, b"" if tables is None else tables_key(tables))
             number = numbers.setdefault(key, sum(1 for k in numbers if k[0] == j))
             assert number < GEOMETRIES_PER_OP, "stand-in names would collide"
             pointers = _operand_pointers(chain, j, stripe, ctx, slot)
             if key not in templates:
-                templates[key] = _template(chain, j, rows, _StripeContext(ctx, cache, chain), pointers, number)
+                templates[key] = _template(chain, j, rows, _StripeContext(ctx, cache, chain), pointers, number,
+                                           tables)
             template = templates[key]
             if template is None:
                 sctx = _StripeContext(ctx, cache, chain)
-                call = _call(_stand_in(chain, j, rows, sctx, pointers, number), sctx, rows)
+                call = _call(_stand_in(chain, j, rows, sctx, pointers, number), sctx, rows, tables)
             else:
                 call = KernelCall(template.declarations, [_fill(c, pointers) for c in template.calls],
                                   template.runtime)

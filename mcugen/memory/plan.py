@@ -104,6 +104,8 @@ class Plan:
         out = op.outputs[0] if op.outputs else None
         if out is None or not op.inputs or any(t is None for t in op.inputs):
             return False
+        if self.tiling is not None and self.tiling.grouped(op):  # it runs in its chain's stripes
+            return False
         if op_def(op.kind).traits.alias:
             source = op.inputs[0]
             assert source is not None

@@ -2,9 +2,13 @@
 
 The idea is Vela's cascading and MCUNetV2's patch-based inference. A chain is a run of ops,
 consecutive in the execution order, each reading the previous one's output row by row:
-CONV_2D, DEPTHWISE_CONV_2D, AVERAGE_POOL_2D, MAX_POOL_2D (any stride, dilation, SAME/VALID) and
-a residual ADD whose other operand is a whole tensor made before the chain. The chain's input
-and output are whole tensors; its intermediate tensors never exist whole.
+CONV_2D, DEPTHWISE_CONV_2D, AVERAGE_POOL_2D, MAX_POOL_2D (any stride, dilation, SAME/VALID);
+RESIZE_NEAREST_NEIGHBOR and RESIZE_BILINEAR (output row r reads the input rows of its row
+table, which never decrease); and row-wise ops, which read the rows they write: a residual ADD
+or MUL whose other operand is a whole tensor made before the chain, or one row broadcast over
+all rows (squeeze-excitation's scales, read whole by every stripe), an element-wise activation,
+a concatenation along channels with whole tensors made before the chain (U-Net's skips). The
+chain's input and output are whole tensors; its intermediate tensors never exist whole.
 
 Stripes
 -------
@@ -13,7 +17,9 @@ whose output rows [o0, o1) are needed reads input rows [i0, i1) with
 i0 = max(0, o0 * stride - pad_top) and i1 = min(H_in, (o1 - 1) * stride - pad_top +
 (k - 1) * dilation + 1); an ADD reads the rows it writes. Each call of a kernel on a stripe
 sees a sub-tensor: its input starts at row i0 (a pointer into a row-major NHWC buffer), has
-i1 - i0 rows, its output o1 - o0 rows, and its top padding is pad_top - o0 * stride + i0 (>= 0).
+i1 - i0 rows, its output o1 - o0 rows, and its top padding is pad_top - o0 * stride + i0 (>= 0);
+a resize reads [table(o0), table(o1 - 1) + 1) and its call gets its table's rows [o0, o1), each
+moved up by i0 (codegen/stripes.py), so it reads the same input pixels with the same weights.
 Taps below the sub-tensor's last row are skipped by the kernel as they are below the whole
 tensor's, because i1 is the last row any tap of the stripe reaches (or H_in): the set of taps
 inside the input is the same for every output element as in the untiled call, so every sum,
@@ -42,6 +48,7 @@ Which chains to tile is chosen in tiling_search.py.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import functools
 import itertools
@@ -49,9 +56,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from ..ir import Conv2DOptions, DepthwiseConv2DOptions, Op, OpKind, Pool2DOptions, Tensor
+from ..ir import Conv2DOptions, DepthwiseConv2DOptions, DType, Op, OpKind, Pool2DOptions, Tensor
 from ..ops.common import conv_padding
-from ..ops.registry import op_macs
+from ..ops.registry import op_def, op_macs
+from ..ops.resize.prepare import bilinear_tables, nearest_tables
 from .liveness import Buffer, ScratchBytes
 
 # The planner's alignment (placement.ALIGNMENT): stripe slots and the output lag are whole
@@ -135,8 +143,8 @@ class Chain:
     def _side_inputs(self) -> tuple[Tensor, ...]:  # asked for at every planner try: made once
         inner = {id(t) for t in self.intermediates}
         found: list[Tensor] = []
-        for op in self.ops[1:]:
-            for t in op.inputs:
+        for j, op in enumerate(self.ops):  # a first op that is row-wise has side inputs too
+            for t in op.inputs[1:] if j == 0 else op.inputs:
                 if t is not None and id(t) not in inner and not any(t is f for f in found):
                     found.append(t)
         return tuple(found)
@@ -262,20 +270,41 @@ def _window(op: Op) -> tuple[int, int, int, int]:
 class _Geometry(NamedTuple):
     """What op_rows needs of an op, looked up once per chain (the walks ask thousands of times)."""
 
-    add: bool  # a residual ADD: reads the rows it writes
+    add: bool  # row-wise (a residual ADD, an activation, a channel concatenation): reads the rows it writes
     kernel: int
     stride: int
     dilation: int
     pad: int
     in_h: int
     out_h: int
+    # A resize: the first and last input row each output row reads (both never decrease).
+    lower: tuple[int, ...] | None = None
+    upper: tuple[int, ...] | None = None
+
+
+RESIZES = (OpKind.RESIZE_NEAREST_NEIGHBOR, OpKind.RESIZE_BILINEAR)
+
+
+@functools.lru_cache(maxsize=256)
+def resize_rows(op: Op) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(first, last) input row of each output row of a resize: the kernel's own row tables."""
+    x = op.inputs[0]
+    assert x is not None
+    if op.kind is OpKind.RESIZE_NEAREST_NEIGHBOR:
+        rows = tuple(int(r) for r in nearest_tables(op).rows)
+        return rows, rows
+    axis = bilinear_tables(op, integer=x.dtype is not DType.FLOAT32).rows
+    return tuple(int(r) for r in axis.lower), tuple(int(r) for r in axis.upper)
 
 
 def _geometry(op: Op) -> _Geometry:
     x = op.inputs[0]
     assert x is not None
     out_h = op.outputs[0].shape[1]
-    if op.kind is OpKind.ADD:
+    if op.kind in RESIZES:
+        lower, upper = resize_rows(op)
+        return _Geometry(False, 1, 1, 1, 0, x.shape[1], out_h, lower, upper)
+    if not op_def(op.kind).traits.window:
         return _Geometry(True, 1, 1, 1, 0, x.shape[1], out_h)
     return _Geometry(False, *_window(op), x.shape[1], out_h)
 
@@ -283,6 +312,8 @@ def _geometry(op: Op) -> _Geometry:
 def _rows(g: _Geometry, out_start: int, out_stop: int) -> OpRows:
     if g.add:
         return OpRows(out_start, out_stop, out_start, out_stop, 0)
+    if g.lower is not None and g.upper is not None:
+        return OpRows(out_start, out_stop, g.lower[out_start], g.upper[out_stop - 1] + 1, 0)
     first = out_start * g.stride - g.pad
     last = (out_stop - 1) * g.stride - g.pad + (g.kernel - 1) * g.dilation
     in_start, in_stop = max(0, first), min(g.in_h, last + 1)
@@ -291,6 +322,8 @@ def _rows(g: _Geometry, out_start: int, out_stop: int) -> OpRows:
 
 def _first_input_row(g: _Geometry, out_start: int) -> int:
     """_rows(g, out_start, ...).in_start, without the rest."""
+    if g.lower is not None:
+        return g.lower[out_start]
     return out_start if g.add else max(0, out_start * g.stride - g.pad)
 
 
@@ -334,6 +367,8 @@ def _reach(g: _Geometry, done: int, available: int) -> int:
     solved for, not searched)."""
     if g.add:
         reach = available  # it reads the rows it writes
+    elif g.upper is not None:
+        reach = bisect.bisect_left(g.upper, available)  # the rows whose last input row is made
     elif available >= g.in_h:
         reach = g.out_h
     else:  # the largest stop with (stop - 1) * stride - pad + (kernel - 1) * dilation + 1 <= available
@@ -490,6 +525,14 @@ def _output_lag(chain: Chain) -> int | None:
         if later is not None and last is not None:
             lag = max(lag, last.out_stop * row_bytes(y) - later * row_bytes(x))
     return _align(lag)
+
+
+def row_broadcast(operand: Tensor, output: Tensor) -> bool:
+    """`operand` is one row that an element-wise op broadcasts over all of `output`'s rows
+    (a [1, 1, W or 1, C or 1] tensor): every stripe reads it whole, from its start."""
+    shape = operand.shape
+    return (len(shape) == 4 and shape[0] == 1 and shape[1] == 1 and output.shape[1] > 1
+            and shape[2] in (1, output.shape[2]) and shape[3] in (1, output.shape[3]))
 
 
 def stripe_view(tensor: Tensor, rows: int) -> Tensor:

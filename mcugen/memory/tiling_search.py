@@ -15,10 +15,10 @@ import dataclasses
 import functools
 from collections.abc import Callable, Sequence
 
-from ..ir import Graph, Op, OpKind, Tensor
+from ..ir import ConcatenationOptions, Graph, Op, OpKind, Tensor
 from ..ops.registry import op_def
 from .liveness import ScratchBytes, collect_buffers, live_by_step
-from .tiling import Chain, Stripe, Tiling, make_chain, rolling_prefixes
+from .tiling import RESIZES, Chain, Stripe, Tiling, make_chain, rolling_prefixes, row_broadcast
 
 RECOMPUTED_COUNTS = (2, 4, 8, 16)
 MAX_ROUNDS = 6
@@ -37,11 +37,19 @@ def _is_spatial(tensor: Tensor | None) -> bool:
 # build marks the ops it takes before planning; mcugen/npu/stripes.py lowers each stripe).
 ENGINES = ("cpu", "npu")
 
+# Element-wise ops of one input that a chain may run on a stripe's rows (output[i] = f(input[i])).
+ROW_WISE_UNARY = (OpKind.LOGISTIC, OpKind.TANH, OpKind.HARD_SWISH, OpKind.RELU, OpKind.RELU6,
+                  OpKind.LEAKY_RELU, OpKind.ABS, OpKind.NEG)
+
 
 def _can_start(op: Op) -> bool:
-    """An op that may be a chain's first op (it reads a whole tensor)."""
-    return (op_def(op.kind).traits.window and op.backend in ENGINES and len(op.outputs) == 1
-            and _is_spatial(op.inputs[0]) and _is_spatial(op.outputs[0]))
+    """An op that may be a chain's first op (it reads a whole tensor): a window op, or a resize
+    on the CPU (its rows come from its row table: codegen/stripes.py slices it per stripe)."""
+    if len(op.outputs) != 1 or not (_is_spatial(op.inputs[0]) and _is_spatial(op.outputs[0])):
+        return False
+    if op.kind in RESIZES:
+        return op.backend == "cpu"
+    return op_def(op.kind).traits.window and op.backend in ENGINES
 
 
 def _can_follow(op: Op, previous: Op, graph_outputs: set[int]) -> bool:
@@ -52,14 +60,36 @@ def _can_follow(op: Op, previous: Op, graph_outputs: set[int]) -> bool:
         return False
     if op.backend != previous.backend:  # one engine runs a chain
         return False
-    if op_def(op.kind).traits.window:
+    if op_def(op.kind).traits.window or op.kind in RESIZES:
         return _can_start(op) and op.inputs[0] is link
-    if op.kind is not OpKind.ADD or op.backend != "cpu" or len(op.inputs) != 2:
+    if op.backend != "cpu" or len(op.outputs) != 1 or sum(t is link for t in op.inputs) != 1:
         return False
-    a, b = op.inputs
-    side = b if a is link else a
-    return (side is not link and _is_spatial(side) and side is not None
-            and side.shape == link.shape == op.outputs[0].shape and (a is link or b is link))
+    return _row_wise(op, link)
+
+
+def _row_wise(op: Op, link: Tensor) -> bool:
+    """Output row r of `op` is made from row r of each input only, `link` among them, the
+    others whole tensors (the chain reads their rows): a residual ADD, an element-wise
+    activation or requantization, a concatenation along channels."""
+    y = op.outputs[0]
+    if not _is_spatial(y) or y.shape[:3] != link.shape[:3]:
+        return False
+    variable = [t for t in op.inputs if t is not None and not t.is_constant]
+    if op.kind in (OpKind.ADD, OpKind.MUL):
+        if len(op.inputs) != 2 or link.shape != y.shape:
+            return False
+        side = op.inputs[1] if op.inputs[0] is link else op.inputs[0]
+        # A residual operand (made before the chain, read at the stripe's rows), or one row
+        # broadcast over all of them (squeeze-excitation's scales): read whole by every stripe.
+        return side is not None and (row_broadcast(side, y) or (
+            not side.is_constant and side is not link and side.shape == y.shape))
+    if op.kind is OpKind.CONCATENATION:
+        axis = op.options.axis if isinstance(op.options, ConcatenationOptions) else None
+        return axis in (3, -1) and len(variable) == len(op.inputs) and all(
+            _is_spatial(t) and t.shape[:3] == y.shape[:3] for t in variable)
+    if op.kind in ROW_WISE_UNARY:
+        return len(variable) == 1 and variable[0] is link and link.shape == y.shape
+    return False
 
 
 def chain_runs(graph: Graph, order: Sequence[Op]) -> list[tuple[int, int]]:
@@ -68,7 +98,7 @@ def chain_runs(graph: Graph, order: Sequence[Op]) -> list[tuple[int, int]]:
     runs: list[tuple[int, int]] = []
     step = 0
     while step < len(order):
-        if not _can_start(order[step]):
+        if not _can_begin(order[step]):
             step += 1
             continue
         end = step
@@ -78,6 +108,14 @@ def chain_runs(graph: Graph, order: Sequence[Op]) -> list[tuple[int, int]]:
             runs.append((step, end))
         step = end + 1
     return runs
+
+
+def _can_begin(op: Op) -> bool:
+    """An op that may be a chain's first op: one that may start it, or a row-wise op on the CPU
+    whose input 0 (the chain's input) has its rows (SE's scaling MUL after the pool)."""
+    x = op.inputs[0]
+    return _can_start(op) or (op.backend == "cpu" and len(op.outputs) == 1 and _is_spatial(x)
+                              and x is not None and _row_wise(op, x))
 
 
 def _side_inputs_ready(ops: Sequence[Op]) -> bool:
@@ -105,7 +143,8 @@ def _runs_around(graph: Graph, order: Sequence[Op], taken: Sequence[Chain], peak
         for a in range(first, last):
             for b in range(a + 1, min(last, a + MAX_CHAIN_OPS - 1) + 1):
                 ops = order[a:b + 1]
-                if a <= peak <= b + 1 and not any(id(op) in used for op in ops) and _side_inputs_ready(ops):
+                if (a <= peak <= b + 1 and not any(id(op) in used for op in ops) and _side_inputs_ready(ops)
+                        and _can_begin(ops[0])):
                     found.append((a, b))
     return found
 

@@ -7,13 +7,15 @@ through ctx.constant, float weights are written as exact float32 literals.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from ...codegen.cnames import c_float
-from ...ir import DType, Op
-from ..base import setting_of
+from ...ir import DType, Op, OpKind
+from ..base import Setting, setting_of
 from ..emitting import EmitContext, KernelCall, c_dims
-from .prepare import BilinearAxis, BilinearTables, prepare_bilinear, prepare_nearest
+from .prepare import BilinearAxis, BilinearTables, NearestTables, prepare_bilinear, prepare_nearest
 
 RUNTIME = "mcugen_resize"
 
@@ -38,9 +40,12 @@ def _dims(op: Op) -> tuple[list[str], str, str]:
 
 
 def emit_resize_nearest(op: Op, ctx: EmitContext) -> KernelCall:
+    return _emit_nearest(op, ctx, prepare_nearest(op, setting_of(ctx)))
+
+
+def _emit_nearest(op: Op, ctx: EmitContext, t: NearestTables) -> KernelCall:
     x, y = op.inputs[0], op.outputs[0]
     assert x is not None
-    t = prepare_nearest(op, setting_of(ctx))
     rows, cols = _table(ctx, op, "rows", t.rows), _table(ctx, op, "cols", t.cols)
     dims, in_dims, out_dims = _dims(op)
     name = f"resize_params_{op.index}"
@@ -68,11 +73,14 @@ def _float_axis(ctx: EmitContext, op: Op, axis: str, a: BilinearAxis) -> tuple[l
 
 
 def emit_resize_bilinear(op: Op, ctx: EmitContext) -> KernelCall:
+    return _emit_bilinear(op, ctx, prepare_bilinear(op, setting_of(ctx)))
+
+
+def _emit_bilinear(op: Op, ctx: EmitContext, t: BilinearTables) -> KernelCall:
     x, y = op.inputs[0], op.outputs[0]
     assert x is not None
     dims, in_dims, out_dims = _dims(op)
     name = f"resize_params_{op.index}"
-    t: BilinearTables = prepare_bilinear(op, setting_of(ctx))
     if x.dtype is DType.FLOAT32:
         row_arrays, rows = _float_axis(ctx, op, "row", t.rows)
         col_arrays, cols = _float_axis(ctx, op, "col", t.cols)
@@ -89,3 +97,39 @@ def emit_resize_bilinear(op: Op, ctx: EmitContext) -> KernelCall:
         calls=[f"{function}(&{name}, &{in_dims}, {ctx.ptr(x)}, &{out_dims}, {ctx.ptr(y)})"],
         runtime={RUNTIME},
     )
+
+
+# --- stripes of a tiled chain (memory/tiling.py, codegen/stripes.py) ---------------------------
+
+RowTables = NearestTables | BilinearTables
+
+
+def stripe_tables(op: Op, out_start: int, out_stop: int, in_start: int, setting: Setting) -> RowTables:
+    """`op`'s tables for output rows [out_start, out_stop) of a sub-tensor whose input starts at
+    row `in_start`: the whole op's rows, each source row (and integer position) moved up by
+    in_start; the columns unchanged. The kernel then reads the same pixels with the same weights."""
+    if op.kind is OpKind.RESIZE_NEAREST_NEIGHBOR:
+        t = prepare_nearest(op, setting)
+        return dataclasses.replace(t, rows=t.rows[out_start:out_stop] - in_start)
+    b = prepare_bilinear(op, setting)
+    r, part = b.rows, slice(out_start, out_stop)
+    integer = op.outputs[0].dtype is not DType.FLOAT32
+    rows = BilinearAxis(r.lower[part] - in_start, r.upper[part] - in_start,
+                        r.position[part] - (in_start << 10) if integer else r.position[part],
+                        r.low_weight[part], r.high_weight[part])
+    return dataclasses.replace(b, rows=rows)
+
+
+def tables_key(t: RowTables) -> bytes:
+    """What tells two stripes' tables apart (equal keys: one set of constants, one loop)."""
+    arrays = [t.rows, t.cols] if isinstance(t, NearestTables) else [
+        getattr(axis, f) for axis in (t.rows, t.cols) for f in ("lower", "upper", "position", "low_weight",
+                                                                 "high_weight")]
+    return b"|".join(np.ascontiguousarray(a).tobytes() for a in arrays)
+
+
+def emit_resize_stripe(stand_in: Op, ctx: EmitContext, t: RowTables) -> KernelCall:
+    """The call of a resize on one stripe: `stand_in` has the stripe's shapes, `t` its tables."""
+    if isinstance(t, NearestTables):
+        return _emit_nearest(stand_in, ctx, t)
+    return _emit_bilinear(stand_in, ctx, t)
