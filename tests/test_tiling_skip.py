@@ -364,3 +364,34 @@ def test_se_and_unet_fixtures_tile_below_vela_and_stay_exact(name: str, target: 
     program = build_program(model, BuildOptions(target=target), f"{name}.tflite", sanitize=True)
     for k, (outputs, expected) in enumerate(zip(run_program(program, _cases(name)), _expected(name, "tflm"))):
         _assert_same(outputs, expected, f"{name} case{k} ({target}, tiled, sanitized)")
+
+
+def test_a_chain_starting_at_a_row_wise_op_keeps_its_other_operands_alive(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A chain [ADD -> conv] (a sub-chain the search tries): the ADD's residual operand is read
+    in every stripe, so the planner must keep it whole until the chain has run."""
+    rng = np.random.default_rng(14)
+    shape = [1, 12, 6, 4]
+    net = _Net(rng, shape)
+    residual = net.window("CONV_2D", 3, channels=6)
+    residual_scale, residual_zero = net.scale, net.zero_point
+    net.window("CONV_2D", 3, channels=6)
+    net.add(residual, residual_scale, residual_zero)
+    net.window("CONV_2D", 3, channels=4)
+    model, inputs = net.model(), net.inputs(shape)
+
+    def plan(graph: Graph, order: list[Op], scratch_bytes: Any, pools: Any, guard: int, tiling: bool,
+             steps: Any = None) -> Any:
+        start = next(n for n, op in enumerate(order) if op.kind is OpKind.ADD)
+        chain = make_chain(order[start:start + 2], start, 6, True)
+        assert chain is not None
+        variable = [t.name for t in chain.external_inputs() if not t.is_constant]
+        assert variable == [t.name for t in order[start].inputs]  # type: ignore[union-attr]
+        return plan_memory(graph, order, scratch_bytes, guard=guard, tiling=Tiling([chain]))
+
+    expected = oracle_output(model, inputs, Rounding.TFLM)
+    with monkeypatch.context() as patch:
+        patch.setattr(driver, "plan_model", plan)
+        options = BuildOptions(prefix="add_first", guard=16)
+        program = build_program(model, options, "chain.tflite", sanitize=True)
+    (actual,) = run_program(program, [inputs])[0]
+    assert_exact(actual.reshape(expected.shape), expected)
