@@ -13,9 +13,10 @@ intermediates (at the row's place in what the slot holds), and to row `out_start
 chain's whole output; a row-wise op's other operands (a residual ADD's, a concatenation's skip)
 are read from their whole tensors at the stripe's rows, a broadcast row (SE's scales) whole. A
 resize gets its row table sliced to the stripe and moved to the sub-tensor's first row
-(ops/resize/emit.py `stripe_tables`); stripes whose tables are equal share one set of constants. The stand-in op's index is op.index * 100 + a geometry number, so that each
-distinct stripe geometry gets its own parameter structs in the function and equal geometries
-share them; flash constants (multipliers, shifts) are shared through a content cache.
+(ops/resize/emit.py `stripe_tables`); stripes whose tables are equal share one set of constants.
+The stand-in op's index is op.index * 100 + a geometry number, so that each distinct stripe
+geometry gets its own parameter structs in the function and equal geometries share them; flash
+constants (multipliers, shifts) are shared through a content cache.
 """
 
 from __future__ import annotations

@@ -69,8 +69,8 @@ def _can_follow(op: Op, previous: Op, graph_outputs: set[int]) -> bool:
 
 def _row_wise(op: Op, link: Tensor) -> bool:
     """Output row r of `op` is made from row r of each input only, `link` among them, the
-    others whole tensors (the chain reads their rows): a residual ADD, an element-wise
-    activation or requantization, a concatenation along channels."""
+    others whole tensors (the chain reads their rows) or one row broadcast over all: a residual
+    ADD or MUL, SE's scaling MUL, an element-wise activation, a concatenation along channels."""
     y = op.outputs[0]
     if not _is_spatial(y) or y.shape[:3] != link.shape[:3]:
         return False
