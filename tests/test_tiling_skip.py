@@ -116,12 +116,12 @@ def activations_model(rng: np.random.Generator) -> tuple[bytes, list[np.ndarray]
     return net.model(), net.inputs(shape)
 
 
-def skip_model(rng: np.random.Generator, resize: str, skip_first: bool = True,
+def skip_model(rng: np.random.Generator, resize: str, skip_first: bool = True, dtype: str = "int8",
                **options: Any) -> tuple[bytes, list[np.ndarray]]:
     """conv 3x3 (the skip) -> [max pool 2x2 stride 2 -> conv 3x3 -> resize back -> concatenation
     with the skip -> conv 3x3]: a U-Net level."""
     shape = [1, 16, 10, 3]
-    net = _Net(rng, shape)
+    net = _Net(rng, shape, dtype)
     skip = net.window("CONV_2D", 3, channels=6)
     net.window("MAX_POOL_2D", 2, stride=2)
     skip_scale = net.scale
@@ -286,6 +286,12 @@ def test_compiled_skip_chain_is_bit_exact(resize: str, options: dict[str, Any], 
                                           monkeypatch: pytest.MonkeyPatch) -> None:
     model, inputs = skip_model(np.random.default_rng(9), resize, skip_first=rolling, **options)
     _check_forced(model, inputs, _longest, rolling, count, monkeypatch, sanitize=rolling)
+
+
+def test_compiled_int16_skip_chain_is_bit_exact(monkeypatch: pytest.MonkeyPatch) -> None:
+    """int16x8 (TFLM has no int16 bilinear resize: nearest)."""
+    model, inputs = skip_model(np.random.default_rng(15), "RESIZE_NEAREST_NEIGHBOR", dtype="int16")
+    _check_forced(model, inputs, _longest, True, 8, monkeypatch, sanitize=True)
 
 
 def test_compiled_skip_chain_is_bit_exact_with_litert_rounding(monkeypatch: pytest.MonkeyPatch) -> None:
