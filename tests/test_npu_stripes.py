@@ -30,7 +30,7 @@ from mcugen import driver
 from mcugen.driver import BuildOptions, Compiled, compile_model
 from mcugen.ir import Graph, Op, OpKind
 from mcugen.memory.plan import Plan, plan_memory, plan_model
-from mcugen.memory.tiling import Chain, Tiling, make_chain
+from mcugen.memory.tiling import Chain, Tiling, make_chain, pulled_stripes
 from mcugen.memory.tiling_search import chain_runs
 from mcugen.npu import stripes as npu_stripes
 from mcugen.npu.config import NpuConfig, npu_config
@@ -53,13 +53,15 @@ def _options(tiling: bool = True, prefix: str | None = None, size: str = "u55-12
     return BuildOptions(target=dataclasses.replace(HOST, npu=npu_config(size)), tiling=tiling, prefix=prefix)
 
 
-def _forced(count: int, rolling: bool = False) -> Any:
-    """A plan_model that tiles the graph's one chain in `count` stripes, halos recomputed or kept."""
+def _forced(count: int, rolling: bool = False, pulled: bool = False) -> Any:
+    """A plan_model that tiles the graph's one chain in `count` stripes, halos recomputed or kept
+    (`pulled`: in tiling.pulled_stripes' cut, else in tiling._walk's)."""
 
     def plan(graph: Graph, order: list[Op], scratch_bytes: Any, pools: Any, guard: int, tiling: bool,
              steps: Any = None) -> Any:
         (first, last), = chain_runs(graph, order)
-        chain = make_chain(order[first:last + 1], first, count, rolling=rolling)
+        ops = order[first:last + 1]
+        chain = make_chain(ops, first, count, rolling, pulled_stripes(ops, count) if pulled else None)
         assert chain is not None
         return plan_memory(graph, order, scratch_bytes, guard=guard, tiling=Tiling([chain]))
 
@@ -101,14 +103,15 @@ def _wraps(chain: Chain) -> int:
 
 
 def _check(model: bytes, inputs: list[np.ndarray], count: int, monkeypatch: pytest.MonkeyPatch,
-           rolling: bool = False, size: str = "u55-128") -> Chain:
+           rolling: bool = False, size: str = "u55-128", pulled: bool = False) -> Chain:
     expected = run_tflm(model, inputs)[0]
     whole = compile_model(model, _options(tiling=False, size=size))
     with monkeypatch.context() as patch:
-        patch.setattr(driver, "plan_model", _forced(count, rolling))
+        patch.setattr(driver, "plan_model", _forced(count, rolling, pulled))
         patch.setattr(npu_stripes, "choose_stripes", lambda graph, order, plan, *rest: plan)  # keep `count`
         # the prefix keeps each forced build apart in the cache
-        options = _options(prefix=f"npu_{'rolling' if rolling else 'striped'}{count}", size=size)
+        form = "pulled" if pulled else "rolling" if rolling else "striped"
+        options = _options(prefix=f"npu_{form}{count}", size=size)
         striped = compile_model(model, options)
         program = build_program(model, options, "chain.tflite", sanitize=True)
     assert striped.plan.tiling is not None
@@ -185,6 +188,22 @@ def test_rolling_chain_is_bit_exact_with_tflm(name: str, count: int, size: str,
     chain = _check(model, inputs, count, monkeypatch, rolling=True, size=size)
     assert any(kept is not None for stripe in chain.stripes for kept in stripe.kept)  # rows are kept
     assert _wraps(chain) > 0  # and some calls wrap around a ring
+
+
+@pytest.mark.parametrize("size", ("u55-32", "u55-128"))
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_pulled_rolling_chain_is_bit_exact_with_tflm(name: str, size: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each model rolling in the last op's 4 equal cuts (tiling.pulled_stripes, the cut
+    choose_stripes offers), on two NPU sizes."""
+    make, seed = MODELS[name]
+    model, inputs = make(np.random.default_rng(seed))
+    chain = _check(model, inputs, 4, monkeypatch, rolling=True, size=size, pulled=True)
+    assert len(chain.stripes) == 4 and any(kept is not None for stripe in chain.stripes for kept in stripe.kept)
+    assert _wraps(chain) > 0
+    for j in range(len(chain.ops)):  # rows made once each, in order (none the next op does not read)
+        made = [(rows.out_start, rows.out_stop) for stripe in chain.stripes if (rows := stripe.calls[j]) is not None]
+        assert [a for a, _ in made] == [0, *[b for _, b in made[:-1]]]
+    assert made[-1][1] == chain.output.shape[1]
 
 
 @pytest.mark.parametrize("name", ("ic_resnet8", "vww_mobilenet_v1_025"))

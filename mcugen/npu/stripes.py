@@ -35,7 +35,15 @@ from ..ir import Graph, Op, Tensor
 from ..memory.liveness import ScratchBytes
 from ..memory.plan import Plan, plan_memory
 from ..memory.pools import PoolSpec
-from ..memory.tiling import Chain, Stripe, Tiling, make_chain, row_bytes, stripe_view
+from ..memory.tiling import (
+    Chain,
+    Stripe,
+    Tiling,
+    make_chain,
+    pulled_stripes,
+    row_bytes,
+    stripe_view,
+)
 from .config import NpuConfig
 from .estimate import chain_cycles, op_cycles
 from .featuremap import Place, Placement
@@ -124,14 +132,16 @@ def cycle_slack(mode: Mode, whole_cycles: int) -> float:
 
 def stripe_options(chain: Chain) -> list[Chain | None]:
     """The ways to run `chain`'s ops: whole (None), as the tiling search cut them, and in
-    stripes of each of PACES rows, halos kept (rolling) or recomputed."""
+    stripes of each of PACES rows of the last op, halos kept (rolling, pulled by the last op:
+    tiling.pulled_stripes) or recomputed."""
     ops = chain.ops
     found: list[Chain | None] = [None, chain]
-    for rolling, rows in ((True, ops[0].outputs[0].shape[1]), (False, ops[-1].outputs[0].shape[1])):
-        for count in sorted({-(-rows // pace) for pace in PACES if pace < rows}, reverse=True):
-            option = make_chain(ops, chain.first_step, count, rolling)
-            if option is not None:
-                found.append(option)
+    rows = ops[-1].outputs[0].shape[1]
+    for count in sorted({-(-rows // pace) for pace in PACES if pace < rows}, reverse=True):
+        pulled = pulled_stripes(ops, count)
+        options = [make_chain(ops, chain.first_step, count, True, pulled) if pulled is not None else None,
+                   make_chain(ops, chain.first_step, count, False)]
+        found.extend(option for option in options if option is not None)
     return found
 
 
