@@ -15,8 +15,9 @@ slot of S rows is a ring, row r of intermediate j at (r mod S) x row bytes from 
 start, never moved (the CPU moves kept rows to the slot's start; the NPU stream has no moves).
 A call's rows that run past the slot's end continue at its start: the feature map's tile 0
 holds the rows up to the end, tile 2 (BASE2) the rest, as Vela addresses its rolling buffers.
-The walk (tiling._walk) keeps every row a later call reads among the last S rows made, S being
-the most rows a slot holds in any stripe, so no row is overwritten before its last read.
+The cut (tiling.pulled_stripes, or _walk's) keeps every row a later call reads among the last
+S rows made, S being the most rows a slot holds in any stripe, so no row is overwritten before
+its last read.
 
 Which stripes an NPU chain runs in is `choose_stripes`' call: every stripe costs each op its
 fixed overhead and re-streams its weights from flash per block (estimate.py counts both), so
