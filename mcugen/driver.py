@@ -228,9 +228,10 @@ def schedule_and_plan(graph: Graph, options: BuildOptions, label: str) -> tuple[
                       # striping (NPU chains in stripes) is not combined with --npu-async yet
                       options.tiling and not vela and not options.npu_async, steps)
     if options.target.npu is not None and plan.tiling is not None:
-        from .npu.stripes import fewer_stripes
+        from .npu.stripes import choose_stripes
 
-        plan = fewer_stripes(graph, order, plan, scratch_bytes(options.target), list(options.pools), options.guard)
+        plan = choose_stripes(graph, order, plan, scratch_bytes(options.target), list(options.pools), options.guard,
+                              options.target.npu)
     plan.schedule_exact = chosen.exact
     plan.async_groups = tuple(groups)
     return order, plan

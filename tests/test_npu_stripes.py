@@ -3,12 +3,16 @@ operation per stripe, against TFLM and against the same model unstriped.
 
 - single-chain models (CONV_2D, DEPTHWISE_CONV_2D, both pools; strides 1-2, dilation 2, SAME and
   VALID, an average pool whose SAME window is cut by the stripes; int8 and int16x8) with the
-  chain forced into a few stripes and into one stripe per output row: the generated C under
-  ASan/UBSan equals TFLM bit for bit, the stream holds one operation per call of every stripe,
-  and the chain's intermediates are no buffers of the plan (only its stripe slots hold them);
-- the public models with --npu on u55-128: the planner stripes NPU chains on its own, the arena
-  is at or below Vela 5.2's Size-mode SRAM (measured with `vela --optimise Size`), outputs
-  equal TFLM (tests/test_npu_build.py runs all four sizes, striping on by default).
+  chain forced into a few stripes and into one stripe per output row, halo rows recomputed or
+  kept (rolling: each slot a ring whose calls wrap past its end into tile 2), on u55-128 and
+  u55-32: the generated C under ASan/UBSan equals TFLM bit for bit, the stream holds one
+  operation per call of every stripe, and the chain's intermediates are no buffers of the plan
+  (only its stripe slots hold them);
+- the public models with --npu on u55-128: the build stripes NPU chains on its own
+  (stripes.choose_stripes): its estimated NPU cycles stay within the balanced slack of the
+  unstriped build's, no stripe option within it places a smaller arena, and the "ram" choice is
+  at or below Vela 5.2's Size-mode SRAM (measured with `vela --optimise Size`); outputs equal
+  TFLM (tests/test_npu_build.py runs all four sizes, striping on by default).
 """
 
 from __future__ import annotations
@@ -25,13 +29,18 @@ from test_tiling import _Chain
 from mcugen import driver
 from mcugen.driver import BuildOptions, Compiled, compile_model
 from mcugen.ir import Graph, Op, OpKind
-from mcugen.memory.plan import plan_memory
-from mcugen.memory.tiling import Chain, Tiling, make_chain
+from mcugen.memory.plan import Plan, plan_memory, plan_model
+from mcugen.memory.tiling import Chain, Tiling, make_chain, pulled_stripes
 from mcugen.memory.tiling_search import chain_runs
 from mcugen.npu import stripes as npu_stripes
-from mcugen.npu.config import npu_config
+from mcugen.npu.config import NpuConfig, npu_config
+from mcugen.npu.estimate import segment_cycles
 from mcugen.npu.registers import CMD1_FLAG, Cmd0
+from mcugen.npu.segments import mark_npu_ops
+from mcugen.npu.stripes import BALANCED_SLACK, Mode, choose_stripes, ring_rows, stripe_options
 from mcugen.ops.npu.payload import read_payload
+from mcugen.ops.registry import scratch_bytes
+from mcugen.schedule import schedule
 from mcugen.targets import HOST
 from mcugen.toolchain.host import build_program, run_program
 
@@ -40,17 +49,19 @@ KERNEL_OPERATIONS = {int(Cmd0.OP_CONV), int(Cmd0.OP_DEPTHWISE), int(Cmd0.OP_POOL
 VELA_SIZE_SRAM = {"ad_autoencoder": 768, "kws_dscnn": 16000, "ic_resnet8": 35840, "vww_mobilenet_v1_025": 49152}
 
 
-def _options(tiling: bool = True, prefix: str | None = None) -> BuildOptions:
-    return BuildOptions(target=dataclasses.replace(HOST, npu=npu_config("u55-128")), tiling=tiling, prefix=prefix)
+def _options(tiling: bool = True, prefix: str | None = None, size: str = "u55-128") -> BuildOptions:
+    return BuildOptions(target=dataclasses.replace(HOST, npu=npu_config(size)), tiling=tiling, prefix=prefix)
 
 
-def _forced(count: int) -> Any:
-    """A plan_model that tiles the graph's one chain in `count` stripes, halos recomputed."""
+def _forced(count: int, rolling: bool = False, pulled: bool = False) -> Any:
+    """A plan_model that tiles the graph's one chain in `count` stripes, halos recomputed or kept
+    (`pulled`: in tiling.pulled_stripes' cut, else in tiling._walk's)."""
 
     def plan(graph: Graph, order: list[Op], scratch_bytes: Any, pools: Any, guard: int, tiling: bool,
              steps: Any = None) -> Any:
         (first, last), = chain_runs(graph, order)
-        chain = make_chain(order[first:last + 1], first, count, rolling=False)
+        ops = order[first:last + 1]
+        chain = make_chain(ops, first, count, rolling, pulled_stripes(ops, count) if pulled else None)
         assert chain is not None
         return plan_memory(graph, order, scratch_bytes, guard=guard, tiling=Tiling([chain]))
 
@@ -77,25 +88,44 @@ def _calls(chain: Chain) -> int:
     return sum(rows is not None for stripe in chain.stripes for rows in stripe.calls)
 
 
-def _check(model: bytes, inputs: list[np.ndarray], count: int, monkeypatch: pytest.MonkeyPatch) -> None:
+def _wraps(chain: Chain) -> int:
+    """Calls of a rolling chain whose rows run past the end of a ring slot (tile 2 used)."""
+    found = 0
+    for stripe in chain.stripes:
+        for j, rows in enumerate(stripe.calls):
+            if rows is None:
+                continue
+            if j > 0 and rows.in_start % ring_rows(chain, j - 1) + rows.in_rows > ring_rows(chain, j - 1):
+                found += 1
+            if j < len(chain.ops) - 1 and rows.out_start % ring_rows(chain, j) + rows.out_rows > ring_rows(chain, j):
+                found += 1
+    return found
+
+
+def _check(model: bytes, inputs: list[np.ndarray], count: int, monkeypatch: pytest.MonkeyPatch,
+           rolling: bool = False, size: str = "u55-128", pulled: bool = False) -> Chain:
     expected = run_tflm(model, inputs)[0]
-    whole = compile_model(model, _options(tiling=False))
+    whole = compile_model(model, _options(tiling=False, size=size))
     with monkeypatch.context() as patch:
-        patch.setattr(driver, "plan_model", _forced(count))
-        patch.setattr(npu_stripes, "fewer_stripes", lambda graph, order, plan, *rest: plan)  # keep `count`
-        options = _options(prefix=f"npu_striped{count}")  # keeps each forced build apart in the cache
+        patch.setattr(driver, "plan_model", _forced(count, rolling, pulled))
+        patch.setattr(npu_stripes, "choose_stripes", lambda graph, order, plan, *rest: plan)  # keep `count`
+        # the prefix keeps each forced build apart in the cache
+        form = "pulled" if pulled else "rolling" if rolling else "striped"
+        options = _options(prefix=f"npu_{form}{count}", size=size)
         striped = compile_model(model, options)
         program = build_program(model, options, "chain.tflite", sanitize=True)
     assert striped.plan.tiling is not None
     (chain,) = striped.plan.tiling.chains
-    assert {op.backend for op in chain.ops} == {"npu"} and not chain.rolling
-    assert len(chain.stripes) == min(count, chain.output.shape[1])
+    assert {op.backend for op in chain.ops} == {"npu"} and chain.rolling == rolling
+    if not rolling:
+        assert len(chain.stripes) == min(count, chain.output.shape[1])
     assert [op.kind for op in striped.order] == [OpKind.ETHOS_U]
     assert _kernel_operations(striped) == _calls(chain) > _kernel_operations(whole) == len(chain.ops)
     planned = {id(t) for buffer in striped.plan.buffers for t in buffer.tensors}
     assert not any(id(t) in planned for t in chain.intermediates)  # only stripe slots hold them
     (actual,) = run_program(program, [inputs])[0]
     assert_exact(actual.reshape(expected.shape), expected)
+    return chain
 
 
 def _model_a(rng: np.random.Generator) -> tuple[bytes, list[np.ndarray]]:
@@ -146,15 +176,44 @@ def test_striped_chain_is_bit_exact_with_tflm(name: str, count: int, monkeypatch
     _check(model, inputs, count, monkeypatch)
 
 
+@pytest.mark.parametrize("size", ("u55-32", "u55-128"))
+@pytest.mark.parametrize("count", (3, 64))
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_rolling_chain_is_bit_exact_with_tflm(name: str, count: int, size: str,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each model rolling (halo rows kept in ring slots), each op making at most 1/count of its
+    rows per stripe (64: one row), on two NPU sizes (different blocks cut the calls)."""
+    make, seed = MODELS[name]
+    model, inputs = make(np.random.default_rng(seed))
+    chain = _check(model, inputs, count, monkeypatch, rolling=True, size=size)
+    assert any(kept is not None for stripe in chain.stripes for kept in stripe.kept)  # rows are kept
+    assert _wraps(chain) > 0  # and some calls wrap around a ring
+
+
+@pytest.mark.parametrize("size", ("u55-32", "u55-128"))
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_pulled_rolling_chain_is_bit_exact_with_tflm(name: str, size: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each model rolling in the last op's 4 equal cuts (tiling.pulled_stripes, the cut
+    choose_stripes offers), on two NPU sizes."""
+    make, seed = MODELS[name]
+    model, inputs = make(np.random.default_rng(seed))
+    chain = _check(model, inputs, 4, monkeypatch, rolling=True, size=size, pulled=True)
+    assert len(chain.stripes) == 4 and any(kept is not None for stripe in chain.stripes for kept in stripe.kept)
+    assert _wraps(chain) > 0
+    for j in range(len(chain.ops)):  # rows made once each, in order (none the next op does not read)
+        made = [(rows.out_start, rows.out_stop) for stripe in chain.stripes if (rows := stripe.calls[j]) is not None]
+        assert [a for a, _ in made] == [0, *[b for _, b in made[:-1]]]
+    assert made[-1][1] == chain.output.shape[1]
+
+
 @pytest.mark.parametrize("name", ("ic_resnet8", "vww_mobilenet_v1_025"))
-def test_public_models_stripe_npu_chains_below_vela_size_mode(name: str) -> None:
+def test_public_models_stripe_npu_chains_and_equal_tflm(name: str) -> None:
     path = public_model(name)
     striped = compile_model(path.read_bytes(), _options(), path.name)
     whole = compile_model(path.read_bytes(), _options(tiling=False), path.name)
     assert striped.plan.tiling is not None
     assert any({op.backend for op in chain.ops} == {"npu"} for chain in striped.plan.tiling.chains)
-    arena = striped.plan.pools[0].size
-    assert arena <= VELA_SIZE_SRAM[name] < whole.plan.pools[0].size
+    assert striped.plan.pools[0].size < whole.plan.pools[0].size
     cases = [np.load(path.with_name(f"{name}.case{k}.npz")) for k in range(3)]
     program = build_program(path.read_bytes(), _options(), path.name, sanitize=True)
     outputs = run_program(program, [[case["input0"]] for case in cases])
@@ -162,26 +221,45 @@ def test_public_models_stripe_npu_chains_below_vela_size_mode(name: str) -> None
         assert_exact(actual.reshape(case["tflm_output0"].shape), case["tflm_output0"])
 
 
-def test_npu_chains_keep_the_fewest_stripes_that_keep_the_arena() -> None:
-    """fewer_stripes: every fewer count it may try for an NPU chain of ic_resnet8 makes the
-    placed plan larger (else the build would have kept it)."""
-    from mcugen.npu.stripes import FEWER_COUNTS
-    from mcugen.ops.registry import scratch_bytes
-
-    options = _options()
-    path = public_model("ic_resnet8")
+def _searched(name: str, size: str) -> tuple[Graph, list[Op], Plan, NpuConfig]:
+    """The public model's order and the tiling search's plan (bytes only), before choose_stripes."""
+    options = _options(size=size)
+    path = public_model(name)
     graph = driver.load_graph(path.read_bytes(), path.name, options.rounding, options.target,
                               driver.Limits(options.max_tensor_bytes))
-    order, plan = driver.schedule_and_plan(graph, options, path.name)
-    assert plan.tiling is not None
-    chains = plan.tiling.chains
-    tried_any = False
-    for n, chain in enumerate(chains):
-        for count in (c for c in FEWER_COUNTS if c < len(chain.stripes) and chain.ops[0].backend == "npu"):
-            fewer = make_chain(chain.ops, chain.first_step, count, rolling=False)
-            assert fewer is not None
-            tried = Tiling([*chains[:n], fewer, *chains[n + 1:]])
-            larger = plan_memory(graph, order, scratch_bytes(options.target), tiling=tried)
-            assert larger.arena_size > plan.arena_size, count
-            tried_any = True
-    assert tried_any
+    mark_npu_ops(graph, npu_config(size))
+    order = schedule(graph, scratch_bytes(HOST), optimise=True).order
+    return graph, order, plan_model(graph, order, scratch_bytes(HOST)), npu_config(size)
+
+
+def _npu_cycles(order: list[Op], plan: Plan, config: NpuConfig) -> int:
+    return segment_cycles(tuple(op for op in order if op.backend == "npu"), config, plan.tiling)
+
+
+@pytest.mark.parametrize("size", ("u55-32", "u55-256"))
+@pytest.mark.parametrize("name", ("ic_resnet8", "vww_mobilenet_v1_025"))
+def test_npu_chains_take_the_least_sram_within_the_cycle_slack(name: str, size: str) -> None:
+    """balanced: the chosen plan's estimated NPU cycles are within BALANCED_SLACK of the
+    unstriped build's, and no stripe option of its NPU chain within that places a smaller
+    arena; "ram" goes at or below Vela's Size-mode SRAM, "speed" costs no estimated cycle."""
+    graph, order, searched, config = _searched(name, size)
+    whole = _npu_cycles(order, dataclasses.replace(searched, tiling=None), config)
+
+    def choose(mode: Mode) -> Plan:
+        return choose_stripes(graph, order, searched, scratch_bytes(HOST), [], 0, config, mode)
+
+    balanced, ram, speed = choose("balanced"), choose("ram"), choose("speed")
+    assert _npu_cycles(order, balanced, config) <= whole * (1 + BALANCED_SLACK)
+    assert _npu_cycles(order, speed, config) <= whole
+    assert ram.arena_size <= VELA_SIZE_SRAM[name] < whole_arena(graph, order)
+    assert ram.arena_size <= balanced.arena_size <= speed.arena_size
+    (chain,) = [c for c in (searched.tiling.chains if searched.tiling else []) if c.ops[0].backend == "npu"]
+    others = [c for c in (searched.tiling.chains if searched.tiling else []) if c is not chain]
+    for option in stripe_options(chain):
+        tiling = Tiling([*others, *([option] if option is not None else [])])
+        if _npu_cycles(order, dataclasses.replace(searched, tiling=tiling), config) <= whole * (1 + BALANCED_SLACK):
+            assert plan_memory(graph, order, scratch_bytes(HOST), tiling=tiling).arena_size >= balanced.arena_size
+
+
+def whole_arena(graph: Graph, order: list[Op]) -> int:
+    return plan_memory(graph, order, scratch_bytes(HOST)).arena_size

@@ -361,6 +361,40 @@ def _recomputed_stripes(ops: Sequence[Op], count: int) -> list[Stripe] | None:
     return stripes
 
 
+def pulled_stripes(ops: Sequence[Op], count: int) -> list[Stripe] | None:
+    """Halo rows kept, each stripe pulled by the last op: it makes the next of `count` equal
+    cuts of its rows, every op before it the rows the next one reads that it has not made yet
+    (so the last op's calls are as tall as the cut, where the _walk's pace leaves it a short
+    first and last call). A slot holds from the first row its reader's call reads (or, if the
+    reader makes nothing, will read next) to the last row made. None if a call would see no
+    input row. (The NPU's rolling stripes, mcugen/npu/stripes.py; rolling like _walk's.)"""
+    geometry = [_geometry(op) for op in ops]
+    links = len(ops) - 1
+    done = [0] * len(ops)
+    held_before: list[tuple[int, int]] = [(0, 0)] * links
+    stripes: list[Stripe] = []
+    for _, stop in _split(ops[-1].outputs[0].shape[1], count):
+        targets = [*done[:-1], stop]
+        for j in range(links, 0, -1):
+            if targets[j] > done[j]:
+                targets[j - 1] = max(done[j - 1], _rows(geometry[j], done[j], targets[j]).in_stop)
+        calls: list[OpRows | None] = []
+        for j, g in enumerate(geometry):
+            rows = _rows(g, done[j], targets[j]) if targets[j] > done[j] else None
+            if rows is not None and rows.in_rows < 1:
+                return None
+            calls.append(rows)
+        held, kept = [], []
+        for j in range(links):
+            first = min(_first_input_row(geometry[j + 1], done[j + 1]), done[j])
+            carried = done[j] - first
+            kept.append((first - held_before[j][0], carried) if carried > 0 and stripes else None)
+            held.append((first, targets[j]))
+        stripes.append(Stripe(tuple(calls), tuple(held), tuple(kept)))
+        held_before, done = held, targets
+    return stripes
+
+
 def _reach(g: _Geometry, done: int, available: int) -> int:
     """How far the op can compute past row `done` with `available` rows of its input made: the
     last output row whose op_rows in_stop is within them (in_stop grows with the row, so it is

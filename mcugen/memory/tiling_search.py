@@ -150,7 +150,8 @@ def _runs_around(graph: Graph, order: Sequence[Op], taken: Sequence[Chain], peak
 
 
 def _counts(ops: Sequence[Op], rolling: bool) -> list[int]:
-    """Stripe counts to try; none rolling on the NPU (its stream does not move kept rows)."""
+    """Stripe counts to try; none rolling on the NPU (the search cuts NPU chains recomputed, by
+    bytes; npu/stripes.choose_stripes then weighs rolling and other cuts by cycles too)."""
     if rolling and ops[0].backend == "npu":
         return []
     if rolling:

@@ -1,31 +1,50 @@
 """A build-time estimate of an mcugen NPU segment's cycles, without running the device.
 
-report.json's "npu" "cycles_estimate" beside the "cycles" the simulated device measures. Per
-IR op of a segment, a roofline: the op takes the slowest of its MAC array (MACs over the MACs per
-cycle, half of them for DEPTHWISE, whose micro-block walks 4 kernel positions per step), its
-output stage (per OFM element: the output unit's or the activation unit's rate, whichever is
-slower; the tables of the device's cycle model, templates/runtime/npu/mcugen_npu_cycles.c,
-which come from Vela's performance model), its feature-map traffic in SRAM (8 bytes/cycle) and
-its constants read from flash (1 byte/cycle, plus 10 bytes of bias and scale per OFM channel);
-each memory adds one read latency. Vela's default system config (Ethos_U55_High_End_Embedded,
-Shared_Sram), as the device's defaults. It ignores what the device model charges beyond that:
-block edges, refetches of IFM blocks per sub-kernel and of weights per block, bursts, and the
-timeline of DMAs; tests/test_npu_figures.py states the band it keeps to the measured cycles.
+report.json's "npu" "cycles_estimate" beside the "cycles" the simulated device measures.
+
+- CONV_2D, DEPTHWISE_CONV_2D and the pools on 4-D feature maps: the device's own cycle model
+  (kernel_cycles.py, a mirror of templates/runtime/npu/mcugen_npu_cycles.c) with the OFM block
+  the lowering chooses (blocks.choose_block, for lower.py's shape of the operation) and the
+  length of the weight stream as the lowering encodes it. Block by block, with the pipeline's
+  fill, the IFM refetches and the weights streamed from flash once per block position.
+- Every other op: a roofline, the slowest of its MAC array (MACs over the MACs per cycle), its
+  output stage (per OFM element: the output unit's or the activation unit's rate, whichever is
+  slower; the cycle model's tables, which come from Vela's performance model), its feature-map
+  traffic in SRAM (8 bytes/cycle) and its constants read from flash (1 byte/cycle, plus 10 bytes
+  of bias and scale per OFM channel); each memory adds one read latency.
+
+Vela's default system config (Ethos_U55_High_End_Embedded, Shared_Sram), as the device's
+defaults. It ignores the timeline of DMAs (the LUT loads) and bursts of odd shapes;
+tests/test_npu_figures.py states the band it keeps to the measured cycles.
+
+A striped chain (mcugen/npu/stripes.py) is one operation per call of every stripe: each call is
+estimated on its own rows (`chain_cycles`), so the per-operation fill and latencies, the weights
+re-streamed per call and the recomputed halo rows all count; stripes.choose_stripes weighs them.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import math
 
-from ..ir import Activation, Op, OpKind
+import numpy as np
+
+from ..ir import Activation, Conv2DOptions, DepthwiseConv2DOptions, Op, OpKind, Pool2DOptions
+from ..memory.tiling import Chain, OpRows, Tiling, stripe_view
 from ..ops.registry import op_macs
-from .config import NpuConfig
+from .blocks import Kernel, OpShape, choose_block, is_part_kernel_first
+from .config import Block, NpuConfig
+from .kernel_cycles import KernelShape, kernel_cycles
+from .lower import FLASH_WEIGHT_COST
+from .weights import WeightOrder, encode_weights
 
 SRAM_BYTES_PER_CYCLE = 8
 FLASH_BYTES_PER_CYCLE = 1
 SRAM_LATENCY = 32
 FLASH_LATENCY = 64
 SCALE_BYTES_PER_CHANNEL = 10
+
 
 # Q8 cycles per output element, by configuration (u55-32, -64, -128, -256): the cycle model's
 # output_rate columns OUT_ADD_SUB, OUT_MUL32, OUT_MAXPOOL, OUT_OTHER and activation_rate.
@@ -77,6 +96,61 @@ def mac_cycles(op: Op, config: NpuConfig) -> float:
     return macs / config.macs
 
 
+@functools.lru_cache(maxsize=8192)
+def _chosen_block(config: NpuConfig, shape: OpShape) -> Block | None:
+    try:
+        return choose_block(config, shape).ofm
+    except ValueError:
+        return None
+
+
+@functools.lru_cache(maxsize=2048)
+def _encoded(data: bytes, shape: tuple[int, ...], order: WeightOrder) -> int:
+    return len(encode_weights(np.frombuffer(data, np.int8).reshape(shape).astype(np.int16), order))
+
+
+def encoded_weight_bytes(op: Op, config: NpuConfig, block_depth: int, pkf: bool) -> int:
+    """The length of `op`'s weight stream as the lowering encodes it for OFM blocks of
+    `block_depth` (what the device streams per block position)."""
+    x, w = op.inputs[0], op.inputs[1]
+    assert x is not None and w is not None and w.data is not None
+    depthwise = op.kind is OpKind.DEPTHWISE_CONV_2D
+    o = op.options
+    assert isinstance(o, (Conv2DOptions, DepthwiseConv2DOptions))
+    ohwi = w.data.transpose(3, 1, 2, 0) if depthwise else w.data
+    order = WeightOrder(block_depth, depthwise, pkf, 8 * x.dtype.itemsize, config.ofm_ublock.depth, config.ifm_ublock.depth, (o.dilation_h, o.dilation_w))
+    contiguous = np.ascontiguousarray(ohwi, np.int8)
+    return _encoded(contiguous.tobytes(), contiguous.shape, order)
+
+
+def kernel_shape(op: Op, config: NpuConfig) -> tuple[KernelShape, OpShape] | None:
+    """A CONV_2D, DEPTHWISE_CONV_2D or pool on 4-D feature maps as the device's cycle model and
+    the lowering's block search see it (lower.py's shape of the operation); else None."""
+    x, y, o = op.inputs[0], op.outputs[0], op.options
+    if x is None or len(x.shape) != 4 or len(y.shape) != 4:
+        return None
+    (_, ih, iw, ic), (_, oh, ow, oc) = x.shape, y.shape
+    weights = op.inputs[1] if len(op.inputs) > 1 else None
+    if isinstance(o, Pool2DOptions):
+        kind, kh, kw, dilation = "pool", o.filter_h, o.filter_w, (1, 1)
+    elif isinstance(o, (Conv2DOptions, DepthwiseConv2DOptions)) and weights is not None:
+        kind = "conv" if op.kind is OpKind.CONV_2D else "depthwise"
+        kh, kw, dilation = weights.shape[1], weights.shape[2], (o.dilation_h, o.dilation_w)
+    else:
+        return None
+    kernel = Kernel(kh, kw, o.stride_h if oh > 1 else 1, o.stride_w if ow > 1 else 1, *dilation)
+    bits = 8 * x.dtype.itemsize
+    bias = op.inputs[2] if len(op.inputs) > 2 and kind != "pool" else None
+    acc40 = kind != "pool" and bits == 16 and (bias is None or bias.dtype.short == "int64")
+    pkf = kind == "conv" and is_part_kernel_first(ic, kernel, bits)
+    search = OpShape(kind, Block(ow, oh, oc), Block(iw, ih, ic), kernel, bits, acc_bits=40 if acc40 else 32,
+                     part_kernel_first=pkf, weight_cost=FLASH_WEIGHT_COST)
+    rate = output_cycles(op, config) / y.num_elements
+    cycles = KernelShape(kind, Block(ow, oh, oc), Block(iw, ih, ic), kh, kw, kernel.stride_y, kernel.stride_x,
+                         bits, pkf, acc40, rate, weights.nbytes if kind != "pool" and weights is not None else 0)
+    return cycles, search
+
+
 def memory_cycles(op: Op) -> tuple[float, float]:
     """(SRAM, flash) cycles: feature maps in SRAM, constants (and bias and scales) in flash."""
     tensors = [t for t in [*op.inputs, *op.outputs] if t is not None]
@@ -92,10 +166,41 @@ def op_cycles(op: Op, config: NpuConfig) -> int:
     """One IR op's estimated cycles on the NPU (0 for ops that move no data)."""
     if op.kind in NO_WORK:
         return 0
+    shapes = kernel_shape(op, config)
+    block = _chosen_block(config, shapes[1]) if shapes is not None else None
+    if shapes is not None and block is not None:  # the device's own model, block by block
+        shape = shapes[0]
+        if shape.kind != "pool":
+            shape = dataclasses.replace(shape, weight_bytes=encoded_weight_bytes(op, config, block.depth,
+                                                                                 shape.part_kernel))
+        return math.ceil(kernel_cycles(shape, config, block))
     compute = max(mac_cycles(op, config), output_cycles(op, config))
     return math.ceil(max(compute, *memory_cycles(op)))
 
 
-def segment_cycles(ops: tuple[Op, ...], config: NpuConfig) -> int:
-    """A segment's ops one after the other (the device runs them in stream order)."""
-    return sum(op_cycles(op, config) for op in ops)
+def call_cycles(op: Op, rows: OpRows, config: NpuConfig) -> int:
+    """One stripe's call of `op`: the op on its input rows and output rows alone."""
+    x, y = op.inputs[0], op.outputs[0]
+    assert x is not None
+    call = dataclasses.replace(op, inputs=[stripe_view(x, rows.in_rows), *op.inputs[1:]],
+                               outputs=[stripe_view(y, rows.out_rows)])
+    return op_cycles(call, config)
+
+
+def chain_cycles(chain: Chain, config: NpuConfig) -> int:
+    """A striped chain: every call of every stripe, one NPU operation each."""
+    return sum(call_cycles(op, rows, config) for stripe in chain.stripes
+               for op, rows in zip(chain.ops, stripe.calls, strict=True) if rows is not None)
+
+
+def segment_cycles(ops: tuple[Op, ...], config: NpuConfig, tiling: Tiling | None = None) -> int:
+    """A segment's ops one after the other (the device runs them in stream order); the ops of a
+    chain of `tiling` as its stripes' calls."""
+    total = 0
+    for op in ops:
+        chain = tiling.chain_of(op) if tiling is not None else None
+        if chain is None:
+            total += op_cycles(op, config)
+        elif op is chain.ops[-1]:
+            total += chain_cycles(chain, config)
+    return total

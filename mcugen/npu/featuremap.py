@@ -2,7 +2,9 @@
 
 A feature map is NHWC in one region at a byte address: one tile (HEIGHT0 = HEIGHT1 = h - 1,
 WIDTH0 = w - 1, BASE1-3 unused), strides STRIDE_X = c x bytes, STRIDE_Y = w x c x bytes,
-STRIDE_C = bytes. mcugen hands the NPU batch-1 tensors; a tensor of rank below 4 is seen as
+STRIDE_C = bytes. A placement that wraps (a rolling stripe slot, mcugen/npu/stripes.py) is two
+tiles: its first `rows0` rows at the address (tile 0, HEIGHT0 = rows0 - 1), the rest from
+`wrap_address` on (tile 2, BASE2), as Vela addresses its rolling buffers. mcugen hands the NPU batch-1 tensors; a tensor of rank below 4 is seen as
 1 x ... x c (FULLY_CONNECTED's rows become the height).
 """
 
@@ -28,6 +30,8 @@ class Placement:
 
     region: int
     address: int
+    rows0: int = 0  # > 0: only this many rows at `address`, the rest at `wrap_address`
+    wrap_address: int = 0
 
 
 Place = Callable[[Tensor], Placement]
@@ -79,14 +83,24 @@ def feature_map(tensor: Tensor, place: Place, shape: tuple[int, int, int] | None
     return FeatureMap(place(tensor), h, w, c, bits, signed, zero_point)
 
 
+def _tiles(fm: FeatureMap) -> tuple[int, int]:
+    """(HEIGHT0, BASE2): the rows of tile 0 and where tile 2 (the rows below them) starts."""
+    p = fm.placement
+    if 0 < p.rows0 < fm.height:
+        return p.rows0, p.wrap_address
+    return fm.height, 0
+
+
 def emit_ifm(stream: CommandStream, fm: FeatureMap, scale_mode: int = 0, rounding: Rounding = Rounding.TFL) -> None:
     """IFM region, base, tile sizes, depth, strides, zero point, precision, no upscale."""
     stream.cmd0(Cmd0.IFM_REGION, fm.placement.region)
+    rows0, base2 = _tiles(fm)
     stream.cmd1(Cmd1.IFM_BASE0, fm.placement.address)
-    for base in (Cmd1.IFM_BASE1, Cmd1.IFM_BASE2, Cmd1.IFM_BASE3):
-        stream.cmd1(base, 0)
-    stream.cmd0(Cmd0.IFM_HEIGHT0_M1, fm.height - 1)
-    stream.cmd0(Cmd0.IFM_HEIGHT1_M1, fm.height - 1)
+    stream.cmd1(Cmd1.IFM_BASE1, 0)
+    stream.cmd1(Cmd1.IFM_BASE2, base2)
+    stream.cmd1(Cmd1.IFM_BASE3, 0)
+    stream.cmd0(Cmd0.IFM_HEIGHT0_M1, rows0 - 1)
+    stream.cmd0(Cmd0.IFM_HEIGHT1_M1, rows0 - 1)
     stream.cmd0(Cmd0.IFM_WIDTH0_M1, fm.width - 1)
     stream.cmd0(Cmd0.IFM_DEPTH_M1, fm.depth - 1)
     stream.cmd1(Cmd1.IFM_STRIDE_Y, fm.width * fm.depth * fm.elem_bytes)
@@ -116,13 +130,15 @@ def emit_ifm2(stream: CommandStream, fm: FeatureMap, scale_mode: int = 0) -> Non
 def emit_ofm(stream: CommandStream, fm: FeatureMap, global_scale: bool, rounding: Rounding = Rounding.TFL) -> None:
     """OFM region, base, sizes and tile sizes, strides, zero point, precision."""
     stream.cmd0(Cmd0.OFM_REGION, fm.placement.region)
+    rows0, base2 = _tiles(fm)
     stream.cmd1(Cmd1.OFM_BASE0, fm.placement.address)
-    for base in (Cmd1.OFM_BASE1, Cmd1.OFM_BASE2, Cmd1.OFM_BASE3):
-        stream.cmd1(base, 0)
+    stream.cmd1(Cmd1.OFM_BASE1, 0)
+    stream.cmd1(Cmd1.OFM_BASE2, base2)
+    stream.cmd1(Cmd1.OFM_BASE3, 0)
     stream.cmd0(Cmd0.OFM_HEIGHT_M1, fm.height - 1)
     stream.cmd0(Cmd0.OFM_WIDTH_M1, fm.width - 1)
-    stream.cmd0(Cmd0.OFM_HEIGHT0_M1, fm.height - 1)
-    stream.cmd0(Cmd0.OFM_HEIGHT1_M1, fm.height - 1)
+    stream.cmd0(Cmd0.OFM_HEIGHT0_M1, rows0 - 1)
+    stream.cmd0(Cmd0.OFM_HEIGHT1_M1, rows0 - 1)
     stream.cmd0(Cmd0.OFM_WIDTH0_M1, fm.width - 1)
     stream.cmd0(Cmd0.OFM_DEPTH_M1, fm.depth - 1)
     stream.cmd1(Cmd1.OFM_STRIDE_Y, fm.width * fm.depth * fm.elem_bytes)

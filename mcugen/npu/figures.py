@@ -90,7 +90,7 @@ def _own_figures(ops: list[Op], plan: Plan) -> dict[str, Any]:
         return {}
     payload = prepare_ethos_u(segments[0], DEFAULT_SETTING)
     config = next(c for c in CONFIGS.values() if c.macs == payload.macs_per_cycle)
-    return {"cycles_estimate": sum(segment_cycles(op.options.ops, config) for op in segments
+    return {"cycles_estimate": sum(segment_cycles(op.options.ops, config, plan.tiling) for op in segments
                                    if isinstance(op.options, NpuSegmentOptions)),
             "cycles_estimate_source": ESTIMATE_SOURCE,
             "sram_bytes": sum(pool.size for pool in plan.pools)}

@@ -10,26 +10,44 @@ taps inside the IFM are those of the whole op, so every sum, maximum and count o
 the one of the unstriped operation (the module docstring of tiling.py). All stripes are
 unrolled into the segment's stream at build time; the weights are encoded once per block shape.
 
-The NPU runs chains of CONV_2D, DEPTHWISE_CONV_2D, MAX_POOL_2D and AVERAGE_POOL_2D with the
-halo rows recomputed (tiling_search keeps rolling stripes, whose kept rows move to the slot's
-start between stripes, and residual ADDs to the CPU's chains). Every stripe costs each op its
-fixed overhead and recomputes halo rows, so `fewer_stripes` then cuts each NPU chain in the
-fewest stripes that keep the plan's bytes.
+Halo rows are recomputed per stripe, or, in a rolling chain, computed once and kept: there a
+slot of S rows is a ring, row r of intermediate j at (r mod S) x row bytes from the slot's
+start, never moved (the CPU moves kept rows to the slot's start; the NPU stream has no moves).
+A call's rows that run past the slot's end continue at its start: the feature map's tile 0
+holds the rows up to the end, tile 2 (BASE2) the rest, as Vela addresses its rolling buffers.
+The cut (tiling.pulled_stripes, or _walk's) keeps every row a later call reads among the last
+S rows made, S being the most rows a slot holds in any stripe, so no row is overwritten before
+its last read.
+
+Which stripes an NPU chain runs in is `choose_stripes`' call: every stripe costs each op its
+fixed overhead and re-streams its weights from flash per block (estimate.py counts both), so
+it weighs the plan's bytes against the estimated cycles.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
+from typing import Literal
 
 from ..errors import PlanningError
 from ..ir import Graph, Op, Tensor
 from ..memory.liveness import ScratchBytes
 from ..memory.plan import Plan, plan_memory
 from ..memory.pools import PoolSpec
-from ..memory.tiling import Chain, Stripe, Tiling, make_chain, row_bytes, stripe_view
+from ..memory.tiling import (
+    Chain,
+    Stripe,
+    Tiling,
+    make_chain,
+    pulled_stripes,
+    row_bytes,
+    stripe_view,
+)
 from .config import NpuConfig
-from .featuremap import LoweringError, Place, Placement
+from .estimate import chain_cycles, op_cycles
+from .featuremap import Place, Placement
 from .lower import Flash
 from .stream import CommandStream
 
@@ -40,10 +58,22 @@ def _at(placement: Placement, byte_offset: int) -> Placement:
     return Placement(placement.region, placement.address + byte_offset)
 
 
-def _slot(chain: Chain, stripe: Stripe, region: Placement, j: int, row: int) -> Placement:
-    """Where row `row` of intermediate j is in its slot during `stripe`."""
-    offset = chain.slot_offsets[j] + (row - stripe.held[j][0]) * row_bytes(chain.ops[j].outputs[0])
-    return _at(region, offset)
+def ring_rows(chain: Chain, j: int) -> int:
+    """The rows of intermediate j's slot in a rolling chain: the most it holds in a stripe."""
+    return max(stripe.held[j][1] - stripe.held[j][0] for stripe in chain.stripes)
+
+
+def _slot(chain: Chain, stripe: Stripe, region: Placement, j: int, row: int, rows: int) -> Placement:
+    """Where rows [row, row + rows) of intermediate j are in its slot during `stripe`."""
+    size = row_bytes(chain.ops[j].outputs[0])
+    start = _at(region, chain.slot_offsets[j])
+    if not chain.rolling:
+        return _at(start, (row - stripe.held[j][0]) * size)
+    ring = ring_rows(chain, j)
+    first = row % ring
+    wrapped = first + rows > ring
+    return Placement(start.region, start.address + first * size, ring - first if wrapped else 0,
+                     start.address if wrapped else 0)
 
 
 def _stripe_op(chain: Chain, stripe: Stripe, j: int, place: Place, region: Placement) -> tuple[Op, Place]:
@@ -55,11 +85,11 @@ def _stripe_op(chain: Chain, stripe: Stripe, j: int, place: Place, region: Place
     if j == 0:
         ifm = _at(place(x), rows.in_start * row_bytes(x))
     else:
-        ifm = _slot(chain, stripe, region, j - 1, rows.in_start)
+        ifm = _slot(chain, stripe, region, j - 1, rows.in_start, rows.in_rows)
     if j == len(chain.ops) - 1:
         ofm = _at(place(y), rows.out_start * row_bytes(y))
     else:
-        ofm = _slot(chain, stripe, region, j, rows.out_start)
+        ofm = _slot(chain, stripe, region, j, rows.out_start, rows.out_rows)
     x_rows, y_rows = stripe_view(x, rows.in_rows), stripe_view(y, rows.out_rows)
     stand_in = dataclasses.replace(op, inputs=[x_rows, *op.inputs[1:]], outputs=[y_rows])
     where = {id(x_rows): ifm, id(y_rows): ofm}
@@ -74,8 +104,6 @@ def lower_chain(chain: Chain, region: Placement, lower_op: LowerOp, place: Place
                 config: NpuConfig, stream: CommandStream) -> None:
     """Every stripe's calls of `chain`, in order, appended to `stream`; `region`: where the
     chain's stripe region is (its slots at chain.slot_offsets)."""
-    if any(kept is not None for stripe in chain.stripes for kept in stripe.kept):
-        raise LoweringError("a chain whose stripes keep halo rows (the NPU stream does not move them)")
     for stripe in chain.stripes:
         for j, rows in enumerate(stripe.calls):
             if rows is None:
@@ -88,30 +116,69 @@ def lower_chain(chain: Chain, region: Placement, lower_op: LowerOp, place: Place
                 stream.pad_top = None
 
 
-FEWER_COUNTS = (2, 4, 8, 16)  # stripe counts fewer_stripes tries, fewest first
+# How an NPU chain's stripes are chosen (the build's --optimize, when it has one): "ram" the
+# least SRAM whatever the cycles, "balanced" the least SRAM within BALANCED_SLACK of the
+# unstriped build's estimated NPU cycles, "speed" no stripe that costs a cycle.
+Mode = Literal["ram", "balanced", "speed"]
+BALANCED_SLACK = 0.05
+# Stripe heights tried (rows an op makes per stripe: the pace of a rolling chain, the last op's
+# rows of a recomputing one); a height at or above the op's rows is no stripe.
+PACES = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 48)
 
 
-def fewer_stripes(graph: Graph, order: list[Op], plan: Plan, scratch_bytes: ScratchBytes,
-                  pools: list[PoolSpec], guard: int) -> Plan:
-    """`plan` with each NPU chain in the fewest stripes (of FEWER_COUNTS, below its own) whose
-    placed plan is no larger: the tiling search counts bytes only, the NPU also pays per stripe."""
+def cycle_slack(mode: Mode, whole_cycles: int) -> float:
+    """Estimated NPU cycles the stripes may add to the unstriped build's `whole_cycles`."""
+    return {"ram": math.inf, "balanced": BALANCED_SLACK * whole_cycles, "speed": 0.0}[mode]
+
+
+def stripe_options(chain: Chain) -> list[Chain | None]:
+    """The ways to run `chain`'s ops: whole (None), as the tiling search cut them, and in
+    stripes of each of PACES rows of the last op, halos kept (rolling, pulled by the last op:
+    tiling.pulled_stripes) or recomputed."""
+    ops = chain.ops
+    found: list[Chain | None] = [None, chain]
+    rows = ops[-1].outputs[0].shape[1]
+    for count in sorted({-(-rows // pace) for pace in PACES if pace < rows}, reverse=True):
+        pulled = pulled_stripes(ops, count)
+        options = [make_chain(ops, chain.first_step, count, True, pulled) if pulled is not None else None,
+                   make_chain(ops, chain.first_step, count, False)]
+        found.extend(option for option in options if option is not None)
+    return found
+
+
+def _extra_cycles(option: Chain | None, whole: int, config: NpuConfig) -> int:
+    return chain_cycles(option, config) - whole if option is not None else 0
+
+
+def choose_stripes(graph: Graph, order: list[Op], plan: Plan, scratch_bytes: ScratchBytes,
+                   pools: list[PoolSpec], guard: int, config: NpuConfig, mode: Mode = "balanced") -> Plan:
+    """`plan` with each NPU chain run whole or in the stripes (stripe_options) that give the
+    least placed SRAM among those whose estimated cycles (estimate.py, every call of every
+    stripe) keep the build within cycle_slack(mode) of the unstriped one; ties: fewer cycles.
+    The tiling search counts bytes only; this weighs them against cycles. Chains are chosen
+    one by one, each spending what is left of the slack; the later ones keep the search's
+    least-memory cut meanwhile, so that the peak a chain takes down shows."""
     chains = list(plan.tiling.chains) if plan.tiling is not None else []
-    for n, chain in enumerate(chains):
+    slack = cycle_slack(mode, sum(op_cycles(op, config) for op in order if op.backend == "npu"))
+    for n, chain in enumerate(list(chains)):
         if chain.ops[0].backend != "npu":
             continue
-        for count in (c for c in FEWER_COUNTS if c < len(chain.stripes)):
-            fewer = make_chain(chain.ops, chain.first_step, count, rolling=False)
-            if fewer is None:
+        whole = sum(op_cycles(op, config) for op in chain.ops)
+        placed: list[tuple[int, int, Plan, list[Chain]]] = []
+        for option in stripe_options(chain):
+            extra = _extra_cycles(option, whole, config)
+            if extra > slack:
                 continue
-            tried = [*chains[:n], fewer, *chains[n + 1:]]
+            tried = [*chains[:n], *([option] if option is not None else []), *chains[n + 1:]]
             try:
                 candidate = plan_memory(graph, order, scratch_bytes, pools, guard, tiling=Tiling(tried))
             except PlanningError:
                 continue
-            if candidate.arena_size <= plan.arena_size:
-                plan, chains = candidate, tried
-                break
+            placed.append((candidate.arena_size, extra, candidate, tried))
+        if placed:
+            _, extra, plan, chains = min(placed, key=lambda p: p[:2])
+            slack -= max(0, extra)
     return plan
 
 
-__all__ = ["fewer_stripes", "lower_chain"]
+__all__ = ["choose_stripes", "cycle_slack", "lower_chain", "stripe_options"]
