@@ -30,21 +30,16 @@ class DType(enum.Enum):
     FLOAT16 = ("float16", "uint16_t", 2)
     BOOL = ("bool", "bool", 1)
 
+    def __init__(self, short: str, ctype: str, itemsize: int) -> None:
+        # Plain attributes, not properties over .value (an enum descriptor): the planner asks
+        # for itemsize thousands of times a build.
+        self.short = short
+        self.ctype = ctype
+        self.itemsize = itemsize
+
     @property
     def numpy(self) -> np.dtype:
-        return np.dtype(self.value[0])
-
-    @property
-    def ctype(self) -> str:
-        return self.value[1]
-
-    @property
-    def itemsize(self) -> int:
-        return self.value[2]
-
-    @property
-    def short(self) -> str:
-        return self.value[0]
+        return np.dtype(self.short)
 
 
 @dataclass(frozen=True)

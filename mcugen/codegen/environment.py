@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import os
 from pathlib import Path
 
 import jinja2
+
+from ..cachedir import cache_directory
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 SETTINGS = {
@@ -28,7 +29,6 @@ SETTINGS = {
     "keep_trailing_newline": True,
     "autoescape": False,
 }
-CACHE_VARIABLE = "MCUGEN_CACHE_DIR"  # where the cache goes; empty: no cache
 
 
 class QuietBytecodeCache(jinja2.FileSystemBytecodeCache):
@@ -46,15 +46,6 @@ class QuietBytecodeCache(jinja2.FileSystemBytecodeCache):
             super().dump_bytecode(bucket)
         except OSError:  # read-only or full disk: the next process compiles again
             pass
-
-
-def cache_directory() -> Path | None:
-    """$MCUGEN_CACHE_DIR, else $XDG_CACHE_HOME/mcugen, else ~/.cache/mcugen; None if set empty."""
-    chosen = os.environ.get(CACHE_VARIABLE)
-    if chosen is not None:
-        return Path(chosen) if chosen else None
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "mcugen"
 
 
 def _bytecode_cache(directory: Path | None) -> QuietBytecodeCache | None:

@@ -22,7 +22,8 @@ constants (multipliers, shifts) are shared through a content cache.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -241,7 +242,22 @@ Run = tuple[Shape, tuple[int, ...], tuple[int, ...], int]  # shape, first offset
 MAX_PERIOD = 4  # a chain with a stride-2 op repeats every 2 stripes, two such ops every 4
 
 
-def _repeats(units: list[tuple[Shape, tuple[int, ...]]]) -> int:
+class _Units(Sequence[tuple[Shape, tuple[int, ...]]]):
+    """The units of `period` stripes from each start, each made when first read: _repeats
+    reads only as far as the repeats go, and a loop search from every stripe made them all."""
+
+    def __init__(self, unit: Callable[[int, int], tuple[Shape, tuple[int, ...]]], starts: range,
+                 period: int) -> None:
+        self.unit, self.starts, self.period = unit, starts, period
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def __getitem__(self, k: int) -> tuple[Shape, tuple[int, ...]]:  # type: ignore[override]  # no slices
+        return self.unit(self.starts[k], self.period)
+
+
+def _repeats(units: Sequence[tuple[Shape, tuple[int, ...]]]) -> int:
     """How many of `units`, from the first, have its shape, with offsets moving evenly."""
     shape, first = units[0]
     if len(units) < 2 or units[1][0] != shape:
@@ -260,6 +276,7 @@ def _runs(stripes: list[list[str]]) -> list[Run]:
     offset moves by the same bytes every time."""
     shapes = [_shape(calls) for calls in stripes]  # split once; a unit of stripes joins theirs
 
+    @functools.cache
     def unit(start: int, period: int) -> tuple[Shape, tuple[int, ...]]:
         parts = shapes[start:start + period]
         return tuple(t for shape, _ in parts for t in shape), tuple(v for _, offsets in parts for v in offsets)
@@ -269,8 +286,8 @@ def _runs(stripes: list[list[str]]) -> list[Run]:
     while i < len(stripes):
         best_period, best_count = 1, 1
         for period in range(1, MAX_PERIOD + 1):
-            units = [unit(k, period) for k in range(i, len(stripes) - period + 1, period)]
-            count = _repeats(units) if units else 1
+            units = _Units(unit, range(i, len(stripes) - period + 1, period), period)
+            count = _repeats(units) if len(units) else 1
             if count > 1 and count * period > best_count * best_period:
                 best_period, best_count = period, count
         shape, first = unit(i, best_period)

@@ -279,6 +279,7 @@ def collect_buffers(graph: Graph, order: list[Op], scratch_bytes: ScratchBytes,
     by_root: dict[int, Buffer] = {}
     buffers: list[Buffer] = []
     touched: set[tuple[int, int]] = set()
+    placed: set[int] = set()  # id(tensor) already in its root's buffer's tensors
 
     areas: dict[str, Buffer] = {}
 
@@ -297,7 +298,8 @@ def collect_buffers(graph: Graph, order: list[Op], scratch_bytes: ScratchBytes,
             buffers.append(buffer)
         buffer.first = min(buffer.first, step)
         buffer.last = max(buffer.last, step)
-        if not any(t is tensor for t in buffer.tensors):
+        if id(tensor) not in placed:
+            placed.add(id(tensor))
             buffer.tensors.append(tensor)
             buffer.concat_ops.extend(concat_at.get(id(tensor), []))  # nested ones too
             start = offset_in_root(tensor)
