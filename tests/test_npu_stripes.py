@@ -48,7 +48,7 @@ def _forced(count: int) -> Any:
     """A plan_model that tiles the graph's one chain in `count` stripes, halos recomputed."""
 
     def plan(graph: Graph, order: list[Op], scratch_bytes: Any, pools: Any, guard: int, tiling: bool,
-             steps: Any = None) -> Any:
+             steps: Any = None, **_optimize: Any) -> Any:
         (first, last), = chain_runs(graph, order)
         chain = make_chain(order[first:last + 1], first, count, rolling=False)
         assert chain is not None

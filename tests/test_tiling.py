@@ -326,7 +326,7 @@ def _forced(rolling: bool, count: int) -> Any:
     """A plan_model that tiles the graph's chain of ops as told, whatever it costs."""
 
     def plan(graph: Graph, order: list[Op], scratch_bytes: Any, pools: Any, guard: int, tiling: bool,
-             steps: Any = None) -> Any:
+             steps: Any = None, **_optimize: Any) -> Any:
         (first, last), = chain_runs(graph, order)
         chain = make_chain(order[first:last + 1], first, count, rolling)
         assert chain is not None
