@@ -8,12 +8,15 @@ The package, in the order a plan is made (each module imports only those above i
 - placement.py: offsets for the buffers of one pool (several algorithms, the best kept);
 - pools.py: the pools of a build and the assignment of buffers to them;
 - tiling.py, tiling_search.py: chains of ops run in stripes, and which to tile;
+- cost.py, optimize.py: a plan's estimated instructions, and --optimize's choice by them;
 - plan.py (here): the variants, the choice among them, and the check of the result.
 
 Variants
 --------
-`plan_model` is the one place that tries different buffer sets for one order and keeps the
-smallest placed plan (sum over pools; ties: the earlier in this list):
+`plan_model` is the one place that tries different buffer sets for one order. Each candidate
+(whole tensors; the least-RAM tiling; with --optimize balanced, maybe a tiling within an
+instruction budget) keeps its smallest placed variant (sum over pools; ties: the earlier in
+this list), and optimize.py chooses among the candidates by RAM and estimated instructions:
 
 1. whole tensors, in-place execution on, concatenations copied;
 2. whole tensors, concatenations in place (their inputs are views of the output), when any
@@ -24,9 +27,8 @@ smallest placed plan (sum over pools; ties: the earlier in this list):
    with concatenations in place too.
 
 A variant that does not fit the pools is skipped; if none fits, the error raised is the first
-failure of the last group tried (the tiled one, when tiling was tried). `plan_memory` does the
-same for one given tiling (or none): the variants of 1-2, or of 3 (and in-place execution may
-be turned off there).
+failure of the last candidate tried. `plan_memory` does the same for one given tiling (or
+none): the variants of 1-2, or of 3 (and in-place execution may be turned off there).
 
 Bounds and checks
 -----------------
