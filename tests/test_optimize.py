@@ -106,6 +106,28 @@ def test_build_reports_the_trade_off(tmp_path: Path) -> None:
     assert "optimize speed:" in result.output
     bad = CliRunner().invoke(main, ["build", str(model), "-o", str(tmp_path), "--optimize", "fast"])
     assert bad.exit_code == 2 and "fast" in bad.output
+    planned = CliRunner().invoke(main, ["plan", str(model), "--target", "cortex-m4", "--optimize", "ram", "--json"])
+    assert planned.exit_code == 0, planned.output
+    ram = json.loads(planned.output)["optimize"]
+    assert ram["mode"] == "ram" and ram["arena_bytes"] == figures["ram"]["arena_bytes"]
+    assert ram["speed"] == figures["speed"] and ram["arena_bytes"] < figures["arena_bytes"]
+
+
+@pytest.mark.parametrize("command", ["verify", "profile"])
+def test_the_other_commands_take_the_mode(command: str) -> None:
+    result = CliRunner().invoke(main, [command, "--help"])
+    assert result.exit_code == 0 and "--optimize [ram|balanced|speed]" in result.output
+
+
+def test_run_with_a_mode_gives_tflm_outputs(tmp_path: Path) -> None:
+    model = public_model("kws_dscnn")
+    case = dict(np.load(model.with_name("kws_dscnn.case1.npz")))
+    np.savez(tmp_path / "in.npz", input0=case["input0"])
+    result = CliRunner().invoke(main, ["run", str(model), "--input", str(tmp_path / "in.npz"), "--output",
+                                       str(tmp_path / "out.npz"), "--optimize", "ram"])
+    assert result.exit_code == 0, result.output
+    got = np.load(tmp_path / "out.npz")["output0"]
+    assert np.array_equal(got.reshape(case["tflm_output0"].shape), case["tflm_output0"])
 
 
 def test_cost_model_ranks_plans_as_qemu_counts_do() -> None:
