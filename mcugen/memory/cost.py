@@ -95,16 +95,16 @@ class Features:
     def empty() -> Features:
         return Features({k: [0.0, 0.0, 0.0, 0.0] for k in KERNEL_CLASSES})
 
-    def add_call(self, op: Op, rows: int | None = None) -> None:
-        """One call of `op` on `rows` of its output rows (None: all of them, the whole op)."""
+    def add_call(self, op: Op, rows: int | None = None, calls: int = 1) -> None:
+        """`calls` calls of `op` on `rows` of its output rows in all (None: one whole op)."""
         if op.backend == "npu":
             return
         out = op.outputs[0] if op.outputs else None
         height = out.shape[1] if out is not None and len(out.shape) == 4 else 1
         share = 1.0 if rows is None else rows / height
         row = self.kernels[kernel_class(op)]
-        row[0] += 1
-        row[1] += out.shape[-1] if out is not None and out.shape else 1
+        row[0] += calls
+        row[1] += calls * (out.shape[-1] if out is not None and out.shape else 1)
         row[2] += op_macs(op) * share
         row[3] += (out.num_elements if out is not None else 0) * share
 
@@ -118,14 +118,19 @@ def chain_features(chain: Chain, into: Features | None = None) -> Features:
     found = into if into is not None else Features.empty()
     if chain.ops[0].backend == "npu":
         return found
+    calls = [0] * len(chain.ops)
+    rows = [0] * len(chain.ops)
     for stripe in chain.stripes:
-        found.stripes += 1
-        for j, rows in enumerate(stripe.calls):
-            if rows is not None:
-                found.add_call(chain.ops[j], rows.out_rows)
+        for j, call in enumerate(stripe.calls):
+            if call is not None:
+                calls[j] += 1
+                rows[j] += call.out_rows
         for j, kept in enumerate(stripe.kept):
             if kept is not None and kept[0] > 0:  # rows already at the slot's start stay
                 found.moved_bytes += kept[1] * row_bytes(chain.ops[j].outputs[0])
+    found.stripes += len(chain.stripes)
+    for op, n, made in zip(chain.ops, calls, rows):
+        found.add_call(op, made, n)  # the features are linear in the calls: summed per op
     return found
 
 
@@ -184,15 +189,17 @@ def estimate(order: Iterable[Op], tiling: Tiling | None, model: CostModel) -> in
 def estimator(order: Sequence[Op], model: CostModel) -> Callable[[Tiling | None], int]:
     """estimate(order, tiling, model) for many tilings of one order (the tiling search asks per
     candidate): the whole ops once, then per chain its stripes' calls minus its ops' whole calls."""
-    whole = {id(op): Features.empty() for op in order}
+    whole: dict[int, float] = {}
     for op in order:
-        whole[id(op)].add_call(op)
-    base = sum(f.cost(model) for f in whole.values())
+        one = Features.empty()
+        one.add_call(op)
+        whole[id(op)] = one.cost(model)
+    base = sum(whole.values())
 
     def of(tiling: Tiling | None) -> int:
         extra = 0.0
         for chain in tiling.chains if tiling is not None else []:
-            extra += chain_features(chain).cost(model) - sum(whole[id(op)].cost(model) for op in chain.ops)
+            extra += chain_features(chain).cost(model) - sum(whole[id(op)] for op in chain.ops)
         return round(base + extra)
 
     return of

@@ -191,7 +191,8 @@ def _trials(tiling: Tiling, chains: _Chains, runs: list[tuple[int, int]], score:
 
 
 # Within an instruction budget the least-memory cuts say little (they cost the most): every run
-# is cut every way, in more stripe counts, and only admissible tilings are scored.
+# is cut in more stripe counts, fewest first while within budget, and only the last of them
+# (the most stripes: about the least memory) is scored per run and halo mode.
 BUDGET_DIVISORS = (1, 2, 3, 4, 6, 8, 12)
 
 
@@ -205,13 +206,18 @@ def _budget_trials(tiling: Tiling, chains: _Chains, runs: list[tuple[int, int]],
                 continue
             rows = (ops[0] if rolling else ops[-1]).outputs[0].shape[1]
             counts = {*_counts(ops, rolling), *(rows // d for d in BUDGET_DIVISORS if rows // d >= 2)}
-            for count in sorted(counts, reverse=True):
-                chain = chains.make(a, b, count, rolling)
+            chosen: Tiling | None = None
+            for count in sorted(counts):  # fewest stripes first: the cheapest, and the cheapest walks
+                chain = chains.make(a, b, count, rolling, shared=True)  # one walk for every run from a
                 if chain is None:
                     continue
                 trial = Tiling([*tiling.chains, chain])
-                if admissible(trial):
-                    trials.append((score(trial), chain.extra_macs, len(chain.stripes), trial))
+                if not admissible(trial):
+                    break
+                chosen = trial
+            if chosen is not None:
+                chain = chosen.chains[-1]
+                trials.append((score(chosen), chain.extra_macs, len(chain.stripes), chosen))
     return trials
 
 
