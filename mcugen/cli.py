@@ -81,6 +81,12 @@ TILING_OPTION = click.option(
     help="Run the memory-peak chains of spatial ops in stripes when that lowers the arena.")
 
 
+OPTIMIZE_OPTION = click.option(
+    "--optimize", "optimize", default="balanced", show_default=True, type=click.Choice(["ram", "balanced", "speed"]),
+    help="ram: the least RAM; speed: the fewest estimated instructions (no tiling unless free); balanced: the "
+         "least RAM within 3% of the fastest (docs/memory.md).")
+
+
 TARGET_OPTION = click.option(
     "--target", default="host", show_default=True, type=click.Choice(TARGET_NAMES),
     help="The CPU: its kernels' fast paths (and the scratch planned for them), compiler flags, emulator and clock.")
@@ -149,7 +155,7 @@ def _build_options(function: Callable[..., Any], prefix: Any = PREFIX_OPTION) ->
 
 def _options(rounding: str, prefix: str | None, target_name: str, pools: Sequence[str] = (),
              tiling: bool = True, arena: str = "static", max_tensor_bytes: str | None = None,
-             custom_ops: Sequence[str] = ()) -> Any:
+             custom_ops: Sequence[str] = (), optimize: str = "balanced") -> Any:
     from .custom_ops import parse_custom_ops
     from .driver import BuildOptions
     from .frontend.validate import DEFAULT_MAX_TENSOR_BYTES
@@ -160,7 +166,7 @@ def _options(rounding: str, prefix: str | None, target_name: str, pools: Sequenc
     return BuildOptions(rounding=Rounding(rounding), prefix=prefix, target=target(target_name),
                         pools=parse_pools(pools), tiling=tiling, arena=arena,
                         max_tensor_bytes=DEFAULT_MAX_TENSOR_BYTES if limit is None else limit,
-                        custom_ops=parse_custom_ops(custom_ops))
+                        custom_ops=parse_custom_ops(custom_ops), optimize=optimize)
 
 
 MODEL = click.argument("model", type=click.Path(path_type=Path))
@@ -195,13 +201,14 @@ def main() -> None:
                    "(the planner keeps their buffers off the NPU's).")
 @functools.partial(_build_options, prefix=PREFIXES_OPTION)
 @TILING_OPTION
+@OPTIMIZE_OPTION
 @MAX_TENSOR_BYTES_OPTION
 @NPU_OPTION
 @_fail_cleanly
 def build(models: Sequence[Path], out_dir: Path, rounding: str, prefixes: Sequence[str], target: str,
           pools: Sequence[str], size: bool | None, instructions: bool, tiling: bool, arena: str,
           max_tensor_bytes: str | None, weights_file: bool, npu: NpuConfig | None, sparse_weights: bool,
-          custom_ops: Sequence[str], npu_async: bool) -> None:
+          custom_ops: Sequence[str], npu_async: bool, optimize: str) -> None:
     """Generate C sources for one or more MODELS into one directory (one shared runtime)."""
     from .analysis.measure import build_models
     from .modelset import check_output_dir
@@ -209,7 +216,7 @@ def build(models: Sequence[Path], out_dir: Path, rounding: str, prefixes: Sequen
     _output_directory(out_dir)
     if prefixes:
         check_output_dir(out_dir, prefixes)  # before the work, when the prefixes are known
-    options = _options(rounding, None, target, pools, tiling, arena, max_tensor_bytes, custom_ops)
+    options = _options(rounding, None, target, pools, tiling, arena, max_tensor_bytes, custom_ops, optimize)
     options = _with_npu(dataclasses.replace(options, weights_file=weights_file, sparse_weights=sparse_weights,
                                             npu_async=npu_async), npu)
     for compiled in build_models(models, out_dir, options, prefixes, size=size, instructions=instructions):
@@ -230,6 +237,8 @@ def _print_build(compiled: Any, out_dir: Path) -> None:
         + (f"state {state} bytes (kept across invokes), " if (state := state_bytes_of(plan)) else "")
         + f"rounding {rounding} -> {out_dir}/{compiled.prefix}_model.c"
     )
+    if plan.trade_off is not None:
+        click.echo(plan.trade_off.line())
     if compiled.options.sparse_weights:
         _print_sparse(compiled.report()["sparse_weights"])
     code = compiled.code_size
@@ -288,6 +297,7 @@ def _describe(index: int, value: np.ndarray) -> str:
               help="Write output0, output1, ... to this .npz.")
 @_build_options
 @TILING_OPTION
+@OPTIMIZE_OPTION
 @MAX_TENSOR_BYTES_OPTION
 @NPU_OPTION
 @click.option("--sequence", is_flag=True,
@@ -296,7 +306,7 @@ def _describe(index: int, value: np.ndarray) -> str:
 @_fail_cleanly
 def run(model: Path, input_path: Path, output_path: Path | None, rounding: str,
         prefix: str | None, target: str, pools: Sequence[str], tiling: bool, max_tensor_bytes: str | None,
-        npu: NpuConfig | None, custom_ops: Sequence[str], sequence: bool) -> None:
+        npu: NpuConfig | None, custom_ops: Sequence[str], sequence: bool, optimize: str) -> None:
     """Compile MODEL's C on the host, run it on the inputs, print and save the outputs."""
     from .analysis.sequence import split_steps, stack_steps
     from .toolchain.host import run_model
@@ -305,7 +315,7 @@ def run(model: Path, input_path: Path, output_path: Path | None, rounding: str,
         _writable_file(output_path)
     inputs = _load_cases(input_path)
     options = _with_npu(_options(rounding, prefix, "host", pools, tiling, max_tensor_bytes=max_tensor_bytes,
-                                 custom_ops=custom_ops), npu)
+                                 custom_ops=custom_ops, optimize=optimize), npu)
     steps = split_steps(inputs, str(input_path)) if sequence else [inputs]
     results = run_model(model, steps, options, where=str(input_path))
     outputs = stack_steps(results) if sequence else results[0]
@@ -357,12 +367,13 @@ def _random_inputs(graph: Any, rng: np.random.Generator) -> list[np.ndarray]:
                    "the host: the whole model for every case, or with --per-layer every layer.")
 @TARGET_OPTION
 @TILING_OPTION
+@OPTIMIZE_OPTION
 @CUSTOM_OP_OPTION
 @_fail_cleanly
 def verify(model: Path, cases: int, input_paths: Sequence[Path], seed: int, rounding: str, per_layer: bool,
            reference: str, float_model: Path | None, threshold: float, as_json: bool, qemu: bool,
            target: str,
-           tiling: bool, custom_ops: Sequence[str]) -> None:
+           tiling: bool, custom_ops: Sequence[str], optimize: str) -> None:
     """Check the compiled C against the reference, case by case (exit 1 on mismatch)."""
     from .driver import load_graph
 
@@ -377,7 +388,7 @@ def verify(model: Path, cases: int, input_paths: Sequence[Path], seed: int, roun
     _check_qemu_target(qemu, target)
     # --target: the C and memory plan for that core, run on the host (its portable paths);
     # with --qemu: run on that emulated core (its fast paths)
-    options = _options(rounding, None, target, (), tiling, custom_ops=custom_ops)
+    options = _options(rounding, None, target, (), tiling, custom_ops=custom_ops, optimize=optimize)
     graph = load_graph(model, rounding=options.rounding, target=options.target, custom_ops=options.custom_ops)
     rng = np.random.default_rng(seed)
     if per_layer or float_model is not None:
@@ -477,16 +488,18 @@ def inspect(model: Path, rounding: str, npu: NpuConfig | None, custom_ops: Seque
 @TARGET_OPTION
 @POOL_OPTION
 @TILING_OPTION
+@OPTIMIZE_OPTION
 @CUSTOM_OP_OPTION
 @_fail_cleanly
 def plan(model: Path, as_json: bool, picture: Path | None, rounding: str, target: str, pools: Sequence[str],
-         tiling: bool, custom_ops: Sequence[str]) -> None:
+         tiling: bool, custom_ops: Sequence[str], optimize: str) -> None:
     """The memory plan: pools, lower bounds and gap, and every buffer's pool, offset and lifetime."""
     from .analysis.memory_plan import plan_lines, plan_svg, planned
 
     if picture is not None:
         _writable_file(picture)
-    compiled = planned(model, _options(rounding, None, target, pools, tiling, custom_ops=custom_ops))
+    compiled = planned(model, _options(rounding, None, target, pools, tiling, custom_ops=custom_ops,
+                                       optimize=optimize))
     if picture is not None:
         picture.write_text(plan_svg(compiled))
     for line in plan_lines(compiled, as_json):
@@ -504,12 +517,13 @@ def plan(model: Path, as_json: bool, picture: Path | None, rounding: str, target
                    "default: the target's clock (100 MHz).")
 @click.option("--json", "as_json", is_flag=True, help="Print the profile as JSON.")
 @TILING_OPTION
+@OPTIMIZE_OPTION
 @_build_options
 @NPU_OPTION
 @_fail_cleanly
 def profile(model: Path, qemu: bool, runs: int, per_op: bool, cpu_mhz: float | None, as_json: bool, rounding: str,
             prefix: str | None, target: str, pools: Sequence[str], tiling: bool, npu: NpuConfig | None,
-            custom_ops: Sequence[str]) -> None:
+            custom_ops: Sequence[str], optimize: str) -> None:
     """Run MODEL's C with per-op timing: time per op type (or op) and the memory table."""
     import json
 
@@ -517,7 +531,8 @@ def profile(model: Path, qemu: bool, runs: int, per_op: bool, cpu_mhz: float | N
     from .analysis.progress import progress_steps
 
     with progress_steps(f"profile {model.name}", PROFILE_STEPS[qemu]) as advance:
-        options = _with_npu(_options(rounding, prefix, target, pools, tiling, custom_ops=custom_ops), npu)
+        options = _with_npu(_options(rounding, prefix, target, pools, tiling, custom_ops=custom_ops,
+                                     optimize=optimize), npu)
         result = profile_model(model, options, qemu=qemu, runs=runs, cpu_mhz=cpu_mhz, progress=advance)
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2))

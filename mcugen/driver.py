@@ -26,8 +26,10 @@ from .errors import McugenError, PlanningError
 from .frontend.tflite import parse_model, read_model
 from .frontend.validate import DEFAULT_LIMITS, DEFAULT_MAX_TENSOR_BYTES, Limits
 from .ir import CustomKernel, Graph, Op, verify_graph
+from .memory.cost import cost_model
 from .memory.liveness import OP_STEPS, StepView, check_pinned
-from .memory.plan import Plan, plan_model, plan_report, tiling_report
+from .memory.optimize import DEFAULT_MODE, check_mode
+from .memory.plan import Plan, plan_model, plan_report, refigured, tiling_report
 from .memory.pools import PoolSpec
 from .npu.figures import npu_ops, npu_report
 from .ops.base import Setting
@@ -60,11 +62,14 @@ class BuildOptions:
     custom_ops: tuple[CustomKernel, ...] = ()
     # --npu-async: CPU ops run while an NPU segment works (npu/concurrency.py); needs --npu
     npu_async: bool = False
+    # --optimize: ram, balanced or speed: which plan to keep (memory/optimize.py); NPU striping may read it too
+    optimize: str = DEFAULT_MODE
 
     def __post_init__(self) -> None:
         if isinstance(self.target, str):  # BuildOptions(target="cortex-m4"): the same as target(...)
             object.__setattr__(self, "target", target(self.target))
         check_arena_option(self)
+        check_mode(self.optimize)
 
     def key(self) -> str:
         pools = ",".join(f"{p.name}:{p.capacity}:{p.speed}" for p in self.pools)
@@ -76,7 +81,8 @@ class BuildOptions:
         sparse = "-sparse" if self.sparse_weights else ""
         custom = f"-custom-{kernels_key(self.custom_ops)}" if self.custom_ops else ""
         return (f"{self.rounding.value}-{self.prefix or ''}-{self.target.name}{npu}-{pools}-{self.guard}{tiling}"
-                f"{arena}{limit}{weights}{sparse}{custom}{'-npu-async' if self.npu_async else ''}")
+                f"{arena}{limit}{weights}{sparse}{custom}{'-npu-async' if self.npu_async else ''}"
+                + ("" if self.optimize == DEFAULT_MODE else f"-optimize-{self.optimize}"))
 
 
 ARENA_KINDS = ("static", "external")
@@ -224,14 +230,17 @@ def schedule_and_plan(graph: Graph, options: BuildOptions, label: str) -> tuple[
 
         order, groups = async_order(order, options.target.npu)
         steps = AsyncSteps(order, groups)
+    costs = cost_model(options.target)
     plan = plan_model(graph, order, scratch_bytes(options.target), options.pools, options.guard,
                       # striping (NPU chains in stripes) is not combined with --npu-async yet
-                      options.tiling and not vela and not options.npu_async, steps)
+                      options.tiling and not vela and not options.npu_async, steps,
+                      optimize=options.optimize, costs=costs)
     if options.target.npu is not None and plan.tiling is not None:
         from .npu.stripes import choose_stripes
 
-        plan = choose_stripes(graph, order, plan, scratch_bytes(options.target), list(options.pools), options.guard,
-                              options.target.npu)
+        striped = choose_stripes(graph, order, plan, scratch_bytes(options.target), list(options.pools),
+                                 options.guard, options.target.npu, options.optimize)
+        plan = refigured(striped, order, plan, costs)
     plan.schedule_exact = chosen.exact
     plan.async_groups = tuple(groups)
     return order, plan

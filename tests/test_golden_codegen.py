@@ -38,11 +38,12 @@ def _models() -> list[Path]:
 
 def _cases(model: Path) -> list[tuple[str, BuildOptions]]:
     """(key, options): every rounding and target; untiled too for the public models, whose
-    chains are tiled by default."""
+    chains are tiled by default. "tiled" is --optimize ram, the least-RAM tiling (the default,
+    balanced, picks between it, untiled and fewer stripes: test_optimize.py)."""
     tilings = (True, False) if model.parent == PUBLIC_MODELS else (True,)
     return [
         (f"{rounding.value}|{target}|{'tiled' if tiling else 'untiled'}",
-         BuildOptions(rounding=rounding, target=target, tiling=tiling))
+         BuildOptions(rounding=rounding, target=target, tiling=tiling, optimize="ram"))
         for rounding in Rounding for target in TARGETS for tiling in tilings
     ]
 

@@ -22,7 +22,9 @@ ALLOWED = {
     "pools": {"liveness", "placement"},
     "tiling": {"liveness"},
     "tiling_search": {"liveness", "tiling"},
-    "plan": {"liveness", "placement", "pools", "tiling", "tiling_search"},
+    "cost": {"tiling"},  # instructions of a tiling; blind to placement and the search
+    "optimize": set(),  # --optimize's choice among figures
+    "plan": {"liveness", "placement", "pools", "tiling", "tiling_search", "cost", "optimize"},
 }
 
 

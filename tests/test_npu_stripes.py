@@ -37,7 +37,7 @@ from mcugen.npu.config import NpuConfig, npu_config
 from mcugen.npu.estimate import segment_cycles
 from mcugen.npu.registers import CMD1_FLAG, Cmd0
 from mcugen.npu.segments import mark_npu_ops
-from mcugen.npu.stripes import BALANCED_SLACK, Mode, choose_stripes, ring_rows, stripe_options
+from mcugen.npu.stripes import BALANCED_SLACK, choose_stripes, ring_rows, stripe_options
 from mcugen.ops.npu.payload import read_payload
 from mcugen.ops.registry import scratch_bytes
 from mcugen.schedule import schedule
@@ -58,7 +58,7 @@ def _forced(count: int, rolling: bool = False, pulled: bool = False) -> Any:
     (`pulled`: in tiling.pulled_stripes' cut, else in tiling._walk's)."""
 
     def plan(graph: Graph, order: list[Op], scratch_bytes: Any, pools: Any, guard: int, tiling: bool,
-             steps: Any = None) -> Any:
+             steps: Any = None, **_optimize: Any) -> Any:
         (first, last), = chain_runs(graph, order)
         ops = order[first:last + 1]
         chain = make_chain(ops, first, count, rolling, pulled_stripes(ops, count) if pulled else None)
@@ -245,7 +245,7 @@ def test_npu_chains_take_the_least_sram_within_the_cycle_slack(name: str, size: 
     graph, order, searched, config = _searched(name, size)
     whole = _npu_cycles(order, dataclasses.replace(searched, tiling=None), config)
 
-    def choose(mode: Mode) -> Plan:
+    def choose(mode: str) -> Plan:
         return choose_stripes(graph, order, searched, scratch_bytes(HOST), [], 0, config, mode)
 
     balanced, ram, speed = choose("balanced"), choose("ram"), choose("speed")

@@ -68,6 +68,8 @@ def plan_lines(planned_model: PlannedModel, as_json: bool = False) -> list[str]:
                      f"{chain['extra_macs']} extra MACs")
     if not data["tiling"]["chains"]:
         lines.append("  tiled: nothing (no chain of spatial ops lowers the arena, or --no-tiling)")
+    if plan.trade_off is not None:
+        lines.append(f"  {plan.trade_off.line()}")
     lines.append(f"  {'buffer':<40} {'bytes':>8} {'first':>5} {'last':>5}  {'pool':<8} {'offset':>8}  notes")
     for entry in sorted(data["buffers"], key=lambda b: (b["pool"], b["offset"], b["first"])):
         notes = []

@@ -80,6 +80,7 @@ def report_data(model: Path, options: Any, runs: int = 3, reference: str = "runt
         "weights_bytes": build["weights_bytes"], "lower_bound_bytes": build["lower_bound_bytes"],
         "invoke_ns": profile.invoke_ns, "where": profile.where,
         **({"invoke_instructions": profile.invoke_instructions} if qemu else {}),
+        **({"optimize": compiled.plan.trade_off.line()} if compiled.plan.trade_off is not None else {}),
     }
     return {"summary": summary, "inputs": build["inputs"], "outputs": build["outputs"], "ops": ops,
             "profile": profile.to_json(), "memory": profile.to_json()["memory"], "plan": plan_json(planned),
@@ -172,7 +173,8 @@ def bar_chart(chart_id: str, title: str, labels: Sequence[str], values: Sequence
 _SUMMARY = [("model", "Model"), ("model_sha256", "SHA-256"), ("rounding", "Rounding"), ("target", "Target"),
             ("ops", "Ops"), ("macs", "MACs"), ("params", "Parameters"), ("arena_bytes", "Arena (bytes)"),
             ("weights_bytes", "Weights (bytes)"), ("lower_bound_bytes", "Whole-tensor lower bound (bytes)"),
-            ("invoke_ns", "Invoke (ns)"), ("where", "Measured on"), ("invoke_instructions", "Invoke (instructions)")]
+            ("invoke_ns", "Invoke (ns)"), ("where", "Measured on"), ("invoke_instructions", "Invoke (instructions)"),
+            ("optimize", "RAM or speed (--optimize)")]
 _IO = [("name", "Tensor"), ("shape", "Shape"), ("dtype", "Type"), ("scale", "Scale"),
        ("zero_point", "Zero point"), ("bytes", "Bytes")]
 _OPS = [("position", "Step"), ("index", "Op"), ("kind", "Kind"), ("name", "Output"), ("backend", "Backend"),

@@ -8,12 +8,15 @@ The package, in the order a plan is made (each module imports only those above i
 - placement.py: offsets for the buffers of one pool (several algorithms, the best kept);
 - pools.py: the pools of a build and the assignment of buffers to them;
 - tiling.py, tiling_search.py: chains of ops run in stripes, and which to tile;
+- cost.py, optimize.py: a plan's estimated instructions, and --optimize's choice by them;
 - plan.py (here): the variants, the choice among them, and the check of the result.
 
 Variants
 --------
-`plan_model` is the one place that tries different buffer sets for one order and keeps the
-smallest placed plan (sum over pools; ties: the earlier in this list):
+`plan_model` is the one place that tries different buffer sets for one order. Each candidate
+(whole tensors; the least-RAM tiling; with --optimize balanced, maybe a tiling within an
+instruction budget) keeps its smallest placed variant (sum over pools; ties: the earlier in
+this list), and optimize.py chooses among the candidates by RAM and estimated instructions:
 
 1. whole tensors, in-place execution on, concatenations copied;
 2. whole tensors, concatenations in place (their inputs are views of the output), when any
@@ -24,9 +27,8 @@ smallest placed plan (sum over pools; ties: the earlier in this list):
    with concatenations in place too.
 
 A variant that does not fit the pools is skipped; if none fits, the error raised is the first
-failure of the last group tried (the tiled one, when tiling was tried). `plan_memory` does the
-same for one given tiling (or none): the variants of 1-2, or of 3 (and in-place execution may
-be turned off there).
+failure of the last candidate tried. `plan_memory` does the same for one given tiling (or
+none): the variants of 1-2, or of 3 (and in-place execution may be turned off there).
 
 Bounds and checks
 -----------------
@@ -41,6 +43,7 @@ ends with `guard` of them (pools.py).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,6 +51,7 @@ from typing import Any
 from ..errors import PlanningError
 from ..ir import Graph, Op, OpKind, Tensor
 from ..ops.registry import op_def
+from .cost import CostModel, cost_model, estimator
 from .liveness import (
     OP_STEPS,
     Buffer,
@@ -57,6 +61,7 @@ from .liveness import (
     file_lower_bound,
     whole_tensor_bound,
 )
+from .optimize import Figures, TradeOff, check_mode, choose, trade_off, within_budget
 from .placement import ALIGNMENT
 from .pools import DEFAULT_POOLS, PoolPlan, PoolSpec, place_pools
 from .tiling import Tiling
@@ -76,6 +81,9 @@ class Plan:
     tiling: Tiling | None = None  # chains run in stripes (tiling.py), or None
     # set by the driver with --npu-async: npu/concurrency.py's AsyncGroups the plan was made for
     async_groups: tuple[Any, ...] = ()
+    # --optimize: the mode and the arena and estimated instructions of the chosen, ram and speed
+    # plans (optimize.py); None for a plan of one given tiling (plan_memory)
+    trade_off: TradeOff | None = None
 
     def __post_init__(self) -> None:
         if not self.pools:
@@ -148,13 +156,15 @@ def _variants(graph: Graph, order: list[Op], scratch_bytes: ScratchBytes, in_pla
     return found
 
 
-def _smallest(graph: Graph, order: list[Op], scratch_bytes: ScratchBytes, pools: Sequence[PoolSpec],
-              guard: int, groups: list[list[Variant]]) -> Plan:
-    """Place every variant, keep the smallest (ties: the first), check it (verify_plan)."""
+Placed = tuple[int, int, Variant, list[PoolPlan]]  # (bytes over pools, variant number, variant, pools)
+
+
+def _place(pools: Sequence[PoolSpec], guard: int, groups: list[list[Variant]]) -> tuple[list[Placed], PlanningError | None]:
+    """Every variant placed (those that fit), and the first failure of the last group."""
     if guard % ALIGNMENT:
         raise PlanningError(f"guard of {guard} bytes is not a multiple of {ALIGNMENT}")
     pools = list(pools) or list(DEFAULT_POOLS)
-    placed: list[tuple[int, int, Variant, list[PoolPlan]]] = []
+    placed: list[Placed] = []
     failure: PlanningError | None = None
     number = 0
     for group in groups:
@@ -167,10 +177,12 @@ def _smallest(graph: Graph, order: list[Op], scratch_bytes: ScratchBytes, pools:
                 failure = failure or error
                 continue
             placed.append((sum(p.size for p in result), number, variant, result))
-    if not placed:
-        assert failure is not None
-        raise failure
-    _, _, (tiling, buffers), pool_plans = min(placed, key=lambda item: (item[0], item[1]))
+    return placed, failure
+
+
+def _plan_of(graph: Graph, order: list[Op], scratch_bytes: ScratchBytes, guard: int, placed: Placed) -> Plan:
+    """The Plan of one placed variant, checked (verify_plan)."""
+    _, _, (tiling, buffers), pool_plans = placed
     bound = whole_tensor_bound(graph, order, scratch_bytes)
     file_bound = bound if order == list(graph.ops) else file_lower_bound(graph, scratch_bytes)
     plan = Plan(buffers=buffers, arena_size=sum(p.size for p in pool_plans), lower_bound=bound,
@@ -178,6 +190,16 @@ def _smallest(graph: Graph, order: list[Op], scratch_bytes: ScratchBytes, pools:
                 tiling=tiling if tiling is not None and tiling.chains else None)
     verify_plan(plan)
     return plan
+
+
+def _smallest(graph: Graph, order: list[Op], scratch_bytes: ScratchBytes, pools: Sequence[PoolSpec],
+              guard: int, groups: list[list[Variant]]) -> Plan:
+    """Place every variant, keep the smallest (ties: the first), check it (verify_plan)."""
+    placed, failure = _place(pools, guard, groups)
+    if not placed:
+        assert failure is not None
+        raise failure
+    return _plan_of(graph, order, scratch_bytes, guard, min(placed, key=lambda item: (item[0], item[1])))
 
 
 def plan_memory(graph: Graph, order: list[Op], scratch_bytes: ScratchBytes,
@@ -191,16 +213,52 @@ def plan_memory(graph: Graph, order: list[Op], scratch_bytes: ScratchBytes,
 
 def plan_model(graph: Graph, order: list[Op], scratch_bytes: ScratchBytes,
                pools: Sequence[PoolSpec] = DEFAULT_POOLS, guard: int = 0, tiling: bool = True,
-               steps: StepView = OP_STEPS) -> Plan:
-    """The build's memory plan: whole tensors, or, with `tiling`, tiled where that makes the
-    pools smaller (or makes the model fit them); checked by verify_plan before return. `steps`
-    views the untiled order (--npu-async: npu/concurrency.py's AsyncSteps)."""
-    groups = [_variants(graph, order, scratch_bytes, True, None, steps)]
+               steps: StepView = OP_STEPS, optimize: str = "ram", costs: CostModel | None = None) -> Plan:
+    """The build's memory plan: whole tensors, or, with `tiling`, tiled where `optimize`
+    (optimize.py) prefers it, instructions estimated with `costs` (cost.py; None: Cortex-M4's);
+    checked by verify_plan before return. `steps` views the untiled order (--npu-async:
+    npu/concurrency.py's AsyncSteps). Plan.trade_off holds the figures of the choice."""
+    check_mode(optimize)
+    instructions = estimator(order, costs or cost_model(None))
+    figures: list[Figures] = []
+    chosen: list[Placed] = []
+    failure: PlanningError | None = None
+
+    def consider(tried: Tiling | None, group: list[Variant]) -> None:
+        nonlocal failure
+        placed, failure = _place(pools, guard, [group])
+        if placed:
+            best = min(placed, key=lambda item: (item[0], item[1]))
+            chosen.append(best)
+            figures.append(Figures(best[0], instructions(tried), len(tried.chains) if tried else 0))
+
+    consider(None, _variants(graph, order, scratch_bytes, True, None, steps))
     if tiling:
-        chosen = plan_tiling(graph, order, scratch_bytes)
-        if chosen.chains:
-            groups.append(_variants(graph, order, scratch_bytes, True, chosen))
-    return _smallest(graph, order, scratch_bytes, pools, guard, groups)
+        least = plan_tiling(graph, order, scratch_bytes)
+        if least.chains:
+            consider(least, _variants(graph, order, scratch_bytes, True, least))
+        if optimize == "balanced" and figures and choose(figures, "balanced") != choose(figures, "ram"):
+            budget = within_budget(min(f.estimated_instructions for f in figures))
+            cheap = plan_tiling(graph, order, scratch_bytes, lambda t: instructions(t) <= budget)
+            if cheap.chains:
+                consider(cheap, _variants(graph, order, scratch_bytes, True, cheap))
+    if not chosen:
+        assert failure is not None
+        raise failure
+    index, plan_trade_off = trade_off(figures, optimize)
+    plan = _plan_of(graph, order, scratch_bytes, guard, chosen[index])
+    plan.trade_off = plan_trade_off
+    return plan
+
+
+def refigured(plan: Plan, order: list[Op], replaced: Plan, costs: CostModel | None = None) -> Plan:
+    """`plan`, made from `replaced` by a later stage (the NPU's fewer stripes), with replaced's
+    trade-off figures, the chosen ones now its own."""
+    if replaced.trade_off is not None and plan is not replaced:
+        chains = len(plan.tiling.chains) if plan.tiling is not None else 0
+        mine = Figures(plan.arena_size, estimator(order, costs or cost_model(None))(plan.tiling), chains)
+        plan.trade_off = dataclasses.replace(replaced.trade_off, chosen=mine)
+    return plan
 
 
 # --- checks and reports ----------------------------------------------------------------------
@@ -253,6 +311,8 @@ def plan_report(plan: Plan) -> dict[str, object]:
         "lower_bound_tflite_order_bytes": plan.file_lower_bound,
         "gap_percent": plan.gap_percent,
         "schedule_exact": plan.schedule_exact,
+        # --optimize: the mode, and arena and estimated instructions of the chosen, ram and speed plans
+        **({"optimize": plan.trade_off.to_json()} if plan.trade_off is not None else {}),
         # variables' states (stateful models): in the pools, kept across invokes, part of arena_bytes
         "state_bytes": state_bytes_of(plan),
         "pools": [

@@ -132,6 +132,7 @@ def _side_inputs_ready(ops: Sequence[Op]) -> bool:
 # that taking one of two equal peaks down counts as progress.
 Score = Callable[[Tiling], tuple[int, ...]]
 Trial = tuple[tuple[int, ...], int, int, Tiling]  # (score, extra MACs, stripes, tiling)
+Admissible = Callable[[Tiling], bool]  # a tiling the search may keep (--optimize balanced: cost.py)
 
 
 def _runs_around(graph: Graph, order: Sequence[Op], taken: Sequence[Chain], peak: int) -> list[tuple[int, int]]:
@@ -210,47 +211,90 @@ def _try(tiling: Tiling, chains: _Chains, a: int, b: int, count: int, rolling: b
     return score(trial), chain.extra_macs, len(chain.stripes), trial
 
 
+def _trials(tiling: Tiling, chains: _Chains, runs: list[tuple[int, int]], score: Score) -> list[Trial]:
+    """Each run first with its least-memory cut (rolling, a row per stripe); then every cut of
+    the few best runs."""
+    order = chains.order
+    first = [t for a, b in runs for count, rolling in _least_memory_cut(order[a:b + 1])
+             for t in [_try(tiling, chains, a, b, count, rolling, score, shared=True)] if t is not None]
+    first.sort(key=lambda t: t[:3])
+    trials = list(first)
+    for _, _, _, trial in first[:SHORTLIST]:
+        chain = trial.chains[-1]
+        a, b = chain.first_step, chain.last_step
+        for rolling in (True, False):
+            for count in _counts(chain.ops, rolling):
+                result = _try(tiling, chains, a, b, count, rolling, score)
+                if result is not None:
+                    trials.append(result)
+    return trials
+
+
+# Within an instruction budget the least-memory cuts say little (they cost the most): every run
+# is cut in more stripe counts, fewest first while within budget, and only the last of them
+# (the most stripes: about the least memory) is scored per run and halo mode.
+BUDGET_DIVISORS = (1, 2, 3, 4, 6, 8, 12)
+
+
+def _budget_trials(tiling: Tiling, chains: _Chains, runs: list[tuple[int, int]], score: Score,
+                   admissible: Admissible) -> list[Trial]:
+    trials: list[Trial] = []
+    for a, b in runs:
+        ops = chains.order[a:b + 1]
+        for rolling in (True, False):
+            if not _counts(ops, rolling):
+                continue
+            rows = (ops[0] if rolling else ops[-1]).outputs[0].shape[1]
+            counts = {*_counts(ops, rolling), *(rows // d for d in BUDGET_DIVISORS if rows // d >= 2)}
+            chosen: Tiling | None = None
+            for count in sorted(counts):  # fewest stripes first: the cheapest, and the cheapest walks
+                chain = chains.make(a, b, count, rolling, shared=True)  # one walk for every run from a
+                if chain is None:
+                    continue
+                trial = Tiling([*tiling.chains, chain])
+                if not admissible(trial):
+                    break
+                chosen = trial
+            if chosen is not None:
+                chain = chosen.chains[-1]
+                trials.append((score(chosen), chain.extra_macs, len(chain.stripes), chosen))
+    return trials
+
+
 def choose_tiling(graph: Graph, order: Sequence[Op], score: Score,
-                  peak_step: Callable[[Tiling], int]) -> Tiling:
+                  peak_step: Callable[[Tiling], int], admissible: Admissible | None = None) -> Tiling:
     """Greedy: add the chain (and stripe count) that lowers `score` most, while it goes down;
     then drop every chain the peak does not need.
 
     `score` is the cost of a tiling (the bytes live at each step of the planner's buffers,
-    largest first); ties go to fewer extra MACs, then fewer stripes.
+    largest first); ties go to fewer extra MACs, then fewer stripes. `admissible` (--optimize
+    balanced: within an instruction budget) rejects tilings; with it, every run is cut every way,
+    not only the few of the least memory.
     """
     tiling = Tiling()
     best = score(tiling)
     chains = _Chains(graph, order)
     for _ in range(MAX_ROUNDS):
         runs = _runs_around(graph, order, tiling.chains, peak_step(tiling))
-        # Each run first with its least-memory cut (rolling, a row per stripe); then every cut
-        # of the few best runs.
-        first = [t for a, b in runs for count, rolling in _least_memory_cut(order[a:b + 1])
-                 for t in [_try(tiling, chains, a, b, count, rolling, score, shared=True)] if t is not None]
-        first.sort(key=lambda t: t[:3])
-        trials = list(first)
-        for _, _, _, trial in first[:SHORTLIST]:
-            chain = trial.chains[-1]
-            a, b = chain.first_step, chain.last_step
-            for rolling in (True, False):
-                for count in _counts(chain.ops, rolling):
-                    result = _try(tiling, chains, a, b, count, rolling, score)
-                    if result is not None:
-                        trials.append(result)
-        winner = _best(trials)
+        if admissible is not None:
+            winner = _best(_budget_trials(tiling, chains, runs, score, admissible))
+        else:
+            winner = _best(_trials(tiling, chains, runs, score))
         if winner is None or winner[0] >= best:
             break
         best, tiling = winner[0], winner[3]
     for chain in reversed(list(tiling.chains)):
         without = Tiling([c for c in tiling.chains if c is not chain])
-        if score(without)[0] <= best[0]:
+        if score(without)[0] <= best[0] and (admissible is None or admissible(without)):
             tiling = without
     tiling.chains.sort(key=lambda c: c.first_step)
     return tiling
 
 
-def plan_tiling(graph: Graph, order: Sequence[Op], scratch_bytes: ScratchBytes) -> Tiling:
-    """The chains for `order`, scored by the liveness bound of the tiled buffers (in place on)."""
+def plan_tiling(graph: Graph, order: Sequence[Op], scratch_bytes: ScratchBytes,
+                admissible: Admissible | None = None) -> Tiling:
+    """The chains for `order`, scored by the liveness bound of the tiled buffers (in place on),
+    among the tilings `admissible` accepts (None: any)."""
     steps = list(order)
     known: dict[int, tuple[Tiling, list[int]]] = {}  # id(tiling) -> (it, its totals): score, then peak
     scratch_bytes = functools.cache(scratch_bytes)  # asked for every op of every candidate
@@ -278,4 +322,4 @@ def plan_tiling(graph: Graph, order: Sequence[Op], scratch_bytes: ScratchBytes) 
         found = totals(tiling)
         return found.index(max(found)) if found else 0
 
-    return choose_tiling(graph, order, score, peak)
+    return choose_tiling(graph, order, score, peak, admissible)

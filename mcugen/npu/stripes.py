@@ -29,7 +29,6 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable
-from typing import Literal
 
 from ..errors import PlanningError
 from ..ir import Graph, Op, Tensor
@@ -119,14 +118,13 @@ def lower_chain(chain: Chain, region: Placement, lower_op: LowerOp, place: Place
 # How an NPU chain's stripes are chosen (the build's --optimize, when it has one): "ram" the
 # least SRAM whatever the cycles, "balanced" the least SRAM within BALANCED_SLACK of the
 # unstriped build's estimated NPU cycles, "speed" no stripe that costs a cycle.
-Mode = Literal["ram", "balanced", "speed"]
 BALANCED_SLACK = 0.05
 # Stripe heights tried (rows an op makes per stripe: the pace of a rolling chain, the last op's
 # rows of a recomputing one); a height at or above the op's rows is no stripe.
 PACES = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 48)
 
 
-def cycle_slack(mode: Mode, whole_cycles: int) -> float:
+def cycle_slack(mode: str, whole_cycles: int) -> float:
     """Estimated NPU cycles the stripes may add to the unstriped build's `whole_cycles`."""
     return {"ram": math.inf, "balanced": BALANCED_SLACK * whole_cycles, "speed": 0.0}[mode]
 
@@ -151,7 +149,7 @@ def _extra_cycles(option: Chain | None, whole: int, config: NpuConfig) -> int:
 
 
 def choose_stripes(graph: Graph, order: list[Op], plan: Plan, scratch_bytes: ScratchBytes,
-                   pools: list[PoolSpec], guard: int, config: NpuConfig, mode: Mode = "balanced") -> Plan:
+                   pools: list[PoolSpec], guard: int, config: NpuConfig, mode: str = "balanced") -> Plan:
     """`plan` with each NPU chain run whole or in the stripes (stripe_options) that give the
     least placed SRAM among those whose estimated cycles (estimate.py, every call of every
     stripe) keep the build within cycle_slack(mode) of the unstriped one; ties: fewer cycles.

@@ -183,6 +183,7 @@ def _mcugen_options(options: BuildOptions) -> str:
         parts.append(f"--prefix {options.prefix}")
     if not options.tiling:
         parts.append("--no-tiling")
+    parts.append(f"--optimize {options.optimize}")
     if options.sparse_weights:
         parts.append("--sparse")
     for pool in options.pools:

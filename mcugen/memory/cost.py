@@ -1,0 +1,205 @@
+"""Estimated CPU instructions of a plan: what `--optimize` weighs against RAM.
+
+A plan runs every op once, except that a tiled chain (tiling.py) calls each of its ops once per
+stripe on a few rows, and moves the halo rows a slot keeps to the slot's start. So the estimate
+is a sum over kernel calls of
+
+    call + channel * output channels + mac * MACs of the call + output * output elements
+
+with one set of four coefficients per kernel class (CONV_2D 1x1 and others, DEPTHWISE_CONV_2D,
+the pools, ADD, FULLY_CONNECTED, every other op) and target, plus `moved_byte` per byte of kept rows moved and `stripe` per
+stripe. A call on rows [r0, r1) of an op with H output rows does (r1 - r0) / H of its MACs and
+output elements; recomputed halo rows count as the rows they are. `call` and `channel` are what
+a kernel pays per call whatever its size (argument checks, per-channel requantization set-up):
+what stripes multiply. Ops on the NPU cost the CPU nothing here (their striping is chosen by
+mcugen/npu with its own cycle model).
+
+Calibration
+-----------
+`python3 benchmarks/firmware/calibrate_cost.py` fits the coefficients (non-negative least
+squares, each equation divided by its measured count) to `mcugen profile --qemu` instruction
+counts (-O2, -icount shift=0, exact to one SysTick tick) of kws_dscnn, ic_resnet8,
+vww_mobilenet_v1_025, ad_autoencoder and the fixtures model_mobilenet_v2 and
+model_se_hard_swish, each built untiled and tiled (RAM-first), on cortex-m4 (mps2-an386) and
+cortex-m55 (mps3-an547): one equation per untiled op, and one per tiled chain for its
+instructions minus those of its ops untiled (the stripes' overhead). The fitted numbers and
+the fit's error are in benchmarks/firmware/cost_calibration.md (run of CALIBRATED), on the tree
+of commit 9db93cd. Against the measured counts of those 24 builds, whole invokes are estimated
+within -8.3 % .. +5.6 % on cortex-m4 and -7.7 % .. +3.6 % on cortex-m55; the stripes'
+overhead of the tiled chains (kws 1..8 in 28 stripes: 491,320 measured, 498,266 estimated on
+M4, 227,874 / 225,397 on M55; ic_resnet8, vww, mobilenet_v2 chains) within -27 % .. +22 %.
+The largest per-call costs found: depthwise 63 instructions per output channel per call on M4
+(its requantization set-up), about 650 per call of a 1x1 convolution, 1,310 per stripe.
+cortex-m7 takes the cortex-m4 figures (the same DSP fast paths); the host, which runs the
+portable C and has no instruction count, takes them too: its estimates only rank plans.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from ..ir import Op, OpKind
+from ..ops.registry import op_macs
+from ..targets import Target
+from .tiling import Chain, Tiling, row_bytes
+
+CALIBRATED = "2026-12-01"
+
+KERNEL_CLASSES = ("conv_1x1", "conv", "depthwise", "pool", "add", "fully_connected", "other")
+_CLASS_OF = {OpKind.CONV_2D: "conv", OpKind.DEPTHWISE_CONV_2D: "depthwise", OpKind.AVERAGE_POOL_2D: "pool",
+             OpKind.MAX_POOL_2D: "pool", OpKind.ADD: "add", OpKind.FULLY_CONNECTED: "fully_connected"}
+
+
+def kernel_class(op: Op) -> str:
+    """The op's row of coefficients: pointwise convolutions run another loop than the others."""
+    found = _CLASS_OF.get(op.kind, "other")
+    weights = op.inputs[1] if found == "conv" and len(op.inputs) > 1 else None
+    if weights is not None and len(weights.shape) == 4 and weights.shape[1:3] == (1, 1):
+        return "conv_1x1"
+    return found
+
+
+@dataclass(frozen=True)
+class KernelCost:
+    """Instructions of one kernel call: per call, per output channel, per MAC, per output element."""
+
+    call: float
+    channel: float
+    mac: float
+    output: float
+
+    def of(self, features: Sequence[float]) -> float:
+        calls, channels, macs, outputs = features
+        return self.call * calls + self.channel * channels + self.mac * macs + self.output * outputs
+
+
+@dataclass(frozen=True)
+class CostModel:
+    """The coefficients of one target (the module docstring)."""
+
+    kernels: dict[str, KernelCost]
+    moved_byte: float  # memmove of the rows a stripe slot keeps
+    stripe: float  # the stripe loop itself
+
+
+# Features of the calls of a plan, per kernel class: [calls, channels, MACs, output elements],
+# plus bytes moved and stripes. Linear in the coefficients, so the calibration fits on them.
+@dataclass
+class Features:
+    kernels: dict[str, list[float]]
+    moved_bytes: float = 0.0
+    stripes: float = 0.0
+
+    @staticmethod
+    def empty() -> Features:
+        return Features({k: [0.0, 0.0, 0.0, 0.0] for k in KERNEL_CLASSES})
+
+    def add_call(self, op: Op, rows: int | None = None, calls: int = 1) -> None:
+        """`calls` calls of `op` on `rows` of its output rows in all (None: one whole op)."""
+        if op.backend == "npu":
+            return
+        out = op.outputs[0] if op.outputs else None
+        height = out.shape[1] if out is not None and len(out.shape) == 4 else 1
+        share = 1.0 if rows is None else rows / height
+        row = self.kernels[kernel_class(op)]
+        row[0] += calls
+        row[1] += calls * (out.shape[-1] if out is not None and out.shape else 1)
+        row[2] += op_macs(op) * share
+        row[3] += (out.num_elements if out is not None else 0) * share
+
+    def cost(self, model: CostModel) -> float:
+        return (sum(model.kernels[k].of(f) for k, f in self.kernels.items())
+                + model.moved_byte * self.moved_bytes + model.stripe * self.stripes)
+
+
+def chain_features(chain: Chain, into: Features | None = None) -> Features:
+    """The calls of a tiled chain, stripe by stripe, and the kept rows it moves."""
+    found = into if into is not None else Features.empty()
+    if chain.ops[0].backend == "npu":
+        return found
+    calls = [0] * len(chain.ops)
+    rows = [0] * len(chain.ops)
+    for stripe in chain.stripes:
+        for j, call in enumerate(stripe.calls):
+            if call is not None:
+                calls[j] += 1
+                rows[j] += call.out_rows
+        for j, kept in enumerate(stripe.kept):
+            if kept is not None and kept[0] > 0:  # rows already at the slot's start stay
+                found.moved_bytes += kept[1] * row_bytes(chain.ops[j].outputs[0])
+    found.stripes += len(chain.stripes)
+    for op, n, made in zip(chain.ops, calls, rows):
+        found.add_call(op, made, n)  # the features are linear in the calls: summed per op
+    return found
+
+
+def plan_features(order: Iterable[Op], tiling: Tiling | None) -> Features:
+    """Every call of the ops of `order`: one per op, or one per stripe of a tiled chain's op."""
+    found = Features.empty()
+    done: set[int] = set()
+    for op in order:
+        chain = tiling.chain_of(op) if tiling is not None else None
+        if chain is None:
+            found.add_call(op)
+        elif id(chain) not in done:
+            done.add(id(chain))
+            chain_features(chain, found)
+    return found
+
+
+# --- calibrated coefficients (benchmarks/firmware/cost_calibration.md) --------------------------
+
+_M4 = CostModel(
+    kernels={
+        "conv_1x1": KernelCost(call=645.1627, channel=0.0, mac=0.9738, output=25.2983),
+        "conv": KernelCost(call=0.0, channel=0.0, mac=0.9604, output=54.5074),
+        "depthwise": KernelCost(call=0.0, channel=63.183, mac=5.092, output=0.0),
+        "pool": KernelCost(call=856.3934, channel=0.0, mac=1.373, output=0.0),
+        "add": KernelCost(call=0.0, channel=31.9899, mac=0.0, output=14.5478),
+        "fully_connected": KernelCost(call=674.1136, channel=50.3686, mac=1.4108, output=0.0),
+        "other": KernelCost(call=711.9281, channel=0.0, mac=7.0166, output=66.1642),
+    },
+    moved_byte=0.2591, stripe=1310.45)
+_M55 = CostModel(
+    kernels={
+        "conv_1x1": KernelCost(call=541.4643, channel=19.7322, mac=0.1125, output=11.583),
+        "conv": KernelCost(call=773.0242, channel=0.0, mac=0.1128, output=25.7727),
+        "depthwise": KernelCost(call=405.7475, channel=0.0, mac=1.4206, output=0.0),
+        "pool": KernelCost(call=1135.2459, channel=0.0, mac=0.5925, output=0.0),
+        "add": KernelCost(call=0.0, channel=25.7064, mac=0.0, output=4.0674),
+        "fully_connected": KernelCost(call=471.4676, channel=23.4245, mac=0.1345, output=0.0),
+        "other": KernelCost(call=743.7138, channel=0.0, mac=4.9225, output=70.9291),
+    },
+    moved_byte=0.2996, stripe=0.0)
+
+_BY_TARGET = {"cortex-m55": _M55}
+
+
+def cost_model(target: Target | None) -> CostModel:
+    """The coefficients for `target` (M4's for the cores and the host not calibrated apart)."""
+    return _BY_TARGET.get(target.name, _M4) if target is not None else _M4
+
+
+def estimate(order: Iterable[Op], tiling: Tiling | None, model: CostModel) -> int:
+    """Estimated instructions of one invoke of `order` run with `tiling` (None: whole ops)."""
+    return round(plan_features(order, tiling).cost(model))
+
+
+def estimator(order: Sequence[Op], model: CostModel) -> Callable[[Tiling | None], int]:
+    """estimate(order, tiling, model) for many tilings of one order (the tiling search asks per
+    candidate): the whole ops once, then per chain its stripes' calls minus its ops' whole calls."""
+    whole: dict[int, float] = {}
+    for op in order:
+        one = Features.empty()
+        one.add_call(op)
+        whole[id(op)] = one.cost(model)
+    base = sum(whole.values())
+
+    def of(tiling: Tiling | None) -> int:
+        extra = 0.0
+        for chain in tiling.chains if tiling is not None else []:
+            extra += chain_features(chain).cost(model) - sum(whole[id(op)] for op in chain.ops)
+        return round(base + extra)
+
+    return of
