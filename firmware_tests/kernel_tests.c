@@ -883,6 +883,21 @@ static void bench(void)
     (void)mcugen_convolve_s8(&ctx, &cp0, &quant, &in0, input, &fd0, filter, &bd, bias, &od0,
                              out_ref);
     bench_line("conv3x3s2_48x48x3x8", fast0, ticks_since(t), 576 * 8 * 27);
+
+    /* a shallow pointwise layer: 8 -> 16 channels (VWW's second conv, on a smaller image) */
+    mcugen_dims in8 = {1, 24, 24, 8}, fd8 = {16, 1, 1, 8}, od8 = {1, 24, 24, 16};
+    bd.c = 16;
+    mcugen_conv_params cp8 = {128, -128, {1, 1}, {0, 0}, {1, 1}, {-128, 127}, NULL, NULL};
+    const mcugen_conv_fast_params fcp8 = fast_conv(&cp8);
+    ctx.size = mcugen_convolve_fast_s8_buffer_size(&fd8);
+    t = SYST[2];
+    (void)mcugen_convolve_fast_s8(&ctx, &fcp8, &quant, &in8, input, &fd8, filter, bias, &od8,
+                                  out_fast);
+    const uint32_t fast8 = ticks_since(t);
+    t = SYST[2];
+    (void)mcugen_convolve_s8(&ctx, &cp8, &quant, &in8, input, &fd8, filter, &bd, bias, &od8,
+                             out_ref);
+    bench_line("conv1x1_24x24x8x16", fast8, ticks_since(t), 576 * 16 * 8);
 }
 #endif
 

@@ -193,6 +193,42 @@ static inline int32_t pack2(int32_t v)
     return (int32_t)(((uint32_t)v & 0xFFFFu) | ((uint32_t)v << 16));
 }
 
+/* SXTAB16 of x rotated right by 8: bytes 1 and 3 sign-extended and added to acc's halfwords
+ * (gcc 12 folds no separate rotation into it). */
+static inline int32_t sxtab16_ror8(int32_t acc, int32_t x)
+{
+#if defined(__GNUC__)
+    int32_t r;
+    __asm__("sxtab16 %0, %1, %2, ror #8" : "=r"(r) : "r"(acc), "r"(x));
+    return r;
+#else
+    const uint32_t u = (uint32_t)x;
+    return __sxtab16(acc, (int32_t)((u >> 8) | (u << 24)));
+#endif
+}
+
+/* One group of a column: the four int8 values of v plus the offset (offset2: in both
+ * halfwords), as the two int16 words x0 x2, x1 x3: one SXTAB16 each. */
+static inline void widen_group(int16_t *dst, int32_t v, int32_t offset2)
+{
+    store32(dst, __sxtab16(offset2, v));
+    store32(dst + 2, sxtab16_ror8(offset2, v));
+}
+
+/* The n columns of a 1x1, stride-1, unpadded conv with depth % 4 == 0: pixel j's values are
+ * src[j depth ..], contiguous, so no window to find. */
+DSP_NOINLINE static void pointwise_cols(int16_t *cols, int32_t n, const int8_t *src,
+                                        int32_t depth, int32_t offset)
+{
+    const int32_t offset2 = pack2(offset), step = 4 * n;
+    for (int32_t j = 0; j < n; ++j) {
+        int16_t *dst = cols + 4 * j;
+        for (const int8_t *end = src + depth; src != end; src += 4, dst += step) {
+            widen_group(dst, load32(src), offset2);
+        }
+    }
+}
+
 /* The taps [k0, k1) of a window row or column starting at `origin` that fall inside [0, limit). */
 DSP_NOINLINE static void tap_range(int32_t origin, int32_t k, int32_t dilation, int32_t limit,
                                    int32_t *k0, int32_t *k1)
@@ -214,6 +250,21 @@ static inline int8_t *copy_s8(int8_t *dst, const int8_t *src, int32_t n)
         *dst++ = *src++;
     }
     return dst;
+}
+
+/* The rows of a window inside the image, len >= 4 contiguous bytes each, step >= round_up4(len)
+ * bytes apart, into dst a word at a time: every row but the last copies up to 3 bytes past its
+ * end, which the next row's copy overwrites (within the window's len * rows bytes); they are
+ * read from before the next row's start, inside the image. */
+static inline int8_t *stage_rows(int8_t *dst, const int8_t *row, int32_t rows, int32_t step,
+                                 int32_t len)
+{
+    for (; rows > 1; --rows, row += step, dst += len) {
+        for (int32_t i = 0; i < len; i += 4) {
+            store32(dst + i, load32(row + i));
+        }
+    }
+    return copy_s8(dst, row, len);
 }
 
 static inline int8_t *fill_s8(int8_t *dst, int8_t value, int32_t n)
@@ -251,9 +302,7 @@ DSP_NOINLINE static void im2col_q15(int16_t *cols, int32_t j, int32_t n, const w
                 }
                 const int8_t *pixel = win->image + (y * in->w + x) * depth;
                 for (const int8_t *end = pixel + depth; pixel != end; pixel += 4, dst += step) {
-                    const int32_t v = load32(pixel);
-                    store32(dst, __sadd16(__sxtb16(v), offset2));
-                    store32(dst + 2, __sadd16(sxtb16_ror8(v), offset2));
+                    widen_group(dst, load32(pixel), offset2);
                 }
             }
         }
@@ -263,7 +312,14 @@ DSP_NOINLINE static void im2col_q15(int16_t *cols, int32_t j, int32_t n, const w
     int8_t *s = stage;
     int32_t kx0, kx1;
     tap_range(win->x0, kw, dil_w, in->w, &kx0, &kx1);
-    for (int32_t ky = 0; ky < filter->h; ++ky) {
+    const int32_t len = kw * depth, step = dilation->h * in->w * depth;
+    const int inside = dil_w == 1 && kx0 == 0 && kx1 == kw && win->y0 >= 0 &&
+                       win->y0 + (filter->h - 1) * dilation->h < in->h && len >= 4 &&
+                       step >= round_up4(len);
+    if (inside) {
+        s = stage_rows(s, win->image + (win->y0 * in->w + win->x0) * depth, filter->h, step, len);
+    }
+    for (int32_t ky = 0; ky < filter->h && !inside; ++ky) {
         const int32_t y = win->y0 + ky * dilation->h;
         if (y < 0 || y >= in->h || kx0 == kx1) {
             s = fill_s8(s, zero, kw * depth);
@@ -282,9 +338,7 @@ DSP_NOINLINE static void im2col_q15(int16_t *cols, int32_t j, int32_t n, const w
     }
     s = fill_s8(s, zero, (int32_t)(-(s - stage) & 3));
     for (const int8_t *p = stage; p != s; p += 4, dst += 4 * n) {
-        const int32_t v = load32(p);
-        store32(dst, __sadd16(__sxtb16(v), offset2));
-        store32(dst + 2, __sadd16(sxtb16_ror8(v), offset2));
+        widen_group(dst, load32(p), offset2);
     }
 }
 
@@ -527,12 +581,19 @@ int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_pa
     }
     const rq_params rp = rq_params_of(params->output_offset, params->activation);
     const int32_t pixels = output_dims->n * output_dims->h * output_dims->w;
+    const int pointwise = size == input_dims->c && (size & 3) == 0 && params->stride.h == 1 &&
+                          params->stride.w == 1 && params->padding.h == 0 &&
+                          params->padding.w == 0 && input_dims->h == output_dims->h &&
+                          input_dims->w == output_dims->w;
     for (int32_t p = 0; p < pixels;) {
         /* blocks of four columns, the last five as one block (not 4 + a lone column) where
          * the scratch has five, other leftovers one column each: none wasted */
         const int32_t rem = pixels - p;
         const int32_t n = rem < 4 ? 1 : (rem == 5 ? most : 4);
-        for (int32_t j = 0; j < n; ++j) {
+        if (pointwise) {
+            pointwise_cols(cols, n, input + p * size, size, params->input_offset);
+        }
+        for (int32_t j = 0; j < n && !pointwise; ++j) {
             const window win = pixel_window(input_dims, output_dims, &params->stride,
                                             &params->padding, input, p + j);
             im2col_q15(cols, j, n, &win, input_dims, filter_dims, &params->dilation,
@@ -668,6 +729,38 @@ DSP_NOINLINE static void dw_row(const dw_tables *d, uintptr_t row, int32_t k0, i
     }
 }
 
+/* The count (a multiple of 4) channels' weights, filter[t * channels + c], widened into wide
+ * (per quad and tap: __sxtb16 and sxtb16_ror8 of the four int8 weights) and their starting
+ * sums rq[c].bias + off * sum(w) into init: what the build's table holds (dsp_table.py). */
+DSP_NOINLINE static void dw_widen(const int8_t *filter, int32_t channels, int32_t taps,
+                                  int32_t off, int32_t count, const rq_chan *rq, int32_t *wide,
+                                  int32_t *init)
+{
+    for (int32_t c = 0; c < count; c += 4) {
+        /* the weight sums of channels (0, 2) and (1, 3), as int16 lanes: exact while
+         * |sum| <= 128 taps < 2^15, else summed again below */
+        int32_t se = 0, so = 0;
+        const int8_t *w = filter + c;
+        for (int32_t t = 0; t < taps; ++t, w += channels, wide += 2) {
+            const int32_t raw = load32(w);
+            wide[0] = __sxtb16(raw);
+            wide[1] = sxtb16_ror8(raw);
+            se = __sadd16(se, wide[0]);
+            so = __sadd16(so, wide[1]);
+        }
+        int32_t sum[4] = {(int16_t)se, (int16_t)so, se >> 16, so >> 16};
+        for (int32_t i = 0; i < 4 && taps > 255; ++i) {
+            sum[i] = 0;
+            for (int32_t t = 0; t < taps; ++t) {
+                sum[i] += filter[t * channels + c + i];
+            }
+        }
+        for (int32_t i = 0; i < 4; ++i) {
+            init[c + i] = wrap_add(rq[c + i].bias, off * sum[i]);
+        }
+    }
+}
+
 int mcugen_depthwise_conv_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_params *params,
                                   const mcugen_per_channel_quant_params *quant,
                                   const mcugen_dims *input_dims, const int8_t *input,
@@ -703,43 +796,24 @@ int mcugen_depthwise_conv_fast_s8(const mcugen_context *ctx, const mcugen_conv_f
             offset[t] = (ky * dil_h * in_w + kx * dil_w) * channels;
         }
     }
+    for (int32_t c = 0; c < chunk; c += 4) {
+        zero[c >> 2] = (int32_t)(((uint32_t)-off & 0xFFu) * 0x01010101u);
+    }
     for (int32_t c0 = 0; c0 < channels; c0 += chunk) {
         d.channels = channels - c0 < chunk ? channels - c0 : chunk;
-        int all_fast;
-        if (params->rq_table != NULL) { /* the build's table: this chunk's rows of it */
-            d.rq = (const rq_chan *)(const void *)params->rq_table + c0;
-            all_fast = table_all_fast(d.rq, d.channels);
+        const int32_t *built = params->rq_table;
+        if (built != NULL) { /* the build's table (dsp_table.py): this chunk's part of it */
+            d.rq = (const rq_chan *)(const void *)built + c0;
+            d.init = built + 4 * channels + c0;
+            d.wide = built + 5 * channels + 2 * taps * (c0 >> 2);
+            d.quick = table_all_fast(d.rq, d.channels) && d.p.full;
         } else {
-            all_fast = rq_table(table, bias != NULL ? bias + c0 : NULL, quant->multiplier + c0,
-                                quant->shift + c0, d.channels, d.p.zp, max_sum);
+            d.quick = rq_table(table, bias != NULL ? bias + c0 : NULL, quant->multiplier + c0,
+                               quant->shift + c0, d.channels, d.p.zp, max_sum) &&
+                      d.p.full;
             d.rq = table;
-        }
-        d.quick = all_fast && d.p.full;
-        int32_t *wide = wide0;
-        for (int32_t c = 0; c < d.channels; c += 4) {
-            /* the weight sums of channels (0, 2) and (1, 3), as int16 lanes: exact while
-             * |sum| <= 128 taps < 2^15, else summed again below */
-            int32_t se = 0, so = 0;
-            const int8_t *w = filter + c0 + c;
-            for (int32_t t = 0; t < taps; ++t, w += channels, wide += 2) {
-                const int32_t raw = load32(w);
-                wide[0] = __sxtb16(raw);
-                wide[1] = sxtb16_ror8(raw);
-                se = __sadd16(se, wide[0]);
-                so = __sadd16(so, wide[1]);
-            }
-            int32_t sum[4] = {(int16_t)se, (int16_t)so, se >> 16, so >> 16};
-            for (int32_t i = 0; i < 4 && taps > 255; ++i) {
-                sum[i] = 0;
-                for (int32_t t = 0; t < taps; ++t) {
-                    sum[i] += filter[t * channels + c0 + c + i];
-                }
-            }
-            init[c] = wrap_add(d.rq[c].bias, off * sum[0]);
-            init[c + 1] = wrap_add(d.rq[c + 1].bias, off * sum[1]);
-            init[c + 2] = wrap_add(d.rq[c + 2].bias, off * sum[2]);
-            init[c + 3] = wrap_add(d.rq[c + 3].bias, off * sum[3]);
-            zero[c >> 2] = (int32_t)(((uint32_t)-off & 0xFFu) * 0x01010101u);
+            dw_widen(filter + c0, channels, taps, off, d.channels, table, wide0, init);
+            d.wide = wide0, d.init = init;
         }
         int8_t *out = output + c0;
         for (int32_t b = 0; b < output_dims->n; ++b) {
