@@ -376,6 +376,42 @@ static inline int32_t dot_tail(const int8_t *w, const int16_t *x, int32_t t, int
     "subs   %[n], %[n], #1\n\t"                                                                \
     "bne    1b"
 
+#if defined(__GNUC__) && defined(__OPTIMIZE__) && !defined(__OPTIMIZE_SIZE__)
+#define DSP_WORD_PAIRS 1 /* -O2: the pair loops below where the row is word-aligned */
+#else
+#define DSP_WORD_PAIRS 0 /* -Os: only the loops above (less code); -O0: too few registers */
+#endif
+
+#if DSP_WORD_PAIRS
+/* Column `acc`'s group against the widened weights in we (even) and `odd`. */
+#define DSP_COL(acc, odd)                                                                      \
+    "ldrd   %[xa], %[xb], [%[x]], #8\n\t"                                                      \
+    "smlad  %[" acc "], %[we], %[xa], %[" acc "]\n\t"                                          \
+    "smlad  %[" acc "], %[" odd "], %[xb], %[" acc "]\n\t"
+/* One weight word (in `word`) widened into we and `word`, then against four columns. */
+#define DSP_HALF_4(word)                                                                       \
+    "sxtb16 %[we], %[" word "]\n\t"                                                            \
+    "sxtb16 %[" word "], %[" word "], ror #8\n\t"                                              \
+    DSP_COL("a0", word) DSP_COL("a1", word) DSP_COL("a2", word) DSP_COL("a3", word)
+#define DSP_HALF_5(word) DSP_HALF_4(word) DSP_COL("a4", word)
+/* The loop over n = groups (n >= 1) with a word-aligned w: two weight words a pass with one
+ * LDRD (one load and one loop branch per two groups, not two and two); an odd count loads its
+ * first word alone and enters at the second half. */
+#define DSP_PAIRS_A_PASS(half)                                                                 \
+    "lsrs   %[n], %[n], #1\n\t"                                                                \
+    "bcc    1f\n\t"                                                                            \
+    "adds   %[n], %[n], #1\n\t"                                                                \
+    "ldr    %[wb], [%[w]], #4\n\t"                                                             \
+    "b      2f\n"                                                                              \
+    "1:\n\t"                                                                                   \
+    "ldrd   %[wa], %[wb], [%[w]], #8\n\t"                                                      \
+    half("wa")                                                                                 \
+    "2:\n\t"                                                                                   \
+    half("wb")                                                                                 \
+    "subs   %[n], %[n], #1\n\t"                                                                \
+    "bne    1b"
+#endif
+
 /* One filter row against a block of four columns, acc[j] += w . column j: each widened
  * weight word serves four SMLADs, each column word one, two column words per LDRD. gcc 12
  * neither pairs the column loads nor keeps the eleven live values in registers, hence the
@@ -385,6 +421,18 @@ static inline void row_1x4(const int8_t *w, const int32_t *x, int32_t size, int3
 {
     int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
     const int32_t groups = size >> 2;
+#if DSP_WORD_PAIRS
+    if (groups > 0 && ((uintptr_t)w & 3u) == 0) {
+        int32_t n = groups, wa, wb, we, xa, xb;
+        __asm__ volatile(
+            DSP_PAIRS_A_PASS(DSP_HALF_4)
+            : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [w] "+r"(w),
+              [x] "+r"(x), [n] "+r"(n), [wa] "=&r"(wa), [wb] "=&r"(wb), [we] "=&r"(we),
+              [xa] "=&r"(xa), [xb] "=&r"(xb)
+            :
+            : "cc", "memory");
+    } else
+#endif
 #if defined(__GNUC__)
     if (groups > 0) {
         int32_t n = groups, raw, we, xa, xb;
@@ -425,6 +473,18 @@ static inline void row_1x5(const int8_t *w, const int32_t *x, int32_t size, int3
 {
     int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3], a4 = acc[4];
     const int32_t groups = size >> 2;
+#if DSP_WORD_PAIRS
+    if (groups > 0 && ((uintptr_t)w & 3u) == 0) {
+        int32_t n = groups, wa, wb, we, xa, xb;
+        __asm__ volatile(
+            DSP_PAIRS_A_PASS(DSP_HALF_5)
+            : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [a4] "+r"(a4),
+              [w] "+r"(w), [x] "+r"(x), [n] "+r"(n), [wa] "=&r"(wa), [wb] "=&r"(wb),
+              [we] "=&r"(we), [xa] "=&r"(xa), [xb] "=&r"(xb)
+            :
+            : "cc", "memory");
+    } else
+#endif
 #if defined(__GNUC__) && defined(__OPTIMIZE__)
     if (groups > 0) {
         int32_t n = groups, raw, we, xa, xb;
@@ -653,6 +713,7 @@ typedef struct {
     const int32_t *zero;   /* per quad: four input zero points, -input_offset */
     int32_t taps, channels, quick;
     int32_t kh, kw, dil_w, in_w, stride_w, pad_w, out_w, depth; /* depth: all the channels */
+    int32_t row_step; /* 3x3 windows, dil_w 1 (else 0): bytes from one window row to the next */
     rq_params p;
 } dw_tables;
 
@@ -695,6 +756,44 @@ static inline void dw_quads_of(const dw_tables *d, const int32_t *offset, const 
     }
 }
 
+#if defined(__GNUC__) && defined(__OPTIMIZE__)
+/* One tap of dw_quads_3x3's asm: the input word at `addr`, the quad's two widened weight
+ * words, four MACs. */
+#define DW_TAP3(addr)                                                                          \
+    "ldr    %[xw], " addr "\n\t"                                                                \
+    "ldrd   %[we], %[wo], [%[w]], #8\n\t"                                                      \
+    "sxtb16 %[xe], %[xw]\n\t"                                                                 \
+    "sxtb16 %[xw], %[xw], ror #8\n\t"                                                          \
+    "smlabb %[a0], %[we], %[xe], %[a0]\n\t"                                                    \
+    "smlatt %[a2], %[we], %[xe], %[a2]\n\t"                                                    \
+    "smlabb %[a1], %[wo], %[xw], %[a1]\n\t"                                                    \
+    "smlatt %[a3], %[wo], %[xw], %[a3]\n\t"
+#define DW_ROW3 DW_TAP3("[%[p]]") DW_TAP3("[%[p], %[d1]]") DW_TAP3("[%[p], %[d2]]")
+
+/* dw_quads_of for a 3x3 window inside the input, dil_w 1: the nine taps unrolled, each input
+ * word addressed from the window row (no offset table, no loop): 8 instructions a tap, not 11. */
+static inline void dw_quads_3x3(const dw_tables *d, const int8_t *x, int8_t *out)
+{
+    const int32_t *w = d->wide;
+    const int32_t d1 = d->depth, d2 = 2 * d->depth, row = d->row_step;
+    for (int32_t c = 0; c < d->channels; c += 4, x += 4) {
+        int32_t a0 = d->init[c], a1 = d->init[c + 1], a2 = d->init[c + 2], a3 = d->init[c + 3];
+        const int8_t *p = x;
+        int32_t we, wo, xe, xw;
+        __asm__ volatile(
+            DW_ROW3 "add    %[p], %[p], %[row]\n\t" DW_ROW3 "add    %[p], %[p], %[row]\n\t" DW_ROW3
+            : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [p] "+r"(p),
+              [w] "+r"(w), [we] "=&r"(we), [wo] "=&r"(wo), [xe] "=&r"(xe), [xw] "=&r"(xw)
+            : [d1] "r"(d1), [d2] "r"(d2), [row] "r"(row)
+            : "memory");
+        dw_finish(out + c, a0, a1, a2, a3, d->rq + c, &d->p, d->quick);
+    }
+}
+#define DW_3X3_ASM 1
+#else
+#define DW_3X3_ASM 0 /* -O0 has too few free registers */
+#endif
+
 /* Every pixel of an output row, the chunk's quads: row is the address of input row y0's
  * column 0 (perhaps outside the image), taps [k0, k1) of the window's rows inside; tap t of
  * the pixel with window origin x reads x + offset[t] (+ 4 per quad). */
@@ -725,6 +824,12 @@ DSP_NOINLINE static void dw_row(const dw_tables *d, uintptr_t row, int32_t k0, i
             }
             offset = e;
         }
+#if DW_3X3_ASM
+        if (offset == d->offset && d->row_step != 0) {
+            dw_quads_3x3(d, x, out);
+            continue;
+        }
+#endif
         dw_quads_of(d, offset, x, out);
     }
 }
@@ -790,6 +895,7 @@ int mcugen_depthwise_conv_fast_s8(const mcugen_context *ctx, const mcugen_conv_f
     d.offset = offset, d.wide = wide0, d.init = init, d.rq = table, d.edge = edge, d.zero = zero;
     d.taps = taps, d.kh = kh, d.kw = kw, d.dil_w = dil_w, d.in_w = in_w, d.depth = channels;
     d.stride_w = params->stride.w, d.pad_w = params->padding.w, d.out_w = output_dims->w;
+    d.row_step = kh == 3 && kw == 3 && dil_w == 1 ? dil_h * in_w * channels : 0;
     d.p = rq_params_of(params->output_offset, params->activation);
     for (int32_t ky = 0, t = 0; ky < kh; ++ky) {
         for (int32_t kx = 0; kx < kw; ++kx, ++t) {
