@@ -687,14 +687,40 @@ int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_pa
 
 /* Four outputs, channels q[0..3], from the sums of channels (0, 1, 2, 3); quick: every channel
  * takes the fast requantization and the clamp is the int8 range. */
+#if defined(__GNUC__) && defined(__OPTIMIZE__) && !defined(__OPTIMIZE_SIZE__)
+/* rq_y and the int8 saturation of channel q's output in asm: its multiplier and shift with
+ * one LDRD (gcc 12 loads the three fields one by one), and no sign extension before the
+ * store. */
+static inline int32_t rq_quick(int32_t acc, const rq_chan *q)
+{
+    int32_t m, r, a;
+    __asm__("ldrd   %[m], %[r], [%[q], #4]\n\t"
+            "ldr    %[a], [%[q], #12]\n\t"
+            "lsl    %[acc], %[acc], #1\n\t"
+            "smmulr %[acc], %[acc], %[m]\n\t"
+            "add    %[acc], %[acc], %[acc], asr #31\n\t"
+            "add    %[acc], %[acc], %[a]\n\t"
+            "asr    %[acc], %[acc], %[r]\n\t"
+            "ssat   %[acc], #8, %[acc]"
+            : [acc] "+r"(acc), [m] "=&r"(m), [r] "=&r"(r), [a] "=&r"(a)
+            : [q] "r"(q), "m"(*q));
+    return acc;
+}
+#else
+static inline int32_t rq_quick(int32_t acc, const rq_chan *q)
+{
+    return __ssat(rq_y(acc, q->mult, q->right, q->add), 8);
+}
+#endif
+
 static inline void dw_finish(int8_t *out, int32_t a0, int32_t a1, int32_t a2, int32_t a3,
                              const rq_chan *q, const rq_params *p, int quick)
 {
     if (quick) {
-        out[0] = (int8_t)__ssat(rq_y(a0, q[0].mult, q[0].right, q[0].add), 8);
-        out[1] = (int8_t)__ssat(rq_y(a1, q[1].mult, q[1].right, q[1].add), 8);
-        out[2] = (int8_t)__ssat(rq_y(a2, q[2].mult, q[2].right, q[2].add), 8);
-        out[3] = (int8_t)__ssat(rq_y(a3, q[3].mult, q[3].right, q[3].add), 8);
+        out[0] = (int8_t)rq_quick(a0, q);
+        out[1] = (int8_t)rq_quick(a1, q + 1);
+        out[2] = (int8_t)rq_quick(a2, q + 2);
+        out[3] = (int8_t)rq_quick(a3, q + 3);
     } else {
         out[0] = rq_out(a0, q, p);
         out[1] = rq_out(a1, q + 1, p);
@@ -721,10 +747,13 @@ typedef struct {
 static inline void dw_quads_of(const dw_tables *d, const int32_t *offset, const int8_t *x,
                                int8_t *out)
 {
-    const int32_t *w = d->wide;
-    const int32_t *const off_end = offset + d->taps;
-    for (int32_t c = 0; c < d->channels; c += 4, x += 4) {
-        int32_t a0 = d->init[c], a1 = d->init[c + 1], a2 = d->init[c + 2], a3 = d->init[c + 3];
+    /* locals: the int8 stores to out may alias *d, which would force reloads */
+    const int32_t *w = d->wide, *init = d->init;
+    const rq_chan *q = d->rq;
+    const int32_t quick = d->quick;
+    const int32_t *const off_end = offset + d->taps, *const end = init + d->channels;
+    for (; init != end; init += 4, q += 4, x += 4, out += 4) {
+        int32_t a0 = init[0], a1 = init[1], a2 = init[2], a3 = init[3];
         const int32_t *o = offset;
 #if defined(__GNUC__) && defined(__OPTIMIZE__) /* -O0 has too few free registers */
         /* per tap 11 instructions: offset, weights (LDRD), input word, 2 SXTB16, 4 MACs, loop */
@@ -752,7 +781,7 @@ static inline void dw_quads_of(const dw_tables *d, const int32_t *offset, const 
             DW_TAP(w[0], w[1], __sxtb16(x0), sxtb16_ror8(x0));
         }
 #endif
-        dw_finish(out + c, a0, a1, a2, a3, d->rq + c, &d->p, d->quick);
+        dw_finish(out, a0, a1, a2, a3, q, &d->p, quick);
     }
 }
 
@@ -768,25 +797,28 @@ static inline void dw_quads_of(const dw_tables *d, const int32_t *offset, const 
     "smlatt %[a2], %[we], %[xe], %[a2]\n\t"                                                    \
     "smlabb %[a1], %[wo], %[xw], %[a1]\n\t"                                                    \
     "smlatt %[a3], %[wo], %[xw], %[a3]\n\t"
-#define DW_ROW3 DW_TAP3("[%[p]]") DW_TAP3("[%[p], %[d1]]") DW_TAP3("[%[p], %[d2]]")
+#define DW_ROW3 DW_TAP3("[%[p]]") DW_TAP3("[%[p], %[d1]]") DW_TAP3("[%[p], %[d1], lsl #1]")
 
 /* dw_quads_of for a 3x3 window inside the input, dil_w 1: the nine taps unrolled, each input
  * word addressed from the window row (no offset table, no loop): 8 instructions a tap, not 11. */
 static inline void dw_quads_3x3(const dw_tables *d, const int8_t *x, int8_t *out)
 {
-    const int32_t *w = d->wide;
-    const int32_t d1 = d->depth, d2 = 2 * d->depth, row = d->row_step;
-    for (int32_t c = 0; c < d->channels; c += 4, x += 4) {
-        int32_t a0 = d->init[c], a1 = d->init[c + 1], a2 = d->init[c + 2], a3 = d->init[c + 3];
+    /* locals: the int8 stores to out may alias *d, which would force reloads */
+    const int32_t *w = d->wide, *init = d->init;
+    const rq_chan *q = d->rq;
+    const int32_t d1 = d->depth, row = d->row_step, quick = d->quick;
+    const int32_t *const end = init + d->channels;
+    for (; init != end; init += 4, q += 4, x += 4, out += 4) {
+        int32_t a0 = init[0], a1 = init[1], a2 = init[2], a3 = init[3];
         const int8_t *p = x;
         int32_t we, wo, xe, xw;
         __asm__ volatile(
             DW_ROW3 "add    %[p], %[p], %[row]\n\t" DW_ROW3 "add    %[p], %[p], %[row]\n\t" DW_ROW3
             : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [p] "+r"(p),
               [w] "+r"(w), [we] "=&r"(we), [wo] "=&r"(wo), [xe] "=&r"(xe), [xw] "=&r"(xw)
-            : [d1] "r"(d1), [d2] "r"(d2), [row] "r"(row)
+            : [d1] "r"(d1), [row] "r"(row)
             : "memory");
-        dw_finish(out + c, a0, a1, a2, a3, d->rq + c, &d->p, d->quick);
+        dw_finish(out, a0, a1, a2, a3, q, &d->p, quick);
     }
 }
 #define DW_3X3_ASM 1
