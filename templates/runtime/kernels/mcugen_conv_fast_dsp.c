@@ -995,6 +995,9 @@ int mcugen_depthwise_conv_fast_s8(const mcugen_context *ctx, const mcugen_conv_f
 /* Four filter rows (w, w + depth, w + 2 depth, w + 3 depth) against one column: the column
  * word pair serves four rows, 16 MACs in 21 instructions a group, two groups a pass (vs 14
  * instructions for 8 MACs in row_1x1). Thirteen registers. */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
 static inline void rows_4x1(const int8_t *w, const int32_t *x, int32_t depth, int32_t acc[4])
 {
     int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
@@ -1044,13 +1047,47 @@ static inline int8_t fc_out(int32_t acc, int32_t mult, int32_t shift, int zp_ok,
 }
 
 #if DSP_FC_ROWS4
+/* 1 when every output of the call takes the fast requantization with the int8 clamp and no
+ * per-value check: rq_table's conditions for every unit, max_sum bounding |sum w (x + off)|
+ * (multipliers_ok has excluded INT32_MIN). shifts: 1 (per tensor) or units. */
+static int fc_quick(const int32_t *bias, int32_t units, const int32_t *shift, int32_t shifts,
+                    const rq_params *p, int64_t max_sum)
+{
+    if (!p->full || p->zp < -128 || p->zp > 128 || max_sum >= ((int64_t)1 << 30)) {
+        return 0;
+    }
+    const uint32_t limit = (1u << 30) - (uint32_t)max_sum, span = 2u * limit - 1u;
+    for (int32_t i = 0; i < shifts; ++i) {
+        if ((uint32_t)(-shift[i] - 1) >= 22u) {
+            return 0;
+        }
+    }
+    for (int32_t u = 0; u < units && bias != NULL; ++u) {
+        if ((uint32_t)bias[u] + (limit - 1u) >= span) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The fast requantization's output for a multiplier and shift that fc_quick accepted. */
+static inline int8_t fc_quick_out(int32_t acc, int32_t mult, int32_t shift, int32_t zp)
+{
+    const int32_t right = -shift;
+    const int32_t add = (int32_t)((2u * (uint32_t)zp + 1u) << (right - 1));
+    return (int8_t)__ssat(rq_y(acc, mult, right, add), 8);
+}
+
 /* The whole blocks of four units of one input row: rows_4x1, then the four outputs (per unit
- * quantization: step 4, the block's own multipliers; per tensor: step 0, element 0). Out of
- * line, with the activation by value: the int8 stores then force no reloads. */
-DSP_NOINLINE static void fc_blocks4(const int8_t *w, const int32_t *x, int32_t depth,
-                                    int32_t blocks, const int32_t *bias, const int32_t *mult,
-                                    const int32_t *shift, int32_t step, int zp_ok,
-                                    const rq_params p, int8_t *out)
+ * quantization: step 4, the block's own multipliers; per tensor: step 0, element 0), quick a
+ * constant (fc_quick holds: no per-value checks). */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline void fc_blocks4_of(const int8_t *w, const int32_t *x, int32_t depth,
+                                 int32_t blocks, const int32_t *bias, const int32_t *mult,
+                                 const int32_t *shift, int32_t step, int zp_ok, const int quick,
+                                 const rq_params p, int8_t *out)
 {
     const int32_t s1 = step >> 2, s2 = 2 * s1, s3 = 3 * s1; /* within a block */
     for (; blocks > 0; --blocks, w += 4 * depth, out += 4, mult += step, shift += step) {
@@ -1060,11 +1097,36 @@ DSP_NOINLINE static void fc_blocks4(const int8_t *w, const int32_t *x, int32_t d
             bias += 4;
         }
         rows_4x1(w, x, depth, acc);
-        out[0] = fc_out(acc[0], mult[0], shift[0], zp_ok, p);
-        out[1] = fc_out(acc[1], mult[s1], shift[s1], zp_ok, p);
-        out[2] = fc_out(acc[2], mult[s2], shift[s2], zp_ok, p);
-        out[3] = fc_out(acc[3], mult[s3], shift[s3], zp_ok, p);
+        if (quick) {
+            out[0] = fc_quick_out(acc[0], mult[0], shift[0], p.zp);
+            out[1] = fc_quick_out(acc[1], mult[s1], shift[s1], p.zp);
+            out[2] = fc_quick_out(acc[2], mult[s2], shift[s2], p.zp);
+            out[3] = fc_quick_out(acc[3], mult[s3], shift[s3], p.zp);
+        } else {
+            out[0] = fc_out(acc[0], mult[0], shift[0], zp_ok, p);
+            out[1] = fc_out(acc[1], mult[s1], shift[s1], zp_ok, p);
+            out[2] = fc_out(acc[2], mult[s2], shift[s2], zp_ok, p);
+            out[3] = fc_out(acc[3], mult[s3], shift[s3], zp_ok, p);
+        }
     }
+}
+
+/* Out of line, with the activation by value: the int8 stores then force no reloads; one loop
+ * each way (a runtime flag inside the one loop leaves rows_4x1's asm too few registers). */
+DSP_NOINLINE static void fc_blocks4(const int8_t *w, const int32_t *x, int32_t depth,
+                                    int32_t blocks, const int32_t *bias, const int32_t *mult,
+                                    const int32_t *shift, int32_t step, int zp_ok,
+                                    const rq_params p, int8_t *out)
+{
+    fc_blocks4_of(w, x, depth, blocks, bias, mult, shift, step, zp_ok, 0, p, out);
+}
+
+DSP_NOINLINE static void fc_blocks4_quick(const int8_t *w, const int32_t *x, int32_t depth,
+                                          int32_t blocks, const int32_t *bias,
+                                          const int32_t *mult, const int32_t *shift,
+                                          int32_t step, const rq_params p, int8_t *out)
+{
+    fc_blocks4_of(w, x, depth, blocks, bias, mult, shift, step, 1, 1, p, out);
 }
 #endif
 
@@ -1087,6 +1149,10 @@ int mcugen_fully_connected_fast_s8(const mcugen_context *ctx,
     const int per_channel = params->per_channel;
     const int32_t *mult = quant->multiplier, *shift = quant->shift;
     const int zp_ok = rp.zp >= -128 && rp.zp <= 128;
+#if DSP_FC_ROWS4
+    const int quick = fc_quick(bias, units, shift, per_channel ? units : 1, &rp,
+                               depth * max_product(params->input_offset));
+#endif
     /* the input row as a one-column im2col of a 1 x 1 x depth image */
     const mcugen_dims row = {1, 1, 1, depth};
     const mcugen_tile one = {1, 1};
@@ -1100,8 +1166,13 @@ int mcugen_fully_connected_fast_s8(const mcugen_context *ctx,
         int32_t u = 0;
 #if DSP_FC_ROWS4
         u = units & ~3;
-        fc_blocks4(filter, x, depth, u >> 2, bias, mult, shift, per_channel ? 4 : 0, zp_ok, rp,
-                   out);
+        if (quick) {
+            fc_blocks4_quick(filter, x, depth, u >> 2, bias, mult, shift, per_channel ? 4 : 0,
+                             rp, out);
+        } else {
+            fc_blocks4(filter, x, depth, u >> 2, bias, mult, shift, per_channel ? 4 : 0, zp_ok,
+                       rp, out);
+        }
 #endif
         for (; u < units; ++u) {
             const int32_t q = per_channel ? u : 0;
