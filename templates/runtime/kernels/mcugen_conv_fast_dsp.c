@@ -743,6 +743,22 @@ typedef struct {
     rq_params p;
 } dw_tables;
 
+/* The dw asm's taps, in pieces. */
+/* One tap of dw_quads_3x3's asm: the input word at `addr`, the quad's two widened weight
+ * words, four MACs. */
+#define DW_TAP3(addr)                                                                          \
+    "ldr    %[xw], " addr "\n\t"                                                                \
+    "ldrd   %[we], %[wo], [%[w]], #8\n\t"                                                      \
+    "sxtb16 %[xe], %[xw]\n\t"                                                                 \
+    "sxtb16 %[xw], %[xw], ror #8\n\t"                                                          \
+    "smlabb %[a0], %[we], %[xe], %[a0]\n\t"                                                    \
+    "smlatt %[a2], %[we], %[xe], %[a2]\n\t"                                                    \
+    "smlabb %[a1], %[wo], %[xw], %[a1]\n\t"                                                    \
+    "smlatt %[a3], %[wo], %[xw], %[a3]\n\t"
+#define DW_ROW3 DW_TAP3("[%[p]]") DW_TAP3("[%[p], %[d1]]") DW_TAP3("[%[p], %[d1], lsl #1]")
+/* A tap whose input offset from x is entry k of the offset table o. */
+#define DW_TAPO(k) "ldr    %[xw], [%[o], #" k "]\n\t" DW_TAP3("[%[x], %[xw]]")
+
 /* Every quad of the chunk for one pixel, window origin x. */
 static inline void dw_quads_of(const dw_tables *d, const int32_t *offset, const int8_t *x,
                                int8_t *out)
@@ -756,8 +772,19 @@ static inline void dw_quads_of(const dw_tables *d, const int32_t *offset, const 
         int32_t a0 = init[0], a1 = init[1], a2 = init[2], a3 = init[3];
         const int32_t *o = offset;
 #if defined(__GNUC__) && defined(__OPTIMIZE__) /* -O0 has too few free registers */
-        /* per tap 11 instructions: offset, weights (LDRD), input word, 2 SXTB16, 4 MACs, loop */
         int32_t we, wo, xe, xw;
+        if (off_end - o == 9) { /* 3x3 at the border: the nine taps unrolled, 9 a tap */
+            __asm__ volatile(
+                DW_TAPO("0") DW_TAPO("4") DW_TAPO("8") DW_TAPO("12") DW_TAPO("16")
+                DW_TAPO("20") DW_TAPO("24") DW_TAPO("28") DW_TAPO("32")
+                : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [w] "+r"(w),
+                  [we] "=&r"(we), [wo] "=&r"(wo), [xe] "=&r"(xe), [xw] "=&r"(xw)
+                : [x] "r"(x), [o] "r"(o)
+                : "memory");
+            dw_finish(out, a0, a1, a2, a3, q, &d->p, quick);
+            continue;
+        }
+        /* per tap 11 instructions: offset, weights (LDRD), input word, 2 SXTB16, 4 MACs, loop */
         __asm__ volatile(
             "1:\n\t"
             "ldr    %[xw], [%[o]], #4\n\t"
@@ -786,18 +813,6 @@ static inline void dw_quads_of(const dw_tables *d, const int32_t *offset, const 
 }
 
 #if defined(__GNUC__) && defined(__OPTIMIZE__)
-/* One tap of dw_quads_3x3's asm: the input word at `addr`, the quad's two widened weight
- * words, four MACs. */
-#define DW_TAP3(addr)                                                                          \
-    "ldr    %[xw], " addr "\n\t"                                                                \
-    "ldrd   %[we], %[wo], [%[w]], #8\n\t"                                                      \
-    "sxtb16 %[xe], %[xw]\n\t"                                                                 \
-    "sxtb16 %[xw], %[xw], ror #8\n\t"                                                          \
-    "smlabb %[a0], %[we], %[xe], %[a0]\n\t"                                                    \
-    "smlatt %[a2], %[we], %[xe], %[a2]\n\t"                                                    \
-    "smlabb %[a1], %[wo], %[xw], %[a1]\n\t"                                                    \
-    "smlatt %[a3], %[wo], %[xw], %[a3]\n\t"
-#define DW_ROW3 DW_TAP3("[%[p]]") DW_TAP3("[%[p], %[d1]]") DW_TAP3("[%[p], %[d1], lsl #1]")
 
 /* dw_quads_of for a 3x3 window inside the input, dil_w 1: the nine taps unrolled, each input
  * word addressed from the window row (no offset table, no loop): 8 instructions a tap, not 11. */
