@@ -289,6 +289,19 @@ DSP_NOINLINE static void im2col_q15(int16_t *cols, int32_t j, int32_t n, const w
     int16_t *dst = cols + 4 * j;
     if ((depth & 3) == 0) {
         const int32_t step = 4 * n; /* int16 values from one group of the column to the next */
+        if (dil_w == 1 && win->x0 >= 0 && win->x0 + kw <= in->w && win->y0 >= 0 &&
+            win->y0 + (filter->h - 1) * dilation->h < in->h) {
+            /* inside the input: each window row is kw * depth contiguous bytes */
+            const int32_t row_words = kw * depth >> 2, row_step = dilation->h * in->w * depth;
+            const int8_t *row = win->image + (win->y0 * in->w + win->x0) * depth;
+            for (int32_t ky = 0; ky < filter->h; ++ky, row += row_step) {
+                const int8_t *src = row;
+                for (int32_t i = 0; i < row_words; ++i, src += 4, dst += step) {
+                    widen_group(dst, load32(src), offset2);
+                }
+            }
+            return;
+        }
         for (int32_t ky = 0; ky < filter->h; ++ky) {
             const int32_t y = win->y0 + ky * dilation->h;
             for (int32_t kx = 0; kx < kw; ++kx) {
