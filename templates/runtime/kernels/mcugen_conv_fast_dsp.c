@@ -158,6 +158,15 @@ static inline int8_t clamp_s8(int32_t y, int32_t lo, int32_t hi)
 #define DSP_NOINLINE
 #endif
 
+/* The paths that only save instructions (special cases of a general loop: pointwise columns,
+ * windows inside the input, unrolled 3x3 depthwise taps) are left out at -Os, where the
+ * runtime's code size is what counts. */
+#if defined(__OPTIMIZE_SIZE__)
+#define DSP_SPEED_PATHS 0
+#else
+#define DSP_SPEED_PATHS 1
+#endif
+
 DSP_NOINLINE static int8_t rq_exact(int32_t acc, int32_t mult, int32_t shift, const rq_params *p)
 {
     /* requantize_fast excludes INT32_MIN, which TFLite's arithmetic takes */
@@ -289,7 +298,8 @@ DSP_NOINLINE static void im2col_q15(int16_t *cols, int32_t j, int32_t n, const w
     int16_t *dst = cols + 4 * j;
     if ((depth & 3) == 0) {
         const int32_t step = 4 * n; /* int16 values from one group of the column to the next */
-        if (dil_w == 1 && win->x0 >= 0 && win->x0 + kw <= in->w && win->y0 >= 0 &&
+        if (DSP_SPEED_PATHS && dil_w == 1 && win->x0 >= 0 && win->x0 + kw <= in->w &&
+            win->y0 >= 0 &&
             win->y0 + (filter->h - 1) * dilation->h < in->h) {
             /* inside the input: each window row is kw * depth contiguous bytes */
             const int32_t row_words = kw * depth >> 2, row_step = dilation->h * in->w * depth;
@@ -326,9 +336,9 @@ DSP_NOINLINE static void im2col_q15(int16_t *cols, int32_t j, int32_t n, const w
     int32_t kx0, kx1;
     tap_range(win->x0, kw, dil_w, in->w, &kx0, &kx1);
     const int32_t len = kw * depth, step = dilation->h * in->w * depth;
-    const int inside = dil_w == 1 && kx0 == 0 && kx1 == kw && win->y0 >= 0 &&
-                       win->y0 + (filter->h - 1) * dilation->h < in->h && len >= 4 &&
-                       step >= round_up4(len);
+    const int inside = DSP_SPEED_PATHS && dil_w == 1 && kx0 == 0 && kx1 == kw &&
+                       win->y0 >= 0 && win->y0 + (filter->h - 1) * dilation->h < in->h &&
+                       len >= 4 && step >= round_up4(len);
     if (inside) {
         s = stage_rows(s, win->image + (win->y0 * in->w + win->x0) * depth, filter->h, step, len);
     }
@@ -654,8 +664,9 @@ int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_pa
     }
     const rq_params rp = rq_params_of(params->output_offset, params->activation);
     const int32_t pixels = output_dims->n * output_dims->h * output_dims->w;
-    const int pointwise = size == input_dims->c && (size & 3) == 0 && params->stride.h == 1 &&
-                          params->stride.w == 1 && params->padding.h == 0 &&
+    const int pointwise = DSP_SPEED_PATHS && size == input_dims->c && (size & 3) == 0 &&
+                          params->stride.h == 1 && params->stride.w == 1 &&
+                          params->padding.h == 0 &&
                           params->padding.w == 0 && input_dims->h == output_dims->h &&
                           input_dims->w == output_dims->w;
     for (int32_t p = 0; p < pixels;) {
@@ -788,7 +799,7 @@ static inline void dw_quads_of(const dw_tables *d, const int32_t *offset, const 
         const int32_t *o = offset;
 #if defined(__GNUC__) && defined(__OPTIMIZE__) /* -O0 has too few free registers */
         int32_t we, wo, xe, xw;
-        if (off_end - o == 9) { /* 3x3 at the border: the nine taps unrolled, 9 a tap */
+        if (DSP_SPEED_PATHS && off_end - o == 9) { /* 3x3 border: nine taps unrolled */
             __asm__ volatile(
                 DW_TAPO("0") DW_TAPO("4") DW_TAPO("8") DW_TAPO("12") DW_TAPO("16")
                 DW_TAPO("20") DW_TAPO("24") DW_TAPO("28") DW_TAPO("32")
@@ -851,7 +862,7 @@ static inline void dw_quads_3x3(const dw_tables *d, const int8_t *x, int8_t *out
         dw_finish(out, a0, a1, a2, a3, q, &d->p, quick);
     }
 }
-#define DW_3X3_ASM 1
+#define DW_3X3_ASM DSP_SPEED_PATHS
 #else
 #define DW_3X3_ASM 0 /* -O0 has too few free registers */
 #endif
