@@ -673,9 +673,9 @@ int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_pa
         /* blocks of five columns where the scratch has five (with the LDRD weight pairs,
          * 37 instructions per 40 MACs against 31 per 32 for four, and a row's requantization
          * and set-up shared by five), else four; leftovers of fewer than four one column
-         * each: none wasted */
-        const int32_t rem = pixels - p;
-        const int32_t n = rem >= most ? most : (rem >= 4 ? 4 : 1);
+         * each: none wasted. At -Os blocks of four only (conv_block5's code left out). */
+        const int32_t rem = pixels - p, wide = DSP_SPEED_PATHS ? most : 4;
+        const int32_t n = rem >= wide ? wide : (rem >= 4 ? 4 : 1);
         if (pointwise) {
             pointwise_cols(cols, n, input + p * size, size, params->input_offset);
         }
