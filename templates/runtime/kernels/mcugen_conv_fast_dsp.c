@@ -639,6 +639,19 @@ DSP_NOINLINE static void conv_block(const int8_t *w, const int32_t *x, int32_t s
     }
 }
 
+/* The columns of the next block, rem pixels left, blocks of `wide` (5 or 4) preferred: with
+ * five, as many blocks of four first as make the rest a multiple of five (rem = 5 a + 4 b,
+ * b = 4 rem mod 5, when rem allows it), so that a stripe's row of 32 pixels runs 4+4+4+5+5+5+5
+ * rather than six fives and two single columns; the last 1-3 one at a time. */
+static inline int32_t block_columns(int32_t rem, int32_t wide)
+{
+    const int32_t fours = (4 * rem) % 5;
+    if (wide == 5 && fours != 0 && 4 * fours <= rem) {
+        return 4;
+    }
+    return rem >= wide ? wide : (rem >= 4 ? 4 : 1);
+}
+
 int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_params *params,
                             const mcugen_per_channel_quant_params *quant,
                             const mcugen_dims *input_dims, const int8_t *input,
@@ -675,7 +688,7 @@ int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_pa
          * and set-up shared by five), else four; leftovers of fewer than four one column
          * each: none wasted. At -Os blocks of four only (conv_block5's code left out). */
         const int32_t rem = pixels - p, wide = DSP_SPEED_PATHS ? most : 4;
-        const int32_t n = rem >= wide ? wide : (rem >= 4 ? 4 : 1);
+        const int32_t n = block_columns(rem, wide);
         if (pointwise) {
             pointwise_cols(cols, n, input + p * size, size, params->input_offset);
         }
