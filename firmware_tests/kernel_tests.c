@@ -56,7 +56,10 @@ mcugen_status fast_mcugen_maxpool_s8(const mcugen_pool_params *params,
 #define GUARD 0x5A
 
 static int8_t input[MAX_INPUT];
-static int8_t filter[MAX_FILTER];
+/* word-aligned, as mcugen's weight arrays are (16 bytes): the DSP conv's LDRD weight pairs run
+ * on the rows that start on a word */
+static int32_t filter_words[MAX_FILTER / 4];
+static int8_t *const filter = (int8_t *)filter_words;
 static int32_t bias[MAX_CHANNELS];
 static int32_t multiplier[MAX_CHANNELS];
 static int32_t shift[MAX_CHANNELS];
@@ -228,6 +231,46 @@ static const int32_t *make_kernel_sums(const int32_t *b, int32_t channels, int32
     return sums;
 }
 
+/* What mcugen builds for a tiled depthwise's stripes on Cortex-M4/M7 (mcugen/ops/conv/
+ * dsp_table.py, written again here from its description): per channel the requantization row
+ * (bias, multiplier, right shift or 0 for the exact form, add), then per channel
+ * bias + input_offset * sum(w), then per quad of channels and per tap the weights widened,
+ * (w0, w2) and (w1, w3) as int16 lanes. filter: [taps][channels]. */
+static const int32_t *make_dw_table(const int32_t *b, int32_t channels, int32_t taps,
+                                    int32_t input_offset, int32_t zero_point)
+{
+    static int32_t table[5 * MAX_CHANNELS + 2 * 25 * MAX_CHANNELS / 4];
+    const int32_t lo = input_offset - 128 < 0 ? 128 - input_offset : input_offset - 128;
+    const int32_t hi = input_offset + 127 < 0 ? -(input_offset + 127) : input_offset + 127;
+    const int64_t max_sum = (int64_t)taps * 128 * (lo > hi ? lo : hi);
+    const int fits = max_sum < ((int64_t)1 << 30) && zero_point >= -128 && zero_point <= 128;
+    const int64_t limit = fits ? ((int64_t)1 << 30) - max_sum : 0;
+    int32_t *init = table + 4 * channels, *wide = table + 5 * channels;
+    for (int32_t c = 0; c < channels; ++c) {
+        const int32_t bc = b != NULL ? b[c] : 0, right = -shift[c];
+        const int fast = (bc < 0 ? -(int64_t)bc : bc) < limit && right >= 1 && right <= 22 &&
+                         multiplier[c] != INT32_MIN;
+        table[4 * c] = bc;
+        table[4 * c + 1] = multiplier[c];
+        table[4 * c + 2] = fast ? right : 0;
+        table[4 * c + 3] =
+            fast ? (int32_t)((2u * (uint32_t)zero_point + 1u) << (right - 1)) : -right;
+        uint32_t sum = 0;
+        for (int32_t t = 0; t < taps; ++t) {
+            sum += (uint32_t)(int32_t)filter[t * channels + c];
+        }
+        init[c] = (int32_t)((uint32_t)bc + (uint32_t)input_offset * sum);
+    }
+    for (int32_t q = 0; q < channels / 4; ++q) {
+        for (int32_t t = 0; t < taps; ++t, wide += 2) {
+            const int8_t *w = filter + t * channels + 4 * q;
+            wide[0] = (int32_t)(((uint32_t)w[0] & 0xFFFFu) | ((uint32_t)w[2] << 16));
+            wide[1] = (int32_t)(((uint32_t)w[1] & 0xFFFFu) | ((uint32_t)w[3] << 16));
+        }
+    }
+    return table;
+}
+
 static mcugen_conv_fast_params fast_dw(const mcugen_dw_conv_params *p)
 {
     const mcugen_conv_fast_params f = {p->input_offset, p->output_offset, p->stride, p->padding,
@@ -374,7 +417,12 @@ static void test_depthwise(int32_t index)
         ++failures;
         return;
     }
-    const mcugen_conv_fast_params fp = fast_dw(&params);
+    mcugen_conv_fast_params fp = fast_dw(&params);
+    if (params.ch_mult == 1 && od.c % 4 == 0 && fd.h * fd.w <= 25 && uniform(0, 1)) {
+        /* the table a tiled chain's stripes get from the build (DSP path only reads it) */
+        fp.rq_table = make_dw_table(b, od.c, fd.h * fd.w, params.input_offset,
+                                    params.output_offset);
+    }
     if (mcugen_depthwise_conv_fast_s8(&ctx, &fp, &quant, &in, input, &fd, filter, b, &od,
                                       out_fast)) {
         ++fast_cases;
@@ -883,6 +931,21 @@ static void bench(void)
     (void)mcugen_convolve_s8(&ctx, &cp0, &quant, &in0, input, &fd0, filter, &bd, bias, &od0,
                              out_ref);
     bench_line("conv3x3s2_48x48x3x8", fast0, ticks_since(t), 576 * 8 * 27);
+
+    /* a shallow pointwise layer: 8 -> 16 channels (VWW's second conv, on a smaller image) */
+    mcugen_dims in8 = {1, 24, 24, 8}, fd8 = {16, 1, 1, 8}, od8 = {1, 24, 24, 16};
+    bd.c = 16;
+    mcugen_conv_params cp8 = {128, -128, {1, 1}, {0, 0}, {1, 1}, {-128, 127}, NULL, NULL};
+    const mcugen_conv_fast_params fcp8 = fast_conv(&cp8);
+    ctx.size = mcugen_convolve_fast_s8_buffer_size(&fd8);
+    t = SYST[2];
+    (void)mcugen_convolve_fast_s8(&ctx, &fcp8, &quant, &in8, input, &fd8, filter, bias, &od8,
+                                  out_fast);
+    const uint32_t fast8 = ticks_since(t);
+    t = SYST[2];
+    (void)mcugen_convolve_s8(&ctx, &cp8, &quant, &in8, input, &fd8, filter, &bd, bias, &od8,
+                             out_ref);
+    bench_line("conv1x1_24x24x8x16", fast8, ticks_since(t), 576 * 16 * 8);
 }
 #endif
 

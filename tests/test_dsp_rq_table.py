@@ -18,7 +18,7 @@ import pytest
 from conftest import public_model
 
 from mcugen.driver import BuildOptions, compile_model
-from mcugen.ops.conv.dsp_table import dsp_rq_table, max_product
+from mcugen.ops.conv.dsp_table import dsp_dw_table, dsp_rq_table, max_product
 from mcugen.ops.fixedpoint import multiply_by_quantized_multiplier
 
 INT32 = (-(2**31), 2**31 - 1)
@@ -89,3 +89,39 @@ def test_tiled_stripes_carry_the_table_on_dsp_targets_only(target: str) -> None:
         return
     chain_convs = {int(i) for i in re.findall(r"int32_t \w+_op(\d+)_dsp_requant\w*\[", source)}
     assert len(used) == len(chain_convs) >= 4
+
+
+def _lane(word: np.ndarray, high: bool) -> np.ndarray:
+    """One signed int16 lane of int32 words."""
+    bits = (word.astype(np.int64) >> (16 if high else 0)) & 0xFFFF
+    return bits - ((bits & 0x8000) << 1)
+
+
+@pytest.mark.parametrize(("kh", "kw", "channels", "offset"), [(3, 3, 8, 128), (1, 5, 4, -127),
+                                                              (3, 3, 64, 3), (2, 1, 12, 0)])
+def test_depthwise_table_gives_the_reference_sums(kh: int, kw: int, channels: int,
+                                                   offset: int) -> None:
+    """The depthwise part of the table (dsp_dw_table): the kernel starts each channel from its
+    starting sum and adds w * x over the taps, w read from the widened words (SXTB16 lanes:
+    channels 0 and 2 of a quad in the first word, 1 and 3 in the second); that must equal
+    bias + sum(w * (x + input_offset)), TFLite's accumulator, modulo 2^32."""
+    rng = np.random.default_rng(kh * 100 + channels)
+    weights = rng.integers(-128, 128, (1, kh, kw, channels)).astype(np.int8)
+    bias = rng.integers(-2**20, 2**20, channels).astype(np.int32)
+    one = np.ones(channels, np.int32)
+    rq = dsp_rq_table(bias, one * 2**30, -one * 7, channels, -5, kh * kw * max_product(offset))
+    table = dsp_dw_table(rq, weights, offset).astype(np.int64)
+    taps = kh * kw
+    assert table.shape == (channels * 5 + taps * channels // 2,)
+    assert (table[:4 * channels] == rq.reshape(-1)).all()
+    init = table[4 * channels:5 * channels]
+    wide = table[5 * channels:].reshape(channels // 4, taps, 2)
+    x = rng.integers(-128, 128, (taps, channels))
+    for c in range(channels):
+        q, lane = divmod(c, 4)
+        w = _lane(wide[q, :, lane % 2], high=lane >= 2)  # [taps]
+        assert (w == weights.reshape(taps, channels)[:, c]).all()
+        kernel = (int(init[c]) + int((w * x[:, c]).sum())) % 2**32
+        reference = int(bias[c]) + int((weights.reshape(taps, channels)[:, c].astype(np.int64)
+                                        * (x[:, c] + offset)).sum())
+        assert kernel == reference % 2**32

@@ -101,6 +101,29 @@ MUTATIONS = [
      "(smmlar(A, g_multiplier, g_round))"),
     ("qemu-m55", "mcugen_elementwise_fast_mve.c", "vqrdmlahq_n_s32(vshrq_n_s32(g, 31), g, g_multiplier)",
      "vqrdmlahq_n_s32(vdupq_n_s32(0), g, g_multiplier)"),
+    # the DSP paths of issue 16: the depthwise reading the build's starting sums one channel
+    # off, 1x1 columns widened with the wrong offset, the unrolled 3x3 depthwise taps reading
+    # the middle column twice (interior) and dropping the last tap (border), the fifth column
+    # of the LDRD pair loop summed into the fourth, a window's last row staged from one byte
+    # on, and FULLY_CONNECTED's check-free requantization without its rounding half
+    ("qemu-m4", "mcugen_conv_fast_dsp.c", "            d.init = built + 4 * channels + c0;\n",
+     "            d.init = built + 4 * channels + c0 + 1;\n"),
+    ("qemu-m4", "mcugen_conv_fast_dsp.c",
+     "    const int32_t offset2 = pack2(offset), step = 4 * n;\n",
+     "    const int32_t offset2 = pack2(offset + 1), step = 4 * n;\n"),
+    ("qemu-m4", "mcugen_conv_fast_dsp.c", 'DW_TAP3("[%[p], %[d1], lsl #1]")',
+     'DW_TAP3("[%[p], %[d1]]")'),
+    ("qemu-m4", "mcugen_conv_fast_dsp.c",
+     '                DW_TAPO("20") DW_TAPO("24") DW_TAPO("28") DW_TAPO("32")\n',
+     '                DW_TAPO("20") DW_TAPO("24") DW_TAPO("28") DW_TAPO("28")\n'),
+    ("qemu-m4", "mcugen_conv_fast_dsp.c",
+     '#define DSP_HALF_5(word) DSP_HALF_4(word) DSP_COL("a4", word)\n',
+     '#define DSP_HALF_5(word) DSP_HALF_4(word) DSP_COL("a3", word)\n'),
+    ("qemu-m4", "mcugen_conv_fast_dsp.c", "    return copy_s8(dst, row, len);\n",
+     "    return copy_s8(dst, row + 1, len);\n"),
+    ("qemu-m4", "mcugen_conv_fast_dsp.c",
+     "    const int32_t add = (int32_t)((2u * (uint32_t)zp + 1u) << (right - 1));\n",
+     "    const int32_t add = (int32_t)((2u * (uint32_t)zp) << (right - 1));\n"),
 ]
 
 

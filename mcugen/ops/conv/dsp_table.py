@@ -8,6 +8,11 @@ add = 2^(right-1) + zero_point * 2^right; it is chosen exactly where the C choos
 provably cannot overflow: shift in [-22, -1], |zero_point| <= 128, multiplier != INT32_MIN and
 |bias| + max_sum < 2^30 (max_sum bounds the sum of products). right == 0 selects the exact
 requantization, add then holding TFLite's shift.
+
+For the depthwise (channel multiplier 1, channels % 4 == 0) the build's table goes on with what
+the kernel would otherwise rebuild from the weights on every stripe (dsp_dw_table): per channel
+the starting sum bias + input_offset * sum(w), then per quad of four channels and per tap the
+two widened weight words, SXTB16 (w0, w2) and SXTB16 ROR 8 (w1, w3), int16 lanes low first.
 """
 
 from __future__ import annotations
@@ -41,3 +46,24 @@ def dsp_rq_table(bias: np.ndarray | None, multipliers: np.ndarray, shifts: np.nd
         add = _wrap32((2 * zero_point + 1) << (right - 1)) if fast else -right
         table[c] = (b, m, right if fast else 0, add)
     return table.astype(np.int32)
+
+
+def _lanes(low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """Two int16 lanes per int32 word, low first (as SXTB16 leaves them)."""
+    word = (low.astype(np.int64) & 0xFFFF) | (high.astype(np.int64) << 16)
+    return ((word + 2**31) % 2**32 - 2**31).astype(np.int64)
+
+
+def dsp_dw_table(rq_table: np.ndarray, weights: np.ndarray, input_offset: int) -> np.ndarray:
+    """The depthwise table, int32: rq_table's rows ([channels, 4], dsp_rq_table), then per
+    channel bias + input_offset * sum(w) modulo 2^32, then [quads, taps, 2] widened weights.
+    weights: [1, kh, kw, channels] int8, channels % 4 == 0."""
+    channels = weights.shape[-1]
+    taps = weights.reshape(-1, channels).astype(np.int64)  # [taps, channels]
+    init = rq_table[:, 0].astype(np.int64) + input_offset * taps.sum(axis=0)
+    init = (init + 2**31) % 2**32 - 2**31
+    quads = taps.reshape(len(taps), channels // 4, 4).transpose(1, 0, 2)  # [quads, taps, 4]
+    wide = np.stack([_lanes(quads[..., 0], quads[..., 2]), _lanes(quads[..., 1], quads[..., 3])],
+                    axis=-1)
+    return np.concatenate([rq_table.reshape(-1).astype(np.int64), init,
+                           wide.reshape(-1)]).astype(np.int32)

@@ -29,7 +29,7 @@ from ...ir import (
 from ...targets import Target
 from ..base import setting_of
 from ..emitting import EmitContext, KernelCall, c_dims
-from .dsp_table import dsp_rq_table, max_product
+from .dsp_table import dsp_dw_table, dsp_rq_table, max_product
 from .prepare import ConvParams, Rescale, data_input, is_int16, prepare_conv, prepare_transpose_conv
 
 # the fast paths: entry points, one file per instruction set, and their shared helpers
@@ -205,8 +205,9 @@ def _kernel_sums(op: Op, ctx: EmitContext, x: Tensor, w: Tensor, bias: Tensor | 
 def _stripe_rq_table(op: Op, ctx: EmitContext, p: ConvParams, depthwise: bool) -> str:
     """`, .rq_table = ...` for a stripe's call on a DSP target (Cortex-M4/M7) where the DSP
     path runs (conv: one group; depthwise: channel multiplier 1, channels % 4 == 0): the
-    requantization table it would rebuild on every stripe (mcugen.ops.conv.dsp_table), shared
-    by the chain's stripes; else ""."""
+    requantization table it would rebuild on every stripe (mcugen.ops.conv.dsp_table; the
+    depthwise's also holds its starting sums and widened weights), shared by the chain's
+    stripes; else ""."""
     x, w, bias, y = _operands(op)
     channels, depth = y.shape[-1], x.shape[-1]
     taps = w.shape[1] * w.shape[2]
@@ -216,6 +217,10 @@ def _stripe_rq_table(op: Op, ctx: EmitContext, p: ConvParams, depthwise: bool) -
     max_sum = (taps if depthwise else taps * w.shape[3]) * max_product(p.input_offset)
     table = dsp_rq_table(None if bias is None else bias.data, p.rescale.multipliers,
                          p.rescale.shifts, channels, p.output_offset, max_sum)
+    if depthwise:  # and the starting sums and widened weights (dsp_dw_table)
+        if w.data is None:
+            return ""
+        table = dsp_dw_table(table, w.data, p.input_offset)
     name = ctx.constant(f"op{op.index} dsp requantization", table.reshape(-1), "int32_t")
     return f", .rq_table = {name}"
 

@@ -52,7 +52,8 @@ typedef struct {
     mcugen_tile dilation;
     mcugen_activation activation;
     int32_t ch_mult; /* depth multiplier: out_c = in_c * ch_mult */
-    const int32_t *rq_table; /* optional: as mcugen_conv_params.rq_table */
+    const int32_t *rq_table; /* optional: as mcugen_conv_params.rq_table, then per channel the
+                              * starting sum and per quad and tap the widened weights (DSP) */
 } mcugen_dw_conv_params;
 
 mcugen_status mcugen_convolve_s8(const mcugen_context *ctx, const mcugen_conv_params *params,

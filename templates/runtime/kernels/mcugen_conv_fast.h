@@ -16,15 +16,20 @@
  *                    mcugen_conv_fast.c.
  *
  * How the sums stay exact:
- *   DSP conv: four output pixels at a time (the last pixels one at a time) are copied (im2col)
- *        into int16 with the input offset added (|x + off| <= 255), interleaved by groups of
- *        four in the order x0 x2 x1 x3, the order __sxtb16 / SXTB16 ROR #8 unpack a word of four
- *        int8 weights into; SMLAD then forms w * (x + off) exactly, one weight row against four
- *        pixels (asm loops: LDRD column pairs). Taps in the padding and the last group's
- *        padding are stored as 0, which is what skipping them adds. FULLY_CONNECTED: the same
- *        with one input row. Depthwise (ch_mult 1, channels % 4 == 0): widened weights,
- *        SMLABB/SMLATT per channel from bias + input_offset * sum(w); taps in the padding
- *        read the input zero point (-input_offset), whose w * (x + off) is 0.
+ *   DSP conv: five output pixels at a time where the scratch holds five, else four (the last
+ *        pixels one at a time) are copied (im2col) into int16 with the input offset added
+ *        (|x + off| <= 255, SXTAB16), interleaved by groups of four in the order x0 x2 x1 x3,
+ *        the order __sxtb16 / SXTB16 ROR #8 unpack a word of four int8 weights into; SMLAD
+ *        then forms w * (x + off) exactly, one weight row against the block's pixels (asm
+ *        loops: LDRD column pairs; a word-aligned row also loads two weight words per LDRD).
+ *        Taps in the padding and the last group's padding are stored as 0, which is what
+ *        skipping them adds. A 1x1 stride-1 unpadded conv widens its contiguous pixels
+ *        directly; a window inside the input is copied a row at a time. FULLY_CONNECTED: the
+ *        same with one input row. Depthwise (ch_mult 1, channels % 4 == 0): widened weights,
+ *        SMLABB/SMLATT per channel from bias + input_offset * sum(w) (both from the build's
+ *        table for a tiled chain's stripes, mcugen_conv_params.rq_table); taps in the padding
+ *        read the input zero point (-input_offset), whose w * (x + off) is 0; 3x3 windows
+ *        run their nine taps unrolled.
  *   DSP requantization: multipliers != INT32_MIN (else the portable C runs); per channel,
  *        when shift is in [-22, -1], |output offset| <= 128 and |bias| + the largest possible
  *        sum < 2^30 (so 2 acc fits in int32): SMMULR(2 acc, m) = floor((acc m + 2^30) / 2^31)

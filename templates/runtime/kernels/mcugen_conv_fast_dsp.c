@@ -158,6 +158,15 @@ static inline int8_t clamp_s8(int32_t y, int32_t lo, int32_t hi)
 #define DSP_NOINLINE
 #endif
 
+/* The paths that only save instructions (special cases of a general loop: pointwise columns,
+ * windows inside the input, unrolled 3x3 depthwise taps) are left out at -Os, where the
+ * runtime's code size is what counts. */
+#if defined(__OPTIMIZE_SIZE__)
+#define DSP_SPEED_PATHS 0
+#else
+#define DSP_SPEED_PATHS 1
+#endif
+
 DSP_NOINLINE static int8_t rq_exact(int32_t acc, int32_t mult, int32_t shift, const rq_params *p)
 {
     /* requantize_fast excludes INT32_MIN, which TFLite's arithmetic takes */
@@ -193,6 +202,42 @@ static inline int32_t pack2(int32_t v)
     return (int32_t)(((uint32_t)v & 0xFFFFu) | ((uint32_t)v << 16));
 }
 
+/* SXTAB16 of x rotated right by 8: bytes 1 and 3 sign-extended and added to acc's halfwords
+ * (gcc 12 folds no separate rotation into it). */
+static inline int32_t sxtab16_ror8(int32_t acc, int32_t x)
+{
+#if defined(__GNUC__)
+    int32_t r;
+    __asm__("sxtab16 %0, %1, %2, ror #8" : "=r"(r) : "r"(acc), "r"(x));
+    return r;
+#else
+    const uint32_t u = (uint32_t)x;
+    return __sxtab16(acc, (int32_t)((u >> 8) | (u << 24)));
+#endif
+}
+
+/* One group of a column: the four int8 values of v plus the offset (offset2: in both
+ * halfwords), as the two int16 words x0 x2, x1 x3: one SXTAB16 each. */
+static inline void widen_group(int16_t *dst, int32_t v, int32_t offset2)
+{
+    store32(dst, __sxtab16(offset2, v));
+    store32(dst + 2, sxtab16_ror8(offset2, v));
+}
+
+/* The n columns of a 1x1, stride-1, unpadded conv with depth % 4 == 0: pixel j's values are
+ * src[j depth ..], contiguous, so no window to find. */
+DSP_NOINLINE static void pointwise_cols(int16_t *cols, int32_t n, const int8_t *src,
+                                        int32_t depth, int32_t offset)
+{
+    const int32_t offset2 = pack2(offset), step = 4 * n;
+    for (int32_t j = 0; j < n; ++j) {
+        int16_t *dst = cols + 4 * j;
+        for (const int8_t *end = src + depth; src != end; src += 4, dst += step) {
+            widen_group(dst, load32(src), offset2);
+        }
+    }
+}
+
 /* The taps [k0, k1) of a window row or column starting at `origin` that fall inside [0, limit). */
 DSP_NOINLINE static void tap_range(int32_t origin, int32_t k, int32_t dilation, int32_t limit,
                                    int32_t *k0, int32_t *k1)
@@ -214,6 +259,21 @@ static inline int8_t *copy_s8(int8_t *dst, const int8_t *src, int32_t n)
         *dst++ = *src++;
     }
     return dst;
+}
+
+/* The rows of a window inside the image, len >= 4 contiguous bytes each, step >= round_up4(len)
+ * bytes apart, into dst a word at a time: every row but the last copies up to 3 bytes past its
+ * end, which the next row's copy overwrites (within the window's len * rows bytes); they are
+ * read from before the next row's start, inside the image. */
+static inline int8_t *stage_rows(int8_t *dst, const int8_t *row, int32_t rows, int32_t step,
+                                 int32_t len)
+{
+    for (; rows > 1; --rows, row += step, dst += len) {
+        for (int32_t i = 0; i < len; i += 4) {
+            store32(dst + i, load32(row + i));
+        }
+    }
+    return copy_s8(dst, row, len);
 }
 
 static inline int8_t *fill_s8(int8_t *dst, int8_t value, int32_t n)
@@ -238,6 +298,20 @@ DSP_NOINLINE static void im2col_q15(int16_t *cols, int32_t j, int32_t n, const w
     int16_t *dst = cols + 4 * j;
     if ((depth & 3) == 0) {
         const int32_t step = 4 * n; /* int16 values from one group of the column to the next */
+        if (DSP_SPEED_PATHS && dil_w == 1 && win->x0 >= 0 && win->x0 + kw <= in->w &&
+            win->y0 >= 0 &&
+            win->y0 + (filter->h - 1) * dilation->h < in->h) {
+            /* inside the input: each window row is kw * depth contiguous bytes */
+            const int32_t row_words = kw * depth >> 2, row_step = dilation->h * in->w * depth;
+            const int8_t *row = win->image + (win->y0 * in->w + win->x0) * depth;
+            for (int32_t ky = 0; ky < filter->h; ++ky, row += row_step) {
+                const int8_t *src = row;
+                for (int32_t i = 0; i < row_words; ++i, src += 4, dst += step) {
+                    widen_group(dst, load32(src), offset2);
+                }
+            }
+            return;
+        }
         for (int32_t ky = 0; ky < filter->h; ++ky) {
             const int32_t y = win->y0 + ky * dilation->h;
             for (int32_t kx = 0; kx < kw; ++kx) {
@@ -251,9 +325,7 @@ DSP_NOINLINE static void im2col_q15(int16_t *cols, int32_t j, int32_t n, const w
                 }
                 const int8_t *pixel = win->image + (y * in->w + x) * depth;
                 for (const int8_t *end = pixel + depth; pixel != end; pixel += 4, dst += step) {
-                    const int32_t v = load32(pixel);
-                    store32(dst, __sadd16(__sxtb16(v), offset2));
-                    store32(dst + 2, __sadd16(sxtb16_ror8(v), offset2));
+                    widen_group(dst, load32(pixel), offset2);
                 }
             }
         }
@@ -263,7 +335,14 @@ DSP_NOINLINE static void im2col_q15(int16_t *cols, int32_t j, int32_t n, const w
     int8_t *s = stage;
     int32_t kx0, kx1;
     tap_range(win->x0, kw, dil_w, in->w, &kx0, &kx1);
-    for (int32_t ky = 0; ky < filter->h; ++ky) {
+    const int32_t len = kw * depth, step = dilation->h * in->w * depth;
+    const int inside = DSP_SPEED_PATHS && dil_w == 1 && kx0 == 0 && kx1 == kw &&
+                       win->y0 >= 0 && win->y0 + (filter->h - 1) * dilation->h < in->h &&
+                       len >= 4 && step >= round_up4(len);
+    if (inside) {
+        s = stage_rows(s, win->image + (win->y0 * in->w + win->x0) * depth, filter->h, step, len);
+    }
+    for (int32_t ky = 0; ky < filter->h && !inside; ++ky) {
         const int32_t y = win->y0 + ky * dilation->h;
         if (y < 0 || y >= in->h || kx0 == kx1) {
             s = fill_s8(s, zero, kw * depth);
@@ -282,9 +361,7 @@ DSP_NOINLINE static void im2col_q15(int16_t *cols, int32_t j, int32_t n, const w
     }
     s = fill_s8(s, zero, (int32_t)(-(s - stage) & 3));
     for (const int8_t *p = stage; p != s; p += 4, dst += 4 * n) {
-        const int32_t v = load32(p);
-        store32(dst, __sadd16(__sxtb16(v), offset2));
-        store32(dst + 2, __sadd16(sxtb16_ror8(v), offset2));
+        widen_group(dst, load32(p), offset2);
     }
 }
 
@@ -322,6 +399,42 @@ static inline int32_t dot_tail(const int8_t *w, const int16_t *x, int32_t t, int
     "subs   %[n], %[n], #1\n\t"                                                                \
     "bne    1b"
 
+#if defined(__GNUC__) && defined(__OPTIMIZE__) && !defined(__OPTIMIZE_SIZE__)
+#define DSP_WORD_PAIRS 1 /* -O2: the pair loops below where the row is word-aligned */
+#else
+#define DSP_WORD_PAIRS 0 /* -Os: only the loops above (less code); -O0: too few registers */
+#endif
+
+#if DSP_WORD_PAIRS
+/* Column `acc`'s group against the widened weights in we (even) and `odd`. */
+#define DSP_COL(acc, odd)                                                                      \
+    "ldrd   %[xa], %[xb], [%[x]], #8\n\t"                                                      \
+    "smlad  %[" acc "], %[we], %[xa], %[" acc "]\n\t"                                          \
+    "smlad  %[" acc "], %[" odd "], %[xb], %[" acc "]\n\t"
+/* One weight word (in `word`) widened into we and `word`, then against four columns. */
+#define DSP_HALF_4(word)                                                                       \
+    "sxtb16 %[we], %[" word "]\n\t"                                                            \
+    "sxtb16 %[" word "], %[" word "], ror #8\n\t"                                              \
+    DSP_COL("a0", word) DSP_COL("a1", word) DSP_COL("a2", word) DSP_COL("a3", word)
+#define DSP_HALF_5(word) DSP_HALF_4(word) DSP_COL("a4", word)
+/* The loop over n = groups (n >= 1) with a word-aligned w: two weight words a pass with one
+ * LDRD (one load and one loop branch per two groups, not two and two); an odd count loads its
+ * first word alone and enters at the second half. */
+#define DSP_PAIRS_A_PASS(half)                                                                 \
+    "lsrs   %[n], %[n], #1\n\t"                                                                \
+    "bcc    1f\n\t"                                                                            \
+    "adds   %[n], %[n], #1\n\t"                                                                \
+    "ldr    %[wb], [%[w]], #4\n\t"                                                             \
+    "b      2f\n"                                                                              \
+    "1:\n\t"                                                                                   \
+    "ldrd   %[wa], %[wb], [%[w]], #8\n\t"                                                      \
+    half("wa")                                                                                 \
+    "2:\n\t"                                                                                   \
+    half("wb")                                                                                 \
+    "subs   %[n], %[n], #1\n\t"                                                                \
+    "bne    1b"
+#endif
+
 /* One filter row against a block of four columns, acc[j] += w . column j: each widened
  * weight word serves four SMLADs, each column word one, two column words per LDRD. gcc 12
  * neither pairs the column loads nor keeps the eleven live values in registers, hence the
@@ -331,6 +444,18 @@ static inline void row_1x4(const int8_t *w, const int32_t *x, int32_t size, int3
 {
     int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
     const int32_t groups = size >> 2;
+#if DSP_WORD_PAIRS
+    if (groups > 0 && ((uintptr_t)w & 3u) == 0) {
+        int32_t n = groups, wa, wb, we, xa, xb;
+        __asm__ volatile(
+            DSP_PAIRS_A_PASS(DSP_HALF_4)
+            : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [w] "+r"(w),
+              [x] "+r"(x), [n] "+r"(n), [wa] "=&r"(wa), [wb] "=&r"(wb), [we] "=&r"(we),
+              [xa] "=&r"(xa), [xb] "=&r"(xb)
+            :
+            : "cc", "memory");
+    } else
+#endif
 #if defined(__GNUC__)
     if (groups > 0) {
         int32_t n = groups, raw, we, xa, xb;
@@ -371,6 +496,18 @@ static inline void row_1x5(const int8_t *w, const int32_t *x, int32_t size, int3
 {
     int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3], a4 = acc[4];
     const int32_t groups = size >> 2;
+#if DSP_WORD_PAIRS
+    if (groups > 0 && ((uintptr_t)w & 3u) == 0) {
+        int32_t n = groups, wa, wb, we, xa, xb;
+        __asm__ volatile(
+            DSP_PAIRS_A_PASS(DSP_HALF_5)
+            : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [a4] "+r"(a4),
+              [w] "+r"(w), [x] "+r"(x), [n] "+r"(n), [wa] "=&r"(wa), [wb] "=&r"(wb),
+              [we] "=&r"(we), [xa] "=&r"(xa), [xb] "=&r"(xb)
+            :
+            : "cc", "memory");
+    } else
+#endif
 #if defined(__GNUC__) && defined(__OPTIMIZE__)
     if (groups > 0) {
         int32_t n = groups, raw, we, xa, xb;
@@ -502,6 +639,19 @@ DSP_NOINLINE static void conv_block(const int8_t *w, const int32_t *x, int32_t s
     }
 }
 
+/* The columns of the next block, rem pixels left, blocks of `wide` (5 or 4) preferred: with
+ * five, as many blocks of four first as make the rest a multiple of five (rem = 5 a + 4 b,
+ * b = 4 rem mod 5, when rem allows it), so that a stripe's row of 32 pixels runs 4+4+4+5+5+5+5
+ * rather than six fives and two single columns; the last 1-3 one at a time. */
+static inline int32_t block_columns(int32_t rem, int32_t wide)
+{
+    const int32_t fours = (4 * rem) % 5;
+    if (wide == 5 && fours != 0 && 4 * fours <= rem) {
+        return 4;
+    }
+    return rem >= wide ? wide : (rem >= 4 ? 4 : 1);
+}
+
 int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_params *params,
                             const mcugen_per_channel_quant_params *quant,
                             const mcugen_dims *input_dims, const int8_t *input,
@@ -527,12 +677,22 @@ int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_pa
     }
     const rq_params rp = rq_params_of(params->output_offset, params->activation);
     const int32_t pixels = output_dims->n * output_dims->h * output_dims->w;
+    const int pointwise = DSP_SPEED_PATHS && size == input_dims->c && (size & 3) == 0 &&
+                          params->stride.h == 1 && params->stride.w == 1 &&
+                          params->padding.h == 0 &&
+                          params->padding.w == 0 && input_dims->h == output_dims->h &&
+                          input_dims->w == output_dims->w;
     for (int32_t p = 0; p < pixels;) {
-        /* blocks of four columns, the last five as one block (not 4 + a lone column) where
-         * the scratch has five, other leftovers one column each: none wasted */
-        const int32_t rem = pixels - p;
-        const int32_t n = rem < 4 ? 1 : (rem == 5 ? most : 4);
-        for (int32_t j = 0; j < n; ++j) {
+        /* blocks of five columns where the scratch has five (with the LDRD weight pairs,
+         * 37 instructions per 40 MACs against 31 per 32 for four, and a row's requantization
+         * and set-up shared by five), else four; leftovers of fewer than four one column
+         * each: none wasted. At -Os blocks of four only (conv_block5's code left out). */
+        const int32_t rem = pixels - p, wide = DSP_SPEED_PATHS ? most : 4;
+        const int32_t n = block_columns(rem, wide);
+        if (pointwise) {
+            pointwise_cols(cols, n, input + p * size, size, params->input_offset);
+        }
+        for (int32_t j = 0; j < n && !pointwise; ++j) {
             const window win = pixel_window(input_dims, output_dims, &params->stride,
                                             &params->padding, input, p + j);
             im2col_q15(cols, j, n, &win, input_dims, filter_dims, &params->dilation,
@@ -566,14 +726,40 @@ int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_pa
 
 /* Four outputs, channels q[0..3], from the sums of channels (0, 1, 2, 3); quick: every channel
  * takes the fast requantization and the clamp is the int8 range. */
+#if defined(__GNUC__) && defined(__OPTIMIZE__) && !defined(__OPTIMIZE_SIZE__)
+/* rq_y and the int8 saturation of channel q's output in asm: its multiplier and shift with
+ * one LDRD (gcc 12 loads the three fields one by one), and no sign extension before the
+ * store. */
+static inline int32_t rq_quick(int32_t acc, const rq_chan *q)
+{
+    int32_t m, r, a;
+    __asm__("ldrd   %[m], %[r], [%[q], #4]\n\t"
+            "ldr    %[a], [%[q], #12]\n\t"
+            "lsl    %[acc], %[acc], #1\n\t"
+            "smmulr %[acc], %[acc], %[m]\n\t"
+            "add    %[acc], %[acc], %[acc], asr #31\n\t"
+            "add    %[acc], %[acc], %[a]\n\t"
+            "asr    %[acc], %[acc], %[r]\n\t"
+            "ssat   %[acc], #8, %[acc]"
+            : [acc] "+r"(acc), [m] "=&r"(m), [r] "=&r"(r), [a] "=&r"(a)
+            : [q] "r"(q), "m"(*q));
+    return acc;
+}
+#else
+static inline int32_t rq_quick(int32_t acc, const rq_chan *q)
+{
+    return __ssat(rq_y(acc, q->mult, q->right, q->add), 8);
+}
+#endif
+
 static inline void dw_finish(int8_t *out, int32_t a0, int32_t a1, int32_t a2, int32_t a3,
                              const rq_chan *q, const rq_params *p, int quick)
 {
     if (quick) {
-        out[0] = (int8_t)__ssat(rq_y(a0, q[0].mult, q[0].right, q[0].add), 8);
-        out[1] = (int8_t)__ssat(rq_y(a1, q[1].mult, q[1].right, q[1].add), 8);
-        out[2] = (int8_t)__ssat(rq_y(a2, q[2].mult, q[2].right, q[2].add), 8);
-        out[3] = (int8_t)__ssat(rq_y(a3, q[3].mult, q[3].right, q[3].add), 8);
+        out[0] = (int8_t)rq_quick(a0, q);
+        out[1] = (int8_t)rq_quick(a1, q + 1);
+        out[2] = (int8_t)rq_quick(a2, q + 2);
+        out[3] = (int8_t)rq_quick(a3, q + 3);
     } else {
         out[0] = rq_out(a0, q, p);
         out[1] = rq_out(a1, q + 1, p);
@@ -592,21 +778,52 @@ typedef struct {
     const int32_t *zero;   /* per quad: four input zero points, -input_offset */
     int32_t taps, channels, quick;
     int32_t kh, kw, dil_w, in_w, stride_w, pad_w, out_w, depth; /* depth: all the channels */
+    int32_t row_step; /* 3x3 windows, dil_w 1 (else 0): bytes from one window row to the next */
     rq_params p;
 } dw_tables;
+
+/* The dw asm's taps, in pieces. */
+/* One tap of dw_quads_3x3's asm: the input word at `addr`, the quad's two widened weight
+ * words, four MACs. */
+#define DW_TAP3(addr)                                                                          \
+    "ldr    %[xw], " addr "\n\t"                                                                \
+    "ldrd   %[we], %[wo], [%[w]], #8\n\t"                                                      \
+    "sxtb16 %[xe], %[xw]\n\t"                                                                 \
+    "sxtb16 %[xw], %[xw], ror #8\n\t"                                                          \
+    "smlabb %[a0], %[we], %[xe], %[a0]\n\t"                                                    \
+    "smlatt %[a2], %[we], %[xe], %[a2]\n\t"                                                    \
+    "smlabb %[a1], %[wo], %[xw], %[a1]\n\t"                                                    \
+    "smlatt %[a3], %[wo], %[xw], %[a3]\n\t"
+#define DW_ROW3 DW_TAP3("[%[p]]") DW_TAP3("[%[p], %[d1]]") DW_TAP3("[%[p], %[d1], lsl #1]")
+/* A tap whose input offset from x is entry k of the offset table o. */
+#define DW_TAPO(k) "ldr    %[xw], [%[o], #" k "]\n\t" DW_TAP3("[%[x], %[xw]]")
 
 /* Every quad of the chunk for one pixel, window origin x. */
 static inline void dw_quads_of(const dw_tables *d, const int32_t *offset, const int8_t *x,
                                int8_t *out)
 {
-    const int32_t *w = d->wide;
-    const int32_t *const off_end = offset + d->taps;
-    for (int32_t c = 0; c < d->channels; c += 4, x += 4) {
-        int32_t a0 = d->init[c], a1 = d->init[c + 1], a2 = d->init[c + 2], a3 = d->init[c + 3];
+    /* locals: the int8 stores to out may alias *d, which would force reloads */
+    const int32_t *w = d->wide, *init = d->init;
+    const rq_chan *q = d->rq;
+    const int32_t quick = d->quick;
+    const int32_t *const off_end = offset + d->taps, *const end = init + d->channels;
+    for (; init != end; init += 4, q += 4, x += 4, out += 4) {
+        int32_t a0 = init[0], a1 = init[1], a2 = init[2], a3 = init[3];
         const int32_t *o = offset;
 #if defined(__GNUC__) && defined(__OPTIMIZE__) /* -O0 has too few free registers */
-        /* per tap 11 instructions: offset, weights (LDRD), input word, 2 SXTB16, 4 MACs, loop */
         int32_t we, wo, xe, xw;
+        if (DSP_SPEED_PATHS && off_end - o == 9) { /* 3x3 border: nine taps unrolled */
+            __asm__ volatile(
+                DW_TAPO("0") DW_TAPO("4") DW_TAPO("8") DW_TAPO("12") DW_TAPO("16")
+                DW_TAPO("20") DW_TAPO("24") DW_TAPO("28") DW_TAPO("32")
+                : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [w] "+r"(w),
+                  [we] "=&r"(we), [wo] "=&r"(wo), [xe] "=&r"(xe), [xw] "=&r"(xw)
+                : [x] "r"(x), [o] "r"(o)
+                : "memory");
+            dw_finish(out, a0, a1, a2, a3, q, &d->p, quick);
+            continue;
+        }
+        /* per tap 11 instructions: offset, weights (LDRD), input word, 2 SXTB16, 4 MACs, loop */
         __asm__ volatile(
             "1:\n\t"
             "ldr    %[xw], [%[o]], #4\n\t"
@@ -630,9 +847,38 @@ static inline void dw_quads_of(const dw_tables *d, const int32_t *offset, const 
             DW_TAP(w[0], w[1], __sxtb16(x0), sxtb16_ror8(x0));
         }
 #endif
-        dw_finish(out + c, a0, a1, a2, a3, d->rq + c, &d->p, d->quick);
+        dw_finish(out, a0, a1, a2, a3, q, &d->p, quick);
     }
 }
+
+#if defined(__GNUC__) && defined(__OPTIMIZE__)
+
+/* dw_quads_of for a 3x3 window inside the input, dil_w 1: the nine taps unrolled, each input
+ * word addressed from the window row (no offset table, no loop): 8 instructions a tap, not 11. */
+static inline void dw_quads_3x3(const dw_tables *d, const int8_t *x, int8_t *out)
+{
+    /* locals: the int8 stores to out may alias *d, which would force reloads */
+    const int32_t *w = d->wide, *init = d->init;
+    const rq_chan *q = d->rq;
+    const int32_t d1 = d->depth, row = d->row_step, quick = d->quick;
+    const int32_t *const end = init + d->channels;
+    for (; init != end; init += 4, q += 4, x += 4, out += 4) {
+        int32_t a0 = init[0], a1 = init[1], a2 = init[2], a3 = init[3];
+        const int8_t *p = x;
+        int32_t we, wo, xe, xw;
+        __asm__ volatile(
+            DW_ROW3 "add    %[p], %[p], %[row]\n\t" DW_ROW3 "add    %[p], %[p], %[row]\n\t" DW_ROW3
+            : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [p] "+r"(p),
+              [w] "+r"(w), [we] "=&r"(we), [wo] "=&r"(wo), [xe] "=&r"(xe), [xw] "=&r"(xw)
+            : [d1] "r"(d1), [row] "r"(row)
+            : "memory");
+        dw_finish(out, a0, a1, a2, a3, q, &d->p, quick);
+    }
+}
+#define DW_3X3_ASM DSP_SPEED_PATHS
+#else
+#define DW_3X3_ASM 0 /* -O0 has too few free registers */
+#endif
 
 /* Every pixel of an output row, the chunk's quads: row is the address of input row y0's
  * column 0 (perhaps outside the image), taps [k0, k1) of the window's rows inside; tap t of
@@ -664,7 +910,45 @@ DSP_NOINLINE static void dw_row(const dw_tables *d, uintptr_t row, int32_t k0, i
             }
             offset = e;
         }
+#if DW_3X3_ASM
+        if (offset == d->offset && d->row_step != 0) {
+            dw_quads_3x3(d, x, out);
+            continue;
+        }
+#endif
         dw_quads_of(d, offset, x, out);
+    }
+}
+
+/* The count (a multiple of 4) channels' weights, filter[t * channels + c], widened into wide
+ * (per quad and tap: __sxtb16 and sxtb16_ror8 of the four int8 weights) and their starting
+ * sums rq[c].bias + off * sum(w) into init: what the build's table holds (dsp_table.py). */
+DSP_NOINLINE static void dw_widen(const int8_t *filter, int32_t channels, int32_t taps,
+                                  int32_t off, int32_t count, const rq_chan *rq, int32_t *wide,
+                                  int32_t *init)
+{
+    for (int32_t c = 0; c < count; c += 4) {
+        /* the weight sums of channels (0, 2) and (1, 3), as int16 lanes: exact while
+         * |sum| <= 128 taps < 2^15, else summed again below */
+        int32_t se = 0, so = 0;
+        const int8_t *w = filter + c;
+        for (int32_t t = 0; t < taps; ++t, w += channels, wide += 2) {
+            const int32_t raw = load32(w);
+            wide[0] = __sxtb16(raw);
+            wide[1] = sxtb16_ror8(raw);
+            se = __sadd16(se, wide[0]);
+            so = __sadd16(so, wide[1]);
+        }
+        int32_t sum[4] = {(int16_t)se, (int16_t)so, se >> 16, so >> 16};
+        for (int32_t i = 0; i < 4 && taps > 255; ++i) {
+            sum[i] = 0;
+            for (int32_t t = 0; t < taps; ++t) {
+                sum[i] += filter[t * channels + c + i];
+            }
+        }
+        for (int32_t i = 0; i < 4; ++i) {
+            init[c + i] = wrap_add(rq[c + i].bias, off * sum[i]);
+        }
     }
 }
 
@@ -697,49 +981,31 @@ int mcugen_depthwise_conv_fast_s8(const mcugen_context *ctx, const mcugen_conv_f
     d.offset = offset, d.wide = wide0, d.init = init, d.rq = table, d.edge = edge, d.zero = zero;
     d.taps = taps, d.kh = kh, d.kw = kw, d.dil_w = dil_w, d.in_w = in_w, d.depth = channels;
     d.stride_w = params->stride.w, d.pad_w = params->padding.w, d.out_w = output_dims->w;
+    d.row_step = kh == 3 && kw == 3 && dil_w == 1 ? dil_h * in_w * channels : 0;
     d.p = rq_params_of(params->output_offset, params->activation);
     for (int32_t ky = 0, t = 0; ky < kh; ++ky) {
         for (int32_t kx = 0; kx < kw; ++kx, ++t) {
             offset[t] = (ky * dil_h * in_w + kx * dil_w) * channels;
         }
     }
+    for (int32_t c = 0; c < chunk; c += 4) {
+        zero[c >> 2] = (int32_t)(((uint32_t)-off & 0xFFu) * 0x01010101u);
+    }
     for (int32_t c0 = 0; c0 < channels; c0 += chunk) {
         d.channels = channels - c0 < chunk ? channels - c0 : chunk;
-        int all_fast;
-        if (params->rq_table != NULL) { /* the build's table: this chunk's rows of it */
-            d.rq = (const rq_chan *)(const void *)params->rq_table + c0;
-            all_fast = table_all_fast(d.rq, d.channels);
+        const int32_t *built = params->rq_table;
+        if (built != NULL) { /* the build's table (dsp_table.py): this chunk's part of it */
+            d.rq = (const rq_chan *)(const void *)built + c0;
+            d.init = built + 4 * channels + c0;
+            d.wide = built + 5 * channels + 2 * taps * (c0 >> 2);
+            d.quick = table_all_fast(d.rq, d.channels) && d.p.full;
         } else {
-            all_fast = rq_table(table, bias != NULL ? bias + c0 : NULL, quant->multiplier + c0,
-                                quant->shift + c0, d.channels, d.p.zp, max_sum);
+            d.quick = rq_table(table, bias != NULL ? bias + c0 : NULL, quant->multiplier + c0,
+                               quant->shift + c0, d.channels, d.p.zp, max_sum) &&
+                      d.p.full;
             d.rq = table;
-        }
-        d.quick = all_fast && d.p.full;
-        int32_t *wide = wide0;
-        for (int32_t c = 0; c < d.channels; c += 4) {
-            /* the weight sums of channels (0, 2) and (1, 3), as int16 lanes: exact while
-             * |sum| <= 128 taps < 2^15, else summed again below */
-            int32_t se = 0, so = 0;
-            const int8_t *w = filter + c0 + c;
-            for (int32_t t = 0; t < taps; ++t, w += channels, wide += 2) {
-                const int32_t raw = load32(w);
-                wide[0] = __sxtb16(raw);
-                wide[1] = sxtb16_ror8(raw);
-                se = __sadd16(se, wide[0]);
-                so = __sadd16(so, wide[1]);
-            }
-            int32_t sum[4] = {(int16_t)se, (int16_t)so, se >> 16, so >> 16};
-            for (int32_t i = 0; i < 4 && taps > 255; ++i) {
-                sum[i] = 0;
-                for (int32_t t = 0; t < taps; ++t) {
-                    sum[i] += filter[t * channels + c0 + c + i];
-                }
-            }
-            init[c] = wrap_add(d.rq[c].bias, off * sum[0]);
-            init[c + 1] = wrap_add(d.rq[c + 1].bias, off * sum[1]);
-            init[c + 2] = wrap_add(d.rq[c + 2].bias, off * sum[2]);
-            init[c + 3] = wrap_add(d.rq[c + 3].bias, off * sum[3]);
-            zero[c >> 2] = (int32_t)(((uint32_t)-off & 0xFFu) * 0x01010101u);
+            dw_widen(filter + c0, channels, taps, off, d.channels, table, wide0, init);
+            d.wide = wide0, d.init = init;
         }
         int8_t *out = output + c0;
         for (int32_t b = 0; b < output_dims->n; ++b) {
@@ -783,6 +1049,9 @@ int mcugen_depthwise_conv_fast_s8(const mcugen_context *ctx, const mcugen_conv_f
 /* Four filter rows (w, w + depth, w + 2 depth, w + 3 depth) against one column: the column
  * word pair serves four rows, 16 MACs in 21 instructions a group, two groups a pass (vs 14
  * instructions for 8 MACs in row_1x1). Thirteen registers. */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
 static inline void rows_4x1(const int8_t *w, const int32_t *x, int32_t depth, int32_t acc[4])
 {
     int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
@@ -832,13 +1101,47 @@ static inline int8_t fc_out(int32_t acc, int32_t mult, int32_t shift, int zp_ok,
 }
 
 #if DSP_FC_ROWS4
+/* 1 when every output of the call takes the fast requantization with the int8 clamp and no
+ * per-value check: rq_table's conditions for every unit, max_sum bounding |sum w (x + off)|
+ * (multipliers_ok has excluded INT32_MIN). shifts: 1 (per tensor) or units. */
+static int fc_quick(const int32_t *bias, int32_t units, const int32_t *shift, int32_t shifts,
+                    const rq_params *p, int64_t max_sum)
+{
+    if (!p->full || p->zp < -128 || p->zp > 128 || max_sum >= ((int64_t)1 << 30)) {
+        return 0;
+    }
+    const uint32_t limit = (1u << 30) - (uint32_t)max_sum, span = 2u * limit - 1u;
+    for (int32_t i = 0; i < shifts; ++i) {
+        if ((uint32_t)(-shift[i] - 1) >= 22u) {
+            return 0;
+        }
+    }
+    for (int32_t u = 0; u < units && bias != NULL; ++u) {
+        if ((uint32_t)bias[u] + (limit - 1u) >= span) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The fast requantization's output for a multiplier and shift that fc_quick accepted. */
+static inline int8_t fc_quick_out(int32_t acc, int32_t mult, int32_t shift, int32_t zp)
+{
+    const int32_t right = -shift;
+    const int32_t add = (int32_t)((2u * (uint32_t)zp + 1u) << (right - 1));
+    return (int8_t)__ssat(rq_y(acc, mult, right, add), 8);
+}
+
 /* The whole blocks of four units of one input row: rows_4x1, then the four outputs (per unit
- * quantization: step 4, the block's own multipliers; per tensor: step 0, element 0). Out of
- * line, with the activation by value: the int8 stores then force no reloads. */
-DSP_NOINLINE static void fc_blocks4(const int8_t *w, const int32_t *x, int32_t depth,
-                                    int32_t blocks, const int32_t *bias, const int32_t *mult,
-                                    const int32_t *shift, int32_t step, int zp_ok,
-                                    const rq_params p, int8_t *out)
+ * quantization: step 4, the block's own multipliers; per tensor: step 0, element 0), quick a
+ * constant (fc_quick holds: no per-value checks). */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline void fc_blocks4_of(const int8_t *w, const int32_t *x, int32_t depth,
+                                 int32_t blocks, const int32_t *bias, const int32_t *mult,
+                                 const int32_t *shift, int32_t step, int zp_ok, const int quick,
+                                 const rq_params p, int8_t *out)
 {
     const int32_t s1 = step >> 2, s2 = 2 * s1, s3 = 3 * s1; /* within a block */
     for (; blocks > 0; --blocks, w += 4 * depth, out += 4, mult += step, shift += step) {
@@ -848,11 +1151,36 @@ DSP_NOINLINE static void fc_blocks4(const int8_t *w, const int32_t *x, int32_t d
             bias += 4;
         }
         rows_4x1(w, x, depth, acc);
-        out[0] = fc_out(acc[0], mult[0], shift[0], zp_ok, p);
-        out[1] = fc_out(acc[1], mult[s1], shift[s1], zp_ok, p);
-        out[2] = fc_out(acc[2], mult[s2], shift[s2], zp_ok, p);
-        out[3] = fc_out(acc[3], mult[s3], shift[s3], zp_ok, p);
+        if (quick) {
+            out[0] = fc_quick_out(acc[0], mult[0], shift[0], p.zp);
+            out[1] = fc_quick_out(acc[1], mult[s1], shift[s1], p.zp);
+            out[2] = fc_quick_out(acc[2], mult[s2], shift[s2], p.zp);
+            out[3] = fc_quick_out(acc[3], mult[s3], shift[s3], p.zp);
+        } else {
+            out[0] = fc_out(acc[0], mult[0], shift[0], zp_ok, p);
+            out[1] = fc_out(acc[1], mult[s1], shift[s1], zp_ok, p);
+            out[2] = fc_out(acc[2], mult[s2], shift[s2], zp_ok, p);
+            out[3] = fc_out(acc[3], mult[s3], shift[s3], zp_ok, p);
+        }
     }
+}
+
+/* Out of line, with the activation by value: the int8 stores then force no reloads; one loop
+ * each way (a runtime flag inside the one loop leaves rows_4x1's asm too few registers). */
+DSP_NOINLINE static void fc_blocks4(const int8_t *w, const int32_t *x, int32_t depth,
+                                    int32_t blocks, const int32_t *bias, const int32_t *mult,
+                                    const int32_t *shift, int32_t step, int zp_ok,
+                                    const rq_params p, int8_t *out)
+{
+    fc_blocks4_of(w, x, depth, blocks, bias, mult, shift, step, zp_ok, 0, p, out);
+}
+
+DSP_NOINLINE static void fc_blocks4_quick(const int8_t *w, const int32_t *x, int32_t depth,
+                                          int32_t blocks, const int32_t *bias,
+                                          const int32_t *mult, const int32_t *shift,
+                                          int32_t step, const rq_params p, int8_t *out)
+{
+    fc_blocks4_of(w, x, depth, blocks, bias, mult, shift, step, 1, 1, p, out);
 }
 #endif
 
@@ -875,6 +1203,10 @@ int mcugen_fully_connected_fast_s8(const mcugen_context *ctx,
     const int per_channel = params->per_channel;
     const int32_t *mult = quant->multiplier, *shift = quant->shift;
     const int zp_ok = rp.zp >= -128 && rp.zp <= 128;
+#if DSP_FC_ROWS4
+    const int quick = fc_quick(bias, units, shift, per_channel ? units : 1, &rp,
+                               depth * max_product(params->input_offset));
+#endif
     /* the input row as a one-column im2col of a 1 x 1 x depth image */
     const mcugen_dims row = {1, 1, 1, depth};
     const mcugen_tile one = {1, 1};
@@ -888,8 +1220,13 @@ int mcugen_fully_connected_fast_s8(const mcugen_context *ctx,
         int32_t u = 0;
 #if DSP_FC_ROWS4
         u = units & ~3;
-        fc_blocks4(filter, x, depth, u >> 2, bias, mult, shift, per_channel ? 4 : 0, zp_ok, rp,
-                   out);
+        if (quick) {
+            fc_blocks4_quick(filter, x, depth, u >> 2, bias, mult, shift, per_channel ? 4 : 0,
+                             rp, out);
+        } else {
+            fc_blocks4(filter, x, depth, u >> 2, bias, mult, shift, per_channel ? 4 : 0, zp_ok,
+                       rp, out);
+        }
 #endif
         for (; u < units; ++u) {
             const int32_t q = per_channel ? u : 0;
