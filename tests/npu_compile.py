@@ -30,6 +30,7 @@ from npu_engine_models import (
     int16_rows,
     pool_rows,
 )
+from npu_lowered_models import cases as lowered_op_cases
 from vela_models import Feature, VelaModel
 
 from mcugen.frontend.tflite import parse_model
@@ -121,4 +122,5 @@ def models() -> list[Model]:
     cases = [c for c in binary_cases() + int16_cases() + lowered_cases() + unary_cases() + fused_lut_cases()
              if c.op in LOWERED and (c.then is None or c.then[0] in LOWERED)]
     found += [Model(c.id, c.build, c.inputs, EVERY_SIZE if len(c.sizes) > 1 else (128,)) for c in cases]
+    found += [Model(c.id, c.build, c.inputs, c.sizes) for c in lowered_op_cases()]
     return found + _global_pools()

@@ -23,6 +23,7 @@ import pytest
 import tflite
 from click.testing import CliRunner
 from modelbuilder import ModelBuilder
+from npu_lowered_models import mean_model
 from vela_placement import VelaRefused, vela_cpu_outputs
 
 from mcugen.cli import main
@@ -287,6 +288,17 @@ ROWS = [
     Row("concat_other_quant", lambda: concat(q1=(0.07, 5)), "output's scale", VELA_NPU),
     Row("concat_batch", lambda: _concat_batch(), "batch of a 4-D output stays 1", VELA_NPU),
     Row("reshape_same_quant", lambda: _reshape(IN_Q), NPU, VELA_NPU),
+    # MEAN: a DEPTHWISE over the reduced axes
+    Row("mean_hw", lambda: mean_model((1, 8, 8, 4), [1, 2], (1, 4), False), NPU, VELA_NPU),
+    Row("mean_hw_int16", lambda: mean_model((1, 8, 8, 4), [1, 2], (1, 1, 1, 4), True, "int16"), NPU, VELA_NPU),
+    Row("mean_depth_of_1x1xWxC", lambda: mean_model((1, 1, 5, 8), [3], (1, 1, 5), False), NPU, VELA_NPU),
+    Row("mean_depth_of_1xHxWxC", lambda: mean_model((1, 5, 5, 8), [3], (1, 5, 5), False), "reduces the depth",
+        VELA_CPU),
+    Row("mean_height_64", lambda: mean_model((1, 64, 3, 2), [1], (1, 3, 2), False), NPU, VELA_NPU),
+    Row("mean_height_65", lambda: mean_model((1, 65, 3, 2), [1], (1, 3, 2), False), "at most 64 elements",
+        VELA_NPU),
+    Row("mean_rank5", lambda: mean_model((1, 1, 2, 3, 4), [2, 3], (1, 1, 4), False), "2 to 4 dimensions",
+        VELA_NPU),
     Row("reshape_other_quant", lambda: _reshape((0.07, 5)), "output's scale", VELA_REFUSES),
 ]
 

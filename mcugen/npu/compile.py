@@ -18,6 +18,7 @@ from .featuremap import LoweringError, Place, Placement
 from .lower import LOWERINGS, Flash
 from .lower_elementwise import ELEMENTWISE_LOWERINGS
 from .lower_lut import LUT_KINDS, LUT_LOWERINGS, load_lut, lut_table
+from .lower_reduce import REDUCE_LOWERINGS
 from .stream import CommandStream, write_payload
 from .stripes import lower_chain
 
@@ -97,7 +98,8 @@ def lower_op(op: Op, place: Place, flash: Flash, config: NpuConfig, stream: Comm
         if place(op.inputs[0]) != place(op.outputs[0]):  # type: ignore[arg-type]
             raise LoweringError("a reshape whose input and output are not the same bytes")
         return
-    lowering = LOWERINGS.get(op.kind) or ELEMENTWISE_LOWERINGS.get(op.kind) or LUT_LOWERINGS.get(op.kind)
+    lowering = (LOWERINGS.get(op.kind) or ELEMENTWISE_LOWERINGS.get(op.kind) or LUT_LOWERINGS.get(op.kind)
+                or REDUCE_LOWERINGS.get(op.kind))
     if lowering is None:
         raise LoweringError(f"{op.kind.name} has no NPU lowering")
     lowering(op, place, flash, config, stream)

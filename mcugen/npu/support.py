@@ -21,6 +21,7 @@ from pathlib import Path
 from ..errors import UnsupportedError
 from ..ir import Graph, Op, OpKind
 from . import rules as r
+from . import rules_ops as ro
 from .compile import lowering_error
 from .config import NpuConfig
 
@@ -67,6 +68,9 @@ NPU_KINDS: dict[OpKind, NpuKind] = {
     OpKind.RESHAPE: NpuKind("none (a view)", (*NO_BATCH, r.inputs_quantized_as_output)),
     OpKind.SQUEEZE: NpuKind("none (a view)", (*NO_BATCH, r.inputs_quantized_as_output)),
     OpKind.EXPAND_DIMS: NpuKind("none (a view)", (*NO_BATCH, r.inputs_quantized_as_output)),
+    OpKind.MEAN: NpuKind("DEPTHWISE (all-one weights, TFLite's MEAN rescale)",
+                         (*GENERIC, r.same_input_output_dtype, ro.mean_input_rank, ro.mean_axes,
+                          ro.mean_kernel_size, ro.mean_rescale)),
     OpKind.CONCATENATION: NpuKind("none (inputs written at their offsets)",
                                   (*GENERIC, r.concatenation_axis, r.inputs_quantized_as_output)),
 }
@@ -86,7 +90,6 @@ CPU_ONLY: dict[OpKind, str] = {
     OpKind.TRANSPOSE_CONV: _not_lowered("a CONV over the IFM upscaled 2x"),
     OpKind.BATCH_MATMUL: _not_lowered("a transpose and a matrix product, int8 only"),
     OpKind.SOFTMAX: _not_lowered("a program of about 28 operations through an exp LUT"),
-    OpKind.MEAN: _not_lowered("a DEPTHWISE and a 32-bit MUL"),
     OpKind.SUM: _not_lowered(),
     OpKind.REDUCE_MAX: _not_lowered(),
     OpKind.ARG_MAX: _not_lowered(),

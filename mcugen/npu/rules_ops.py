@@ -1,0 +1,61 @@
+"""NPU support rules of MEAN, CONCATENATION and SOFTMAX, one small function per rule, as in
+mcugen/npu/rules.py (None: the op keeps the rule; else the offending value; the docstring is
+the text users read). The facts are Vela 5.2's (tflite_model_semantic.py,
+tflite_supported_operators.py) where mcugen does as much as Vela, and mcugen's own lowering's
+where it does less (then the rule says so).
+"""
+
+from __future__ import annotations
+
+from ..errors import McugenError
+from ..ir import Op
+from ..ops.reduce.prepare import quant_reduce_params, resolve_axes
+from .featuremap import LoweringError
+from .lower_reduce import MAX_KERNEL_SIDE, mean_views
+from .rules import MAX_SCALE_SHIFT
+
+MEAN_MAX_RANK = 4
+
+
+def mean_input_rank(op: Op) -> str | None:
+    """MEAN: the input has 2 to 4 dimensions (Vela's rule)."""
+    x = op.inputs[0]
+    return None if x is None or 2 <= len(x.shape) <= MEAN_MAX_RANK else f"input of rank {len(x.shape)}"
+
+
+def mean_axes(op: Op) -> str | None:
+    """MEAN: the reduced axes are the height and/or the width; the depth only when one of the input's last three dimensions is 1 (Vela's rule; the input is then read as rows of the reduced elements) and no kept axis of extent above 1 follows a reduced one; the batch only where it is 1."""
+    x = op.inputs[0]
+    if x is None or not 2 <= len(x.shape) <= MEAN_MAX_RANK:
+        return None
+    try:
+        axes = resolve_axes(op)
+    except (AssertionError, McugenError):
+        return "axes not constant"
+    shape = tuple(x.shape)
+    if len(shape) >= 3 and len(shape) - 1 in axes and shape[-1] > 1 and 1 not in shape[-3:]:
+        return f"reduces the depth of {list(shape)}"
+    try:
+        mean_views(op)
+    except LoweringError as e:
+        return str(e)
+    return None
+
+
+def mean_kernel_size(op: Op) -> str | None:
+    """MEAN: at most 64 elements are reduced along each of the two axes the NPU sees (a DEPTHWISE kernel of up to 64 x 64; Vela 5.2 splits a larger reduction into several operations, mcugen does not)."""
+    if mean_axes(op) is not None or mean_input_rank(op) is not None:
+        return None
+    _, _, kernel = mean_views(op)
+    side = MAX_KERNEL_SIDE
+    return None if max(kernel.height, kernel.width) <= side else f"{kernel.height}x{kernel.width} reduced elements"
+
+
+def mean_rescale(op: Op) -> str | None:
+    """MEAN: TFLite's multiplier of input scale / output scale with 1/count folded in is a 31-bit multiplier with a right shift of 0 to 63 (the bias/scale entry)."""
+    try:
+        params = quant_reduce_params(op)
+    except (AssertionError, McugenError) as e:
+        return f"no TFLite rescale ({e})"
+    shift = 31 - params.shift
+    return None if 0 <= shift <= MAX_SCALE_SHIFT else f"shift {shift}"
