@@ -69,5 +69,44 @@ def mean_cases() -> list[LoweredCase]:
     ]
 
 
+def concat_model(shapes: Sequence[Sequence[int]], axis: int, dtype: str = "int8", q: Q = (0.05, -3),
+                 constant: int | None = None) -> bytes:
+    """CONCATENATION of inputs of `shapes` along `axis`; input number `constant` a constant."""
+    b = ModelBuilder("npu concatenation")
+    if dtype == "int16":
+        q = (q[0], 0)
+    rank = len(shapes[0])
+    out_shape = list(shapes[0])
+    out_shape[axis % rank] = sum(s[axis % rank] for s in shapes)
+    tensors = []
+    for n, shape in enumerate(shapes):
+        data = _random(shape, dtype, 99 + n) if n == constant else None
+        tensors.append(b.add_tensor(f"x{n}", list(shape), dtype, *q, data=data))
+    y = b.add_tensor("y", out_shape, dtype, *q)
+    b.add_op("CONCATENATION", tensors, [y], {"axis": axis})
+    b.set_io([t for n, t in enumerate(tensors) if n != constant], [y])
+    return b.build()
+
+
+def _concat(id_: str, shapes: Sequence[Sequence[int]], axis: int, dtype: str = "int8",
+            constant: int | None = None) -> LoweredCase:
+    return LoweredCase(f"concat-{id_}", lambda: concat_model(shapes, axis, dtype, constant=constant),
+                       lambda: [_random(s, dtype, 10 + n) for n, s in enumerate(shapes) if n != constant])
+
+
+def concat_cases() -> list[LoweredCase]:
+    return [
+        _concat("c-1x4x4x3+5", ((1, 4, 4, 3), (1, 4, 4, 5)), 3),
+        _concat("c-1x8x8x16+12", ((1, 8, 8, 16), (1, 8, 8, 12)), -1),
+        _concat("c-int16-1x4x4x3+5", ((1, 4, 4, 3), (1, 4, 4, 5)), 3, "int16"),
+        _concat("h-1x2x4x3+3+1", ((1, 2, 4, 3), (1, 3, 4, 3), (1, 1, 4, 3)), 1),
+        _concat("w-1x3x2x6+5", ((1, 3, 2, 6), (1, 3, 5, 6)), 2),
+        _concat("rank3-1x2x5+3+1", ((1, 2, 5), (1, 3, 5), (1, 1, 5)), 1),
+        _concat("rank2-1x8+8", ((1, 8), (1, 8)), -1),
+        _concat("rank2-rows-2x7+3", ((2, 7), (3, 7)), 0),
+        _concat("c-constant-1x4x4x3+2", ((1, 4, 4, 3), (1, 4, 4, 2)), 3, constant=1),
+    ]
+
+
 def cases() -> list[LoweredCase]:
-    return mean_cases()
+    return mean_cases() + concat_cases()

@@ -23,7 +23,7 @@ import pytest
 import tflite
 from click.testing import CliRunner
 from modelbuilder import ModelBuilder
-from npu_lowered_models import mean_model
+from npu_lowered_models import concat_model, mean_model
 from vela_placement import VelaRefused, vela_cpu_outputs
 
 from mcugen.cli import main
@@ -285,6 +285,7 @@ ROWS = [
     Row("leaky_relu_int16", lambda: unary("LEAKY_RELU", dtype="int16"), NPU, VELA_NPU),
     Row("quantize_int8_to_int16", lambda: unary("QUANTIZE", out_dtype="int16", out_q=(0.001, 0)), NPU, VELA_NPU),
     Row("concat_same_quant", lambda: concat(), NPU, VELA_NPU),
+    Row("concat_int16_width", lambda: concat_model(((1, 3, 2, 4), (1, 3, 5, 4)), 2, "int16"), NPU, VELA_NPU),
     Row("concat_other_quant", lambda: concat(q1=(0.07, 5)), "output's scale", VELA_NPU),
     Row("concat_batch", lambda: _concat_batch(), "batch of a 4-D output stays 1", VELA_NPU),
     Row("reshape_same_quant", lambda: _reshape(IN_Q), NPU, VELA_NPU),

@@ -16,6 +16,7 @@ from ..memory.tiling import Chain
 from .config import NpuConfig
 from .featuremap import LoweringError, Place, Placement
 from .lower import LOWERINGS, Flash
+from .lower_concat import CONCAT_LOWERINGS
 from .lower_elementwise import ELEMENTWISE_LOWERINGS
 from .lower_lut import LUT_KINDS, LUT_LOWERINGS, load_lut, lut_table
 from .lower_reduce import REDUCE_LOWERINGS
@@ -99,7 +100,7 @@ def lower_op(op: Op, place: Place, flash: Flash, config: NpuConfig, stream: Comm
             raise LoweringError("a reshape whose input and output are not the same bytes")
         return
     lowering = (LOWERINGS.get(op.kind) or ELEMENTWISE_LOWERINGS.get(op.kind) or LUT_LOWERINGS.get(op.kind)
-                or REDUCE_LOWERINGS.get(op.kind))
+                or REDUCE_LOWERINGS.get(op.kind) or CONCAT_LOWERINGS.get(op.kind))
     if lowering is None:
         raise LoweringError(f"{op.kind.name} has no NPU lowering")
     lowering(op, place, flash, config, stream)

@@ -71,7 +71,8 @@ NPU_KINDS: dict[OpKind, NpuKind] = {
     OpKind.MEAN: NpuKind("DEPTHWISE (all-one weights, TFLite's MEAN rescale)",
                          (*GENERIC, r.same_input_output_dtype, ro.mean_input_rank, ro.mean_axes,
                           ro.mean_kernel_size, ro.mean_rescale)),
-    OpKind.CONCATENATION: NpuKind("none (inputs written at their offsets)",
+    OpKind.CONCATENATION: NpuKind("POOL 1x1 copies into the output's slices (none where the planner "
+                                  "made an input a view of its slice)",
                                   (*GENERIC, r.concatenation_axis, r.inputs_quantized_as_output)),
 }
 
