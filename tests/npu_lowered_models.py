@@ -108,5 +108,51 @@ def concat_cases() -> list[LoweredCase]:
     ]
 
 
+def softmax_model(shape: Sequence[int], in_q: Q = (0.1, 3), beta: float = 1.0) -> bytes:
+    b = ModelBuilder("npu softmax")
+    x = b.add_tensor("x", list(shape), "int8", *in_q)
+    y = b.add_tensor("y", list(shape), "int8", 1 / 256, -128)
+    b.add_op("SOFTMAX", [x], [y], {"beta": beta})
+    b.set_io([x], [y])
+    return b.build()
+
+
+def _softmax(id_: str, shape: Sequence[int], in_q: Q = (0.1, 3), beta: float = 1.0, spread: int = 128) -> LoweredCase:
+    def inputs() -> list[np.ndarray]:
+        rng = np.random.default_rng(sum(shape) + len(id_))
+        return [rng.integers(-spread, spread, size=tuple(shape)).astype(np.int8)]
+
+    return LoweredCase(f"softmax-{id_}", lambda: softmax_model(shape, in_q, beta), inputs)
+
+
+def softmax_beside_gathers() -> bytes:
+    """SOFTMAX(x) on the NPU; GATHER(z) -> GATHER on the CPU, the first beside the SOFTMAX."""
+    b = ModelBuilder("softmax beside gathers")
+    x = b.add_tensor("x", [1, 64], "int8", 0.1, 3)
+    z = b.add_tensor("z", [1, 4, 4, 4], "int8", 0.1, 3)
+    y = b.add_tensor("y", [1, 64], "int8", 1 / 256, -128)
+    b.add_op("SOFTMAX", [x], [y], {"beta": 1.0})
+    indices = b.add_tensor("indices", [4], "int32", data=np.array([3, 1, 2, 0], np.int32))
+    g1 = b.add_tensor("g1", [1, 4, 4, 4], "int8", 0.1, 3)
+    g2 = b.add_tensor("g2", [1, 4, 4, 4], "int8", 0.1, 3)
+    b.add_op("GATHER", [z, indices], [g1], {"axis": 3})
+    b.add_op("GATHER", [g1, indices], [g2], {"axis": 3})
+    b.set_io([x, z], [y, g2])
+    return b.build()
+
+
+def softmax_cases() -> list[LoweredCase]:
+    return [
+        _softmax("1x12", (1, 12), spread=40),
+        _softmax("1x10-scale-0.2", (1, 10), in_q=(0.2, -5), spread=8),
+        _softmax("3x12", (1, 3, 12), spread=60),
+        _softmax("1x2x8x8-beta-0.5", (1, 2, 8, 8), in_q=(0.05, 0), beta=0.5),
+        _softmax("1x2", (1, 2), in_q=(0.01, 0)),
+        _softmax("5x100", (5, 100), in_q=(0.03, 0)),
+        _softmax("2x256", (2, 256), in_q=(0.05, 7)),
+        _softmax("4x7-large-scale", (4, 7), in_q=(1.5, 0), spread=3),
+    ]
+
+
 def cases() -> list[LoweredCase]:
-    return mean_cases() + concat_cases()
+    return mean_cases() + concat_cases() + softmax_cases()

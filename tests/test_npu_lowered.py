@@ -2,6 +2,8 @@
 lower_concat.py, lower_softmax.py): what the single-op streams of tests/test_npu_compile.py do
 not show, against TFLM.
 
+- A SOFTMAX beside CPU ops with --npu-async: its scratch lives until the wait, and the build
+  equals TFLM (tests/test_npu_async.py shows the plan without that overlapping).
 - A concatenation whose inputs the memory planner made views of its output (their producers
   write their slices directly) costs the NPU no operation, and the build equals TFLM.
 """
@@ -13,10 +15,11 @@ import struct
 
 import numpy as np
 from modelbuilder import ModelBuilder
+from npu_lowered_models import softmax_beside_gathers
 from oracles import run_tflm
 
 from mcugen.driver import BuildOptions, Compiled, compile_model
-from mcugen.ir import OpKind
+from mcugen.ir import NpuSegmentOptions, OpKind
 from mcugen.npu.config import npu_config
 from mcugen.npu.registers import Cmd0
 from mcugen.ops.npu.payload import read_payload
@@ -26,8 +29,8 @@ from mcugen.toolchain.host import build_program, run_program
 Q = (0.05, -3)
 
 
-def _options(size: str = "u55-128") -> BuildOptions:
-    return BuildOptions(target=dataclasses.replace(HOST, npu=npu_config(size)))
+def _options(size: str = "u55-128", npu_async: bool = False) -> BuildOptions:
+    return BuildOptions(target=dataclasses.replace(HOST, npu=npu_config(size)), npu_async=npu_async)
 
 
 def operations(compiled: Compiled) -> dict[str, int]:
@@ -95,3 +98,24 @@ def test_concatenation_planned_in_place_needs_no_npu_operation() -> None:
     for case, (actual,) in zip(cases, run_program(program, cases), strict=True):
         (expected,) = run_tflm(model, case)
         assert np.array_equal(actual.reshape(expected.shape), expected)
+
+
+def test_softmax_beside_cpu_ops_with_npu_async_is_bit_exact() -> None:
+    model = softmax_beside_gathers()
+    options = _options("u55-32", npu_async=True)
+    compiled = compile_model(model, options, "softmax_async.tflite")
+    kinds = [op.kind.name for op in compiled.order]
+    assert kinds == ["ETHOS_U", "GATHER", "GATHER"]
+    segment = compiled.order[0]
+    assert isinstance(segment.options, NpuSegmentOptions) and segment.options.concurrent == 1
+    softmax = segment.options.ops[0]
+    scratch = compiled.plan.scratch_of(softmax)
+    assert scratch is not None and scratch.last >= 2  # lives past the GATHER beside it
+    assert operations(compiled) == {"ELEMENTWISE": 25, "POOL": 2}
+    rng = np.random.default_rng(9)
+    cases = [[rng.integers(-60, 60, (1, 64)).astype(np.int8), rng.integers(-128, 128, (1, 4, 4, 4)).astype(np.int8)]
+             for _ in range(3)]
+    program = build_program(model, options, "softmax_async.tflite", sanitize=True)
+    for case, actual in zip(cases, run_program(program, cases), strict=True):
+        for got, want in zip(actual, run_tflm(model, case), strict=True):
+            assert np.array_equal(got.reshape(want.shape), want)

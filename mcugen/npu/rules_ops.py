@@ -8,11 +8,12 @@ where it does less (then the rule says so).
 from __future__ import annotations
 
 from ..errors import McugenError
-from ..ir import Op
+from ..ir import DType, Op
 from ..ops.reduce.prepare import quant_reduce_params, resolve_axes
 from .featuremap import LoweringError
 from .lower_reduce import MAX_KERNEL_SIDE, mean_views
-from .rules import MAX_SCALE_SHIFT
+from .lower_softmax import MAX_ROW, softmax_rows
+from .rules import MAX_DIMENSION, MAX_SCALE_SHIFT
 
 MEAN_MAX_RANK = 4
 
@@ -59,3 +60,30 @@ def mean_rescale(op: Op) -> str | None:
         return f"no TFLite rescale ({e})"
     shift = 31 - params.shift
     return None if 0 <= shift <= MAX_SCALE_SHIFT else f"shift {shift}"
+
+
+# --- SOFTMAX ------------------------------------------------------------------------------
+
+
+def softmax_int8(op: Op) -> str | None:
+    """SOFTMAX: int8 input and int8 output (mcugen does not lower the int16 program, which Vela 5.2 runs through the hardware's exp and 1/(1+x) tables; int8 -> int16 is not an NPU op)."""
+    x, y = op.inputs[0], op.outputs[0] if op.outputs else None
+    if x is None or y is None or (x.dtype is DType.INT8 and y.dtype is DType.INT8):
+        return None
+    return f"{x.dtype.short} -> {y.dtype.short}"
+
+
+def softmax_rows_fit(op: Op) -> str | None:
+    """SOFTMAX: the last axis holds at most 256 elements (the MAX pool that finds each row's maximum spans the row; Vela 5.2 has no such limit) and there are at most 65535 rows (Vela's limit on the input's width times height)."""
+    rows, length = softmax_rows(op)
+    if length <= MAX_ROW and rows <= MAX_DIMENSION:
+        return None
+    return f"{rows} rows of {length} elements"
+
+
+def softmax_output_quantization(op: Op) -> str | None:
+    """SOFTMAX: the int8 output has zero point -128 (the program adds it to the unsigned probability; TFLite requires it too)."""
+    y = op.outputs[0] if op.outputs else None
+    if y is None or y.quant is None or y.dtype is not DType.INT8 or y.quant.single_zero_point == -128:
+        return None
+    return f"output zero point {y.quant.single_zero_point}"

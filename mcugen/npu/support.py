@@ -71,6 +71,9 @@ NPU_KINDS: dict[OpKind, NpuKind] = {
     OpKind.MEAN: NpuKind("DEPTHWISE (all-one weights, TFLite's MEAN rescale)",
                          (*GENERIC, r.same_input_output_dtype, ro.mean_input_rank, ro.mean_axes,
                           ro.mean_kernel_size, ro.mean_rescale)),
+    # Vela, too, exempts SOFTMAX from the batch rule: every row is independent.
+    OpKind.SOFTMAX: NpuKind("27 operations: MAX and REDUCE_SUM pools, an exp LUT, 32-bit ELEMENTWISE",
+                            (*NO_BATCH, ro.softmax_int8, ro.softmax_rows_fit, ro.softmax_output_quantization)),
     OpKind.CONCATENATION: NpuKind("POOL 1x1 copies into the output's slices (none where the planner "
                                   "made an input a view of its slice)",
                                   (*GENERIC, r.concatenation_axis, r.inputs_quantized_as_output)),
@@ -90,7 +93,6 @@ def _not_lowered(how: str = "") -> str:
 CPU_ONLY: dict[OpKind, str] = {
     OpKind.TRANSPOSE_CONV: _not_lowered("a CONV over the IFM upscaled 2x"),
     OpKind.BATCH_MATMUL: _not_lowered("a transpose and a matrix product, int8 only"),
-    OpKind.SOFTMAX: _not_lowered("a program of about 28 operations through an exp LUT"),
     OpKind.SUM: _not_lowered(),
     OpKind.REDUCE_MAX: _not_lowered(),
     OpKind.ARG_MAX: _not_lowered(),
