@@ -215,11 +215,13 @@ def schedule_and_plan(graph: Graph, options: BuildOptions, label: str) -> tuple[
     tensors: a Vela-compiled model keeps its order (checked against the offsets) and is not
     tiled."""
     vela = bool(npu_ops(graph.ops))
+    scratch = scratch_bytes(options.target)
     if options.target.npu is not None and not vela:
-        from .npu.segments import mark_npu_ops
+        from .npu.segments import mark_npu_ops, with_npu_scratch
 
         mark_npu_ops(graph, options.target.npu)
-    chosen = schedule(graph, scratch_bytes(options.target), optimise=not vela)
+        scratch = with_npu_scratch(scratch)  # an NPU op's scratch is its program's
+    chosen = schedule(graph, scratch, optimise=not vela)
     order = chosen.order
     if vela and (overlap := check_pinned(graph, order)) is not None:
         raise PlanningError(f"{label}: Vela's offsets do not hold for the op order: {overlap}")
@@ -231,14 +233,14 @@ def schedule_and_plan(graph: Graph, options: BuildOptions, label: str) -> tuple[
         order, groups = async_order(order, options.target.npu)
         steps = AsyncSteps(order, groups)
     costs = cost_model(options.target)
-    plan = plan_model(graph, order, scratch_bytes(options.target), options.pools, options.guard,
+    plan = plan_model(graph, order, scratch, options.pools, options.guard,
                       # striping (NPU chains in stripes) is not combined with --npu-async yet
                       options.tiling and not vela and not options.npu_async, steps,
                       optimize=options.optimize, costs=costs)
     if options.target.npu is not None and plan.tiling is not None:
         from .npu.stripes import choose_stripes
 
-        striped = choose_stripes(graph, order, plan, scratch_bytes(options.target), list(options.pools),
+        striped = choose_stripes(graph, order, plan, scratch, list(options.pools),
                                  options.guard, options.target.npu, options.optimize)
         plan = refigured(striped, order, plan, costs)
     plan.schedule_exact = chosen.exact

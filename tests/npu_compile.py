@@ -30,13 +30,15 @@ from npu_engine_models import (
     int16_rows,
     pool_rows,
 )
+from npu_lowered_models import cases as lowered_op_cases
 from vela_models import Feature, VelaModel
 
 from mcugen.frontend.tflite import parse_model
-from mcugen.ir import Graph, Tensor
+from mcugen.ir import Graph, Op, Tensor
 from mcugen.npu.compile import lower_ops
 from mcugen.npu.config import CONFIGS
 from mcugen.npu.featuremap import Placement
+from mcugen.npu.lower_softmax import softmax_scratch_bytes
 
 ARENA_REGION = 1
 
@@ -59,11 +61,18 @@ def compile_ours(model: bytes, macs: int, workdir: Path, name: str = "model") ->
     def place(tensor: Tensor) -> Placement:
         return Placement(ARENA_REGION, offsets[tensor.index])
 
-    program = lower_ops(graph.ops, place, CONFIGS[f"u55-{macs}"], frozenset(id(t) for t in graph.outputs))
+    arena = max([16] + [offsets[t.index] + t.nbytes for t in graph.tensors if t.index in offsets])
+    scratch = {id(op): -(-arena // 16) * 16 for op in graph.ops if softmax_scratch_bytes(op)}
+    arena = max([arena] + [scratch[id(op)] + softmax_scratch_bytes(op) for op in graph.ops if id(op) in scratch])
+
+    def scratch_of(op: Op) -> Placement | None:  # each op's scratch after the tensors (one op per model here)
+        return Placement(ARENA_REGION, scratch[id(op)]) if id(op) in scratch else None
+
+    program = lower_ops(graph.ops, place, CONFIGS[f"u55-{macs}"], frozenset(id(t) for t in graph.outputs),
+                        scratch=scratch_of)
     payload, flash = workdir / "mcugen_payload.bin", workdir / "mcugen_flash.bin"
     payload.write_bytes(program.payload)
     flash.write_bytes(program.flash)
-    arena = max([16] + [offsets[t.index] + t.nbytes for t in graph.tensors if t.index in offsets])
 
     def feature(t: Tensor) -> Feature:
         return Feature(offsets[t.index], t.shape, t.dtype.numpy.type)
@@ -121,4 +130,5 @@ def models() -> list[Model]:
     cases = [c for c in binary_cases() + int16_cases() + lowered_cases() + unary_cases() + fused_lut_cases()
              if c.op in LOWERED and (c.then is None or c.then[0] in LOWERED)]
     found += [Model(c.id, c.build, c.inputs, EVERY_SIZE if len(c.sizes) > 1 else (128,)) for c in cases]
+    found += [Model(c.id, c.build, c.inputs, c.sizes) for c in lowered_op_cases()]
     return found + _global_pools()

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 from conftest import public_model
+from npu_lowered_models import softmax_beside_gathers
 from npu_sweep import ObjectCache
 
 from mcugen.cli import main
@@ -26,6 +27,7 @@ from mcugen.ir import NpuSegmentOptions, Op, OpKind
 from mcugen.memory.plan import plan_model
 from mcugen.npu.concurrency import AsyncSteps, async_order, concurrency_conflicts
 from mcugen.npu.config import CONFIGS, npu_config
+from mcugen.npu.segments import mark_npu_ops, with_npu_scratch
 from mcugen.ops.registry import scratch_bytes
 from mcugen.schedule import schedule
 from mcugen.targets import HOST
@@ -36,7 +38,7 @@ MANIFEST = json.loads((FIXTURES / "manifest.json").read_text())
 SIZES = sorted(CONFIGS, key=lambda size: CONFIGS[size].macs)
 # The fixtures whose graphs leave the CPU work beside an NPU segment (the others' CPU ops all
 # need the segment before them): segments with concurrent CPU ops on every size.
-CONCURRENT = {"model_transformer_block": 2, "model_two_in_two_out": 1}
+CONCURRENT = {"model_transformer_block": 1}
 
 
 def _options(size: str, npu_async: bool) -> BuildOptions:
@@ -105,16 +107,19 @@ def test_planner_keeps_concurrent_cpu_buffers_off_the_npus(size: str) -> None:
 
 
 def test_without_lifetimes_to_the_wait_the_check_finds_an_overlap() -> None:
-    """The same async order planned with plain lifetimes (an NPU input dies when its segment
-    starts): SOFTMAX, beside the segment whose FULLY_CONNECTED reads 'mul', writes over 'mul',
-    and the check says so. With AsyncSteps the planner keeps them apart."""
-    name, config = "model_transformer_block", npu_config("u55-128")
-    graph = load_graph((FIXTURES / f"{name}.tflite").read_bytes(), f"{name}.tflite")
-    order, groups = async_order(schedule(graph, scratch_bytes(HOST)).order, config)
-    assert groups
-    plain = plan_model(graph, order, scratch_bytes(HOST), tiling=False)
-    kept = plan_model(graph, order, scratch_bytes(HOST), tiling=False, steps=AsyncSteps(order, groups))
-    assert any(concurrency_conflicts(g.npu, list(g.cpu), plain) for g in groups)
+    """The same async order planned with plain lifetimes (the SOFTMAX's scratch, its int32
+    intermediates, dies at its own step): the GATHER beside the segment writes over it, and the
+    check says so. With AsyncSteps the scratch lives to the wait and the planner keeps them apart."""
+    config = npu_config("u55-128")
+    graph = load_graph(softmax_beside_gathers(), "softmax_beside_gathers.tflite")
+    mark_npu_ops(graph, config)
+    scratch = with_npu_scratch(scratch_bytes(HOST))
+    order, groups = async_order(schedule(graph, scratch).order, config)
+    assert [[op.kind.name for op in g.cpu] for g in groups] == [["GATHER"]]
+    plain = plan_model(graph, order, scratch, tiling=False)
+    kept = plan_model(graph, order, scratch, tiling=False, steps=AsyncSteps(order, groups))
+    conflicts = [c for g in groups for c in concurrency_conflicts(g.npu, list(g.cpu), plain)]
+    assert conflicts and all("scratch of op 0" in c for c in conflicts), conflicts
     assert not any(concurrency_conflicts(g.npu, list(g.cpu), kept) for g in groups)
 
 
@@ -145,10 +150,10 @@ def test_npu_async_without_npu_is_refused_in_one_line(tmp_path: Path) -> None:
 
 def test_cli_builds_with_npu_async(tmp_path: Path) -> None:
     out = tmp_path / "gen"
-    result = CliRunner().invoke(main, ["build", str(FIXTURES / "model_two_in_two_out.tflite"), "--npu", "u55-64",
+    result = CliRunner().invoke(main, ["build", str(FIXTURES / "model_transformer_block.tflite"), "--npu", "u55-64",
                                        "--npu-async", "-o", str(out)])
     assert result.exit_code == 0, result.output
-    code = (out / "model_two_in_two_out_model.c").read_text()
+    code = (out / "model_transformer_block_model.c").read_text()
     start, wait = code.index("mcugen_npu_model_start("), code.index("mcugen_npu_model_wait()")
-    assert start < code.index("/* op 1: MEAN", start) < wait
+    assert start < code.index("TRANSPOSE", start) < wait
     assert OpKind.ETHOS_U.name in code

@@ -23,6 +23,7 @@ import pytest
 import tflite
 from click.testing import CliRunner
 from modelbuilder import ModelBuilder
+from npu_lowered_models import concat_model, mean_model, softmax_model
 from vela_placement import VelaRefused, vela_cpu_outputs
 
 from mcugen.cli import main
@@ -284,9 +285,28 @@ ROWS = [
     Row("leaky_relu_int16", lambda: unary("LEAKY_RELU", dtype="int16"), NPU, VELA_NPU),
     Row("quantize_int8_to_int16", lambda: unary("QUANTIZE", out_dtype="int16", out_q=(0.001, 0)), NPU, VELA_NPU),
     Row("concat_same_quant", lambda: concat(), NPU, VELA_NPU),
+    Row("concat_int16_width", lambda: concat_model(((1, 3, 2, 4), (1, 3, 5, 4)), 2, "int16"), NPU, VELA_NPU),
     Row("concat_other_quant", lambda: concat(q1=(0.07, 5)), "output's scale", VELA_NPU),
     Row("concat_batch", lambda: _concat_batch(), "batch of a 4-D output stays 1", VELA_NPU),
     Row("reshape_same_quant", lambda: _reshape(IN_Q), NPU, VELA_NPU),
+    # SOFTMAX: a program of pools and 32-bit elementwise operations
+    Row("softmax_int8", lambda: softmax_model((1, 12)), NPU, VELA_NPU),
+    Row("softmax_batch_3", lambda: softmax_model((3, 1, 2, 12)), NPU, VELA_NPU),
+    Row("softmax_row_256", lambda: softmax_model((2, 256)), NPU, VELA_NPU),
+    Row("softmax_row_257", lambda: softmax_model((2, 257)), "at most 256 elements", VELA_NPU),
+    Row("softmax_int16", lambda: unary("SOFTMAX", dtype="int16", out_q=(1 / 32768, 0)), "int8 input and int8 output",
+        VELA_NPU),
+    # MEAN: a DEPTHWISE over the reduced axes
+    Row("mean_hw", lambda: mean_model((1, 8, 8, 4), [1, 2], (1, 4), False), NPU, VELA_NPU),
+    Row("mean_hw_int16", lambda: mean_model((1, 8, 8, 4), [1, 2], (1, 1, 1, 4), True, "int16"), NPU, VELA_NPU),
+    Row("mean_depth_of_1x1xWxC", lambda: mean_model((1, 1, 5, 8), [3], (1, 1, 5), False), NPU, VELA_NPU),
+    Row("mean_depth_of_1xHxWxC", lambda: mean_model((1, 5, 5, 8), [3], (1, 5, 5), False), "reduces the depth",
+        VELA_CPU),
+    Row("mean_height_64", lambda: mean_model((1, 64, 3, 2), [1], (1, 3, 2), False), NPU, VELA_NPU),
+    Row("mean_height_65", lambda: mean_model((1, 65, 3, 2), [1], (1, 3, 2), False), "at most 64 elements",
+        VELA_NPU),
+    Row("mean_rank5", lambda: mean_model((1, 1, 2, 3, 4), [2, 3], (1, 1, 4), False), "2 to 4 dimensions",
+        VELA_NPU),
     Row("reshape_other_quant", lambda: _reshape((0.07, 5)), "output's scale", VELA_REFUSES),
 ]
 
@@ -425,6 +445,8 @@ ALLOWED = {
                  "simulated engine does not model (LUTs only)",
     NOT_LOWERED_YET: "the rules hold but mcugen's lowering lacks the case (int16 lookup tables, "
                      "concatenation, a kernel wider than 64, a rescale the CPU kernels' shifts cannot take)",
+    "int8 input and int8 output": "int16 SOFTMAX: Vela runs it through the hardware's exp and 1/(1+x) "
+                                  "tables; mcugen lowers the int8 program only",
     "depth multiplier": "Vela 5.2's core rewrites a depth multiplier > 1 over several channels; mcugen's "
                         "DEPTHWISE computes OFM channel c from IFM channel c",
 }

@@ -8,7 +8,7 @@ not lower (mcugen/npu/support.py makes it the last of an op's NPU reasons).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from ..ir import Op, OpKind, Tensor
@@ -16,8 +16,11 @@ from ..memory.tiling import Chain
 from .config import NpuConfig
 from .featuremap import LoweringError, Place, Placement
 from .lower import LOWERINGS, Flash
+from .lower_concat import CONCAT_LOWERINGS
 from .lower_elementwise import ELEMENTWISE_LOWERINGS
 from .lower_lut import LUT_KINDS, LUT_LOWERINGS, load_lut, lut_table
+from .lower_reduce import REDUCE_LOWERINGS
+from .lower_softmax import SOFTMAX_LOWERINGS
 from .stream import CommandStream, write_payload
 from .stripes import lower_chain
 
@@ -25,6 +28,10 @@ from .stripes import lower_chain
 Striped = Mapping[int, tuple[Chain, Placement]]
 
 NO_COMMANDS = frozenset({OpKind.RESHAPE, OpKind.SQUEEZE, OpKind.EXPAND_DIMS})
+# op -> where its planned scratch starts (None: it has none)
+Scratch = Callable[[Op], Placement | None]
+# programs of several operations, whose last output stage cannot take a LUT op's table
+NOT_FUSABLE = frozenset({OpKind.SOFTMAX})
 
 
 @dataclass(frozen=True)
@@ -39,7 +46,8 @@ class NpuProgram:
 def _fusable(op: Op, then: Op | None, keep: frozenset[int]) -> bool:
     """Whether LUT op `then` can run in `op`'s output stage: it alone reads `op`'s int8 output,
     which nothing outside the stream needs (`keep`: ids of such tensors)."""
-    if then is None or then.kind not in LUT_KINDS or op.kind in LUT_KINDS or op.kind in NO_COMMANDS:
+    if (then is None or then.kind not in LUT_KINDS or op.kind in LUT_KINDS or op.kind in NO_COMMANDS
+            or op.kind in NOT_FUSABLE):
         return False
     out = op.outputs[0]
     return (len(op.outputs) == 1 and then.inputs[0] is out and out.dtype.short == "int8"
@@ -59,11 +67,12 @@ def _fused(op: Op, then: Op, place: Place, flash: Flash, config: NpuConfig, stre
 
 
 def lower_ops(ops: list[Op], place: Place, config: NpuConfig, keep: frozenset[int] = frozenset(),
-              striped: Striped | None = None) -> NpuProgram:
+              striped: Striped | None = None, scratch: Scratch | None = None) -> NpuProgram:
     """`ops` as one command stream for `config`; LoweringError naming the first op that does
     not lower. A LUT op right after the op whose output only it reads runs in that op's output
     stage, unless the output is in `keep` (ids of tensors read outside the stream). The ops
-    of a tiled chain (`striped`) run stripe by stripe at the chain's last op."""
+    of a tiled chain (`striped`) run stripe by stripe at the chain's last op. `scratch` says
+    where each op's planned scratch is (stream.scratch while it is lowered)."""
     striped = striped or {}
     stream, flash = CommandStream(), Flash()
     operations = 0
@@ -73,6 +82,8 @@ def lower_ops(ops: list[Op], place: Place, config: NpuConfig, keep: frozenset[in
             continue
         before = len(stream.words)
         then = ops[n + 1] if n + 1 < len(ops) else None
+        where = scratch(op) if scratch is not None else None
+        stream.scratch = (where.region, where.address) if where is not None else None
         try:
             if id(op) in striped:
                 chain, region = striped[id(op)]
@@ -97,7 +108,8 @@ def lower_op(op: Op, place: Place, flash: Flash, config: NpuConfig, stream: Comm
         if place(op.inputs[0]) != place(op.outputs[0]):  # type: ignore[arg-type]
             raise LoweringError("a reshape whose input and output are not the same bytes")
         return
-    lowering = LOWERINGS.get(op.kind) or ELEMENTWISE_LOWERINGS.get(op.kind) or LUT_LOWERINGS.get(op.kind)
+    lowering = (LOWERINGS.get(op.kind) or ELEMENTWISE_LOWERINGS.get(op.kind) or LUT_LOWERINGS.get(op.kind)
+                or REDUCE_LOWERINGS.get(op.kind) or CONCAT_LOWERINGS.get(op.kind) or SOFTMAX_LOWERINGS.get(op.kind))
     if lowering is None:
         raise LoweringError(f"{op.kind.name} has no NPU lowering")
     lowering(op, place, flash, config, stream)
@@ -112,8 +124,10 @@ def _anywhere(tensor: Tensor) -> Placement:
 
 def lowering_error(op: Op, config: NpuConfig) -> str | None:
     """Why `op` does not lower for `config` (feature maps placed anywhere), or None."""
+    stream = CommandStream()
+    stream.scratch = (1, 0)
     try:
-        lower_op(op, _anywhere, Flash(), config, CommandStream())
+        lower_op(op, _anywhere, Flash(), config, stream)
     except LoweringError as error:
         return str(error)
     return None

@@ -11,7 +11,8 @@ Memory: while the NPU runs, every buffer it reads or writes (its ops' feature ma
 included) must keep its bytes, and no CPU op of the group may write or read bytes the NPU writes.
 `AsyncSteps` shows the planner each segment's tensors as read again at the step after its group
 (after the wait), so they are live through the group: the planner keeps every buffer of the
-group (outputs, scratch) apart from them, and no group op writes over them in place.
+group (outputs, scratch) apart from them, and no group op writes over them in place; an NPU
+op's own scratch (a SOFTMAX's intermediates) lives to the wait too.
 `check_concurrency` verifies the final plan.
 """
 
@@ -141,9 +142,11 @@ class AsyncSteps:
     def __init__(self, order: list[Op], groups: list[AsyncGroup]) -> None:
         position = {id(op): n for n, op in enumerate(order)}
         self.extra: dict[int, list[Tensor]] = {}
+        self.scratch_until: dict[int, int] = {}  # id of a group's NPU op -> the step after the group
         for group in groups:
-            after = order[position[id(group.cpu[-1])] + 1]
-            self.extra.setdefault(id(after), []).extend(group.npu_tensors)
+            after = position[id(group.cpu[-1])] + 1
+            self.extra.setdefault(id(order[after]), []).extend(group.npu_tensors)
+            self.scratch_until.update((id(op), after) for op in group.npu)
 
     def reads(self, op: Op) -> list[Tensor | None]:
         return [*op.inputs, *self.extra.get(id(op), [])]
@@ -158,6 +161,10 @@ class AsyncSteps:
         return OP_STEPS.scratch(op, step, scratch_bytes)
 
     def add_buffers(self, buffers: list) -> list:
+        """An NPU op's scratch (a SOFTMAX's intermediates) lives to the wait, as its tensors."""
+        for buffer in buffers:
+            if buffer.scratch_of is not None and id(buffer.scratch_of) in self.scratch_until:
+                buffer.last = max(buffer.last, self.scratch_until[id(buffer.scratch_of)])
         return buffers
 
 
@@ -165,23 +172,24 @@ def concurrency_conflicts(npu_ops: tuple[Op, ...], cpu_ops: list[Op], plan: Plan
     """Where a CPU op running beside the NPU touches bytes the NPU reads or writes (one line
     each): a different buffer sharing a byte with an NPU buffer, or the same buffer where
     either side writes it."""
-    npu = AsyncGroup(npu_ops, ()).npu_tensors
     npu_written = {id(t) for op in npu_ops for t in op.outputs}
+    npu = [(plan.buffer_of(t), t.name, id(t) in npu_written) for t in AsyncGroup(npu_ops, ()).npu_tensors]
+    npu += [(b, f"scratch of op {b.scratch_of.index}", True) for b in plan.buffers
+            if b.scratch_of is not None and any(b.scratch_of is o for o in npu_ops)]
     found: list[str] = []
     for op in cpu_ops:
         cpu = [(t, False) for t in op.inputs if t is not None and not t.is_constant]
         cpu += [(t, True) for t in op.outputs]
         cpu_buffers = [(plan.buffer_of(t), t.name, written) for t, written in cpu]
         cpu_buffers += [(b, f"scratch of op {op.index}", True) for b in plan.buffers if b.scratch_of is op]
-        for tensor in npu:
-            theirs = plan.buffer_of(tensor)
+        for theirs, what, npu_writes in npu:
             for buffer, name, written in cpu_buffers:
                 if buffer is theirs:
-                    clash = written or id(tensor) in npu_written
+                    clash = written or npu_writes
                 else:
                     clash = buffer.pool == theirs.pool and buffer.overlaps_in_space(theirs)
                 if clash:
-                    found.append(f"{op.where()} ('{name}') and the NPU's '{tensor.name}' share bytes")
+                    found.append(f"{op.where()} ('{name}') and the NPU's '{what}' share bytes")
     return found
 
 

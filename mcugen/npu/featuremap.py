@@ -48,10 +48,22 @@ class FeatureMap:
     bits: int
     signed: bool
     zero_point: int
+    # Bytes between rows and between columns; 0: packed (width x depth, depth elements). A
+    # concatenation's copy writes its input into a slice of the output with the output's strides.
+    row_stride: int = 0
+    column_stride: int = 0
 
     @property
     def elem_bytes(self) -> int:
         return self.bits // 8
+
+    @property
+    def stride_y(self) -> int:
+        return self.row_stride or self.width * self.depth * self.elem_bytes
+
+    @property
+    def stride_x(self) -> int:
+        return self.column_stride or self.depth * self.elem_bytes
 
 
 def hwc(shape: tuple[int, ...]) -> tuple[int, int, int]:
@@ -103,8 +115,8 @@ def emit_ifm(stream: CommandStream, fm: FeatureMap, scale_mode: int = 0, roundin
     stream.cmd0(Cmd0.IFM_HEIGHT1_M1, rows0 - 1)
     stream.cmd0(Cmd0.IFM_WIDTH0_M1, fm.width - 1)
     stream.cmd0(Cmd0.IFM_DEPTH_M1, fm.depth - 1)
-    stream.cmd1(Cmd1.IFM_STRIDE_Y, fm.width * fm.depth * fm.elem_bytes)
-    stream.cmd1(Cmd1.IFM_STRIDE_X, fm.depth * fm.elem_bytes)
+    stream.cmd1(Cmd1.IFM_STRIDE_Y, fm.stride_y)
+    stream.cmd1(Cmd1.IFM_STRIDE_X, fm.stride_x)
     stream.cmd1(Cmd1.IFM_STRIDE_C, fm.elem_bytes)
     stream.cmd0(Cmd0.IFM_ZERO_POINT, fm.zero_point)
     stream.cmd0(Cmd0.IFM_PRECISION, ifm_precision(fm.bits, fm.signed, scale_mode, rounding))
@@ -120,8 +132,8 @@ def emit_ifm2(stream: CommandStream, fm: FeatureMap, scale_mode: int = 0) -> Non
     stream.cmd0(Cmd0.IFM2_HEIGHT0_M1, fm.height - 1)
     stream.cmd0(Cmd0.IFM2_HEIGHT1_M1, fm.height - 1)
     stream.cmd0(Cmd0.IFM2_WIDTH0_M1, fm.width - 1)
-    stream.cmd1(Cmd1.IFM2_STRIDE_Y, fm.width * fm.depth * fm.elem_bytes)
-    stream.cmd1(Cmd1.IFM2_STRIDE_X, fm.depth * fm.elem_bytes)
+    stream.cmd1(Cmd1.IFM2_STRIDE_Y, fm.stride_y)
+    stream.cmd1(Cmd1.IFM2_STRIDE_X, fm.stride_x)
     stream.cmd1(Cmd1.IFM2_STRIDE_C, fm.elem_bytes)
     stream.cmd0(Cmd0.IFM2_ZERO_POINT, fm.zero_point)
     stream.cmd0(Cmd0.IFM2_PRECISION, ifm_precision(fm.bits, fm.signed, scale_mode))
@@ -141,8 +153,8 @@ def emit_ofm(stream: CommandStream, fm: FeatureMap, global_scale: bool, rounding
     stream.cmd0(Cmd0.OFM_HEIGHT1_M1, rows0 - 1)
     stream.cmd0(Cmd0.OFM_WIDTH0_M1, fm.width - 1)
     stream.cmd0(Cmd0.OFM_DEPTH_M1, fm.depth - 1)
-    stream.cmd1(Cmd1.OFM_STRIDE_Y, fm.width * fm.depth * fm.elem_bytes)
-    stream.cmd1(Cmd1.OFM_STRIDE_X, fm.depth * fm.elem_bytes)
+    stream.cmd1(Cmd1.OFM_STRIDE_Y, fm.stride_y)
+    stream.cmd1(Cmd1.OFM_STRIDE_X, fm.stride_x)
     stream.cmd1(Cmd1.OFM_STRIDE_C, fm.elem_bytes)
     stream.cmd0(Cmd0.OFM_ZERO_POINT, fm.zero_point)
     stream.cmd0(Cmd0.OFM_PRECISION, ofm_precision(fm.bits, fm.signed, global_scale, rounding))

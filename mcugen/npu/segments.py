@@ -19,11 +19,13 @@ import numpy as np
 
 from ..errors import BuildError
 from ..ir import DType, Graph, NpuPoolRegion, NpuSegmentOptions, Op, OpKind, Tensor
+from ..memory.liveness import ScratchBytes
 from ..memory.plan import Plan
 from ..memory.tiling import Chain
 from .compile import NO_COMMANDS, Striped, lower_ops
 from .config import NpuConfig
 from .featuremap import LoweringError, Placement
+from .lower_softmax import softmax_scratch_bytes
 from .partition import Segment, partition
 from .support import Placement as Decision
 from .support import npu_reasons
@@ -33,6 +35,16 @@ def npu_takes(op: Op, config: NpuConfig) -> bool:
     """Whether the NPU runs `op`: mcugen/npu/support.py's rules hold and it lowers (the same
     decision `inspect --npu` shows)."""
     return not npu_reasons(op, config)
+
+
+def with_npu_scratch(cpu: ScratchBytes) -> ScratchBytes:
+    """Scratch bytes per op for planning: an NPU op's program (a SOFTMAX's int32
+    intermediates), a CPU op's kernel."""
+
+    def scratch(op: Op) -> int:
+        return softmax_scratch_bytes(op) if op.backend == "npu" else cpu(op)
+
+    return scratch
 
 
 def mark_npu_ops(graph: Graph, config: NpuConfig) -> None:
@@ -115,10 +127,16 @@ def segment_op(graph: Graph, segment: Segment, plan: Plan, config: NpuConfig) ->
             raise LoweringError(f"'{tensor.name}' is a constant where the NPU reads a feature map")
         return Placement(region[plan.buffer_of(tensor).pool], plan.offset_of(tensor))
 
+    def scratch(op: Op) -> Placement | None:
+        buffer = plan.scratch_of(op)
+        if buffer is None or buffer.pool not in region:  # a pool of no feature map of the segment
+            return None
+        return Placement(region[buffer.pool], buffer.offset)
+
     ifms, ofms = list(segment.inputs), list(segment.outputs)
     try:
         program = lower_ops(ops, place, config, frozenset(id(t) for t in ofms),
-                            _striped(ops, plan, region, number))
+                            _striped(ops, plan, region, number), scratch)
     except LoweringError as e:
         raise BuildError(f"NPU segment {number}: {e}") from None
     payload = _constant(graph, f"npu_segment{number}_payload", program.payload)

@@ -28,12 +28,14 @@ class CommandStream:
     """Words of one command stream, appended in order. `lut_slot`: while set, the operation
     being lowered applies that SHRAM LUT slot in its output stage (a LUT op fused into it).
     `pad_top`: while set, the operation being lowered is one stripe of its op (mcugen/npu/stripes.py):
-    its IFM is the stripe's input rows, with this many padding rows above them."""
+    its IFM is the stripe's input rows, with this many padding rows above them. `scratch`: where
+    the scratch the planner gave the op being lowered starts (a SOFTMAX's intermediates)."""
 
     def __init__(self) -> None:
         self.words: list[int] = []
         self.lut_slot: int | None = None
         self.pad_top: int | None = None
+        self.scratch: tuple[int, int] | None = None  # (region, byte address)
 
     def cmd0(self, opcode: Cmd0, param: int = 0) -> None:
         self.words.append(cmd0_word(opcode, param))

@@ -21,6 +21,7 @@ from pathlib import Path
 from ..errors import UnsupportedError
 from ..ir import Graph, Op, OpKind
 from . import rules as r
+from . import rules_ops as ro
 from .compile import lowering_error
 from .config import NpuConfig
 
@@ -67,7 +68,14 @@ NPU_KINDS: dict[OpKind, NpuKind] = {
     OpKind.RESHAPE: NpuKind("none (a view)", (*NO_BATCH, r.inputs_quantized_as_output)),
     OpKind.SQUEEZE: NpuKind("none (a view)", (*NO_BATCH, r.inputs_quantized_as_output)),
     OpKind.EXPAND_DIMS: NpuKind("none (a view)", (*NO_BATCH, r.inputs_quantized_as_output)),
-    OpKind.CONCATENATION: NpuKind("none (inputs written at their offsets)",
+    OpKind.MEAN: NpuKind("DEPTHWISE (all-one weights, TFLite's MEAN rescale)",
+                         (*GENERIC, r.same_input_output_dtype, ro.mean_input_rank, ro.mean_axes,
+                          ro.mean_kernel_size, ro.mean_rescale)),
+    # Vela, too, exempts SOFTMAX from the batch rule: every row is independent.
+    OpKind.SOFTMAX: NpuKind("27 operations: MAX and REDUCE_SUM pools, an exp LUT, 32-bit ELEMENTWISE",
+                            (*NO_BATCH, ro.softmax_int8, ro.softmax_rows_fit, ro.softmax_output_quantization)),
+    OpKind.CONCATENATION: NpuKind("POOL 1x1 copies into the output's slices (none where the planner "
+                                  "made an input a view of its slice)",
                                   (*GENERIC, r.concatenation_axis, r.inputs_quantized_as_output)),
 }
 
@@ -85,8 +93,6 @@ def _not_lowered(how: str = "") -> str:
 CPU_ONLY: dict[OpKind, str] = {
     OpKind.TRANSPOSE_CONV: _not_lowered("a CONV over the IFM upscaled 2x"),
     OpKind.BATCH_MATMUL: _not_lowered("a transpose and a matrix product, int8 only"),
-    OpKind.SOFTMAX: _not_lowered("a program of about 28 operations through an exp LUT"),
-    OpKind.MEAN: _not_lowered("a DEPTHWISE and a 32-bit MUL"),
     OpKind.SUM: _not_lowered(),
     OpKind.REDUCE_MAX: _not_lowered(),
     OpKind.ARG_MAX: _not_lowered(),
