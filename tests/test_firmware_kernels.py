@@ -101,6 +101,11 @@ MUTATIONS = [
      "(smmlar(A, g_multiplier, g_round))"),
     ("qemu-m55", "mcugen_elementwise_fast_mve.c", "vqrdmlahq_n_s32(vshrq_n_s32(g, 31), g, g_multiplier)",
      "vqrdmlahq_n_s32(vdupq_n_s32(0), g, g_multiplier)"),
+    # the Helium conv's assembly: the pair requantization without the second pixel's -1 for
+    # negatives, and the three-row pass reading the second pixel's later window rows from
+    # the wrong place (in-place windows: the segment step forgotten)
+    ("qemu-m55", "mcugen_conv_fast_mve.c", '        "vqadd.s32 %q[b], %q[b], %q[m]\\n\\t"\n', ""),
+    ("qemu-m55", "mcugen_conv_fast_mve.c", '        "add     %[p1], %[p1], lr\\n\\t"\n', ""),
 ]
 
 

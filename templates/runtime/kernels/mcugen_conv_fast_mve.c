@@ -84,6 +84,54 @@ static inline int32x4_t requant_clamp(int32x4_t acc, int32x4_t mult, int32x4_t s
     return vminq_s32(vmaxq_s32(vaddq_s32(r, k->zp), k->min), k->max);
 }
 
+#if !MVE_LEAN
+/* requant_store_pair's full blocks of four channels for two pixels when no shift is positive
+ * (requantize_right_x4), in assembly: compiled from C, the constants the eight Q registers
+ * could not hold were reloaded from the stack on every block (37 instructions a block, 24
+ * here). The accumulators are read by a gather whose address vector (acc[2 c] .. acc[2 c + 6],
+ * less 32 bytes) steps itself on; the zero point is added as a scalar. blocks >= 1. */
+static void requant_pair_right(int8_t *out0, int8_t *out1, const int32_t *acc,
+                               const int32_t *mult, const int32_t *shift, int32_t blocks,
+                               const out_consts *k)
+{
+    int32x4_t at = vaddq_n_s32(vreinterpretq_s32_u32(vidupq_n_u32(0, 8)),
+                               (int32_t)(uintptr_t)acc - 32);
+    int32x4_t a, b, m, s;
+    register int32_t n __asm__("lr") = blocks; /* the loop counter of DLS/LE */
+    __asm__ __volatile__( /* (volatile: its results are the stores) */
+        "dls     lr, lr\n"
+        "1:\n\t"
+        "vldrw.u32 %q[a], [%q[at], #32]!\n\t" /* acc[2 c + 2 i], the first pixel */
+        "vldrw.u32 %q[b], [%q[at], #4]\n\t"   /* acc[2 c + 2 i + 1], the second */
+        "vldrw.32 %q[m], [%[mult]], #16\n\t"
+        "vldrw.32 %q[s], [%[shift]], #16\n\t"
+        "vqrdmulh.s32 %q[a], %q[a], %q[m]\n\t"
+        "vqrdmulh.s32 %q[b], %q[b], %q[m]\n\t"
+        "vand    %q[m], %q[a], %q[s]\n\t" /* -1 for negative values when shift < 0 */
+        "vshr.s32 %q[m], %q[m], #31\n\t"
+        "vqadd.s32 %q[a], %q[a], %q[m]\n\t"
+        "vand    %q[m], %q[b], %q[s]\n\t"
+        "vshr.s32 %q[m], %q[m], #31\n\t"
+        "vqadd.s32 %q[b], %q[b], %q[m]\n\t"
+        "vrshl.s32 %q[a], %q[a], %q[s]\n\t"
+        "vrshl.s32 %q[b], %q[b], %q[s]\n\t"
+        "vadd.i32 %q[a], %q[a], %[zp]\n\t"
+        "vadd.i32 %q[b], %q[b], %[zp]\n\t"
+        "vmax.s32 %q[a], %q[a], %q[lo]\n\t"
+        "vmax.s32 %q[b], %q[b], %q[lo]\n\t"
+        "vmin.s32 %q[a], %q[a], %q[hi]\n\t"
+        "vmin.s32 %q[b], %q[b], %q[hi]\n\t"
+        "vstrb.32 %q[a], [%[out0]], #4\n\t"
+        "vstrb.32 %q[b], [%[out1]], #4\n\t"
+        "le      lr, 1b"
+        : [a] "=&w"(a), [b] "=&w"(b), [m] "=&w"(m), [s] "=&w"(s), [at] "+w"(at),
+          [out0] "+r"(out0), [out1] "+r"(out1), [mult] "+r"(mult), [shift] "+r"(shift),
+          "+r"(n)
+        : [zp] "r"(vgetq_lane_s32(k->zp, 0)), [lo] "w"(k->min), [hi] "w"(k->max)
+        : "memory");
+}
+#endif
+
 /* out0[c] = requantized, clamped acc[2 c] and out1[c] the same of acc[2 c + 1] (out1 NULL:
  * none), c < n, four channels at a time: full blocks, then the rest predicated. */
 static void requant_store_pair(int8_t *out0, int8_t *out1, const int32_t *acc,
@@ -92,6 +140,13 @@ static void requant_store_pair(int8_t *out0, int8_t *out1, const int32_t *acc,
 {
     const uint32x4_t every_other = vidupq_n_u32(0, 2);
     int32_t c = 0;
+#if !MVE_LEAN
+    if (out1 != NULL && !k->left && n >= 4) {
+        c = n & ~3;
+        requant_pair_right(out0, out1, acc, mult, shift, c / 4, k);
+        acc += 2 * c;
+    }
+#endif
     for (; !MVE_LEAN && c + 4 <= n; c += 4, acc += 8) { /* (-Os: all predicated, below) */
         const int32x4_t m = vldrwq_s32(mult + c), s = vldrwq_s32(shift + c);
         const int32x4_t a0 = vldrwq_gather_shifted_offset_s32(acc, every_other);
@@ -218,14 +273,100 @@ rows_3x2_body(const int8_t *w, const int8_t *x0, const int8_t *x1, int32_t size,
     }
 }
 
+#if !MVE_LEAN
+/* rows_3x2_body for segments of whole 16-byte blocks (sg->bytes % 16 == 0, >= 16), every
+ * triple in one assembly loop: compiled from C, the code between two triples' block loops
+ * (the sums, the pointers, the stores, reloaded from the stack) cost about as much as a
+ * 64-deep pass itself. Here a triple costs about 25 instructions besides its blocks: the sums
+ * come in with one LDM, the six results go out with one STM, and what the registers cannot
+ * hold is read from `g`. The accumulators are r0, r2, ... r10 (VMLADAVA takes even registers);
+ * the other thirteen registers hold the five streams, a counter and g: none is left over. */
+static void rows_3x2_blocks(const int8_t *w, const int8_t *x0, const int8_t *x1, int32_t size,
+                            int32_t triples, const int32_t *sums, int32_t *acc,
+                            const segments *sg)
+{
+    uint32_t g[9];
+    g[0] = (uint32_t)(uintptr_t)sums;  /* the next triple's sums (advanced) */
+    g[1] = (uint32_t)(uintptr_t)acc;   /* where its results go (advanced) */
+    g[2] = (uint32_t)triples;          /* triples left */
+    g[3] = (uint32_t)(sg->bytes >> 4); /* blocks per segment */
+    g[4] = (uint32_t)size;             /* bytes per filter row */
+    g[5] = (uint32_t)(uintptr_t)x0;
+    g[6] = (uint32_t)(uintptr_t)x1;
+    g[7] = (uint32_t)(sg->stride - sg->bytes); /* from a segment's end to the next */
+    g[8] = (uint32_t)sg->count;
+    register int32_t a0 __asm__("r0");
+    register int32_t b0 __asm__("r2");
+    register int32_t a1 __asm__("r4");
+    register int32_t b1 __asm__("r6");
+    register int32_t a2 __asm__("r8");
+    register int32_t b2 __asm__("r10");
+    const int8_t *w1 = w + size, *w2 = w1 + size, *p0, *p1;
+    uint32_t t;
+    __asm__ __volatile__( /* (volatile: its results are the stores) */
+        "0:\n\t"
+        "ldr     %[t], [%[g]]\n\t"
+        "ldm     %[t]!, {r0, r4, r8}\n\t" /* the triple's sums seed both pixels */
+        "str     %[t], [%[g]]\n\t"
+        "mov     r2, r0\n\t"
+        "mov     r6, r4\n\t"
+        "mov     r10, r8\n\t"
+        "ldrd    %[p0], %[p1], [%[g], #20]\n\t"
+        "ldr     %[t], [%[g], #32]\n"
+        "1:\n\t"
+        "ldr     lr, [%[g], #12]\n\t"
+        "dls     lr, lr\n"
+        "2:\n\t"
+        "vldrb.8 q0, [%[p0]], #16\n\t"
+        "vldrb.8 q1, [%[p1]], #16\n\t"
+        "vldrb.8 q2, [%[w0]], #16\n\t"
+        "vmladava.s8 r0, q0, q2\n\t"
+        "vmladava.s8 r2, q1, q2\n\t"
+        "vldrb.8 q2, [%[w1]], #16\n\t"
+        "vmladava.s8 r4, q0, q2\n\t"
+        "vmladava.s8 r6, q1, q2\n\t"
+        "vldrb.8 q2, [%[w2]], #16\n\t"
+        "vmladava.s8 r8, q0, q2\n\t"
+        "vmladava.s8 r10, q1, q2\n\t"
+        "le      lr, 2b\n\t"
+        "subs    %[t], %[t], #1\n\t"
+        "beq     3f\n\t"
+        "ldr     lr, [%[g], #28]\n\t" /* the next window row */
+        "add     %[p0], %[p0], lr\n\t"
+        "add     %[p1], %[p1], lr\n\t"
+        "b       1b\n"
+        "3:\n\t"
+        "ldr     %[t], [%[g], #4]\n\t"
+        "stm     %[t]!, {r0, r2, r4, r6, r8, r10}\n\t"
+        "str     %[t], [%[g], #4]\n\t"
+        "ldr     lr, [%[g], #16]\n\t" /* the next triple: w2 is at its first row */
+        "mov     %[w0], %[w2]\n\t"
+        "add     %[w1], %[w2], lr\n\t"
+        "add     %[w2], %[w1], lr\n\t"
+        "ldr     %[t], [%[g], #8]\n\t"
+        "subs    %[t], %[t], #1\n\t"
+        "str     %[t], [%[g], #8]\n\t"
+        "bne     0b"
+        : "=&r"(a0), "=&r"(b0), "=&r"(a1), "=&r"(b1), "=&r"(a2), "=&r"(b2), [w0] "+&r"(w),
+          [w1] "+&r"(w1), [w2] "+&r"(w2), [p0] "=&r"(p0), [p1] "=&r"(p1), [t] "=&r"(t)
+        : [g] "r"(g)
+        : "lr", "d0", "d1", "d2", "d3", "d4", "d5", "cc", "memory");
+}
+#endif
+
 /* rows_3x2_body compiled twice: for an im2col column or a 1x1 conv's pixel (one segment, the
- * pass as tight as it can be), and for window rows read in place. */
+ * pass as tight as it can be), and for window rows read in place; segments of whole blocks
+ * run rows_3x2_blocks. */
 static __attribute__((noinline)) void rows_3x2(const int8_t *w, const int8_t *x0,
                                                const int8_t *x1, int32_t size, int32_t triples,
                                                const int32_t *sums, int32_t *acc,
                                                const segments *sg)
 {
 #if !MVE_LEAN
+    if (triples > 0 && sg->bytes >= 16 && sg->bytes % 16 == 0) {
+        rows_3x2_blocks(w, x0, x1, size, triples, sums, acc, sg);
+        return;
+    }
     if (sg->count == 1) {
         rows_3x2_body(w, x0, x1, size, triples, sums, acc, sg, 1);
         return;
