@@ -106,6 +106,9 @@ MUTATIONS = [
     # the wrong place (in-place windows: the segment step forgotten)
     ("qemu-m55", "mcugen_conv_fast_mve.c", '        "vqadd.s32 %q[b], %q[b], %q[m]\\n\\t"\n', ""),
     ("qemu-m55", "mcugen_conv_fast_mve.c", '        "add     %[p1], %[p1], lr\\n\\t"\n', ""),
+    # the Helium FULLY_CONNECTED's block loop without its -1 for negatives
+    ("qemu-m55", "mcugen_conv_fast_mve.c", '"vand    %q[m], %q[a], %q[sh]\\n\\t"',
+     '"vmov.i32 %q[m], #0\\n\\t"'),
 ]
 
 

@@ -125,7 +125,7 @@ static void requant_pair_right(int8_t *out0, int8_t *out1, const int32_t *acc,
         "vstrb.32 %q[b], [%[out1]], #4\n\t"
         "le      lr, 1b"
         : [a] "=&w"(a), [b] "=&w"(b), [m] "=&w"(m), [s] "=&w"(s), [at] "+w"(at),
-          [out0] "+r"(out0), [out1] "+r"(out1), [mult] "+r"(mult), [shift] "+r"(shift),
+          [out0] "+l"(out0), [out1] "+l"(out1), [mult] "+r"(mult), [shift] "+r"(shift),
           "+r"(n)
         : [zp] "r"(vgetq_lane_s32(k->zp, 0)), [lo] "w"(k->min), [hi] "w"(k->max)
         : "memory");
@@ -1373,7 +1373,9 @@ static inline __attribute__((always_inline)) void dot4_blocks16(
     const int8_t *x = *xp, *w0 = *w0p, *w1 = *w1p, *w2 = *w2p, *w3 = *w3p;
     int32_t d0 = *d0p, d1 = *d1p, d2 = *d2p, d3 = *d3p;
     int8x16_t xv, wv, wv2;
+    register int32_t count __asm__("lr") = n; /* the loop counter of DLS/LE */
     __asm__ volatile(
+        "dls         lr, lr\n"
         "1:\n\t"
         "vldrb.8     %q[xv], [%[x]], #16\n\t"
         "vldrb.8     %q[wv], [%[w0]], #16\n\t"
@@ -1384,10 +1386,9 @@ static inline __attribute__((always_inline)) void dot4_blocks16(
         "vmladava.s8 %[d2], %q[xv], %q[wv]\n\t"
         "vldrb.8     %q[wv2], [%[w3]], #16\n\t"
         "vmladava.s8 %[d3], %q[xv], %q[wv2]\n\t"
-        "subs        %[n], %[n], #1\n\t"
-        "bne         1b"
+        "le          lr, 1b"
         : [d0] "+Te"(d0), [d1] "+Te"(d1), [d2] "+Te"(d2), [d3] "+Te"(d3), [x] "+r"(x),
-          [w0] "+r"(w0), [w1] "+r"(w1), [w2] "+r"(w2), [w3] "+r"(w3), [n] "+r"(n),
+          [w0] "+r"(w0), [w1] "+r"(w1), [w2] "+r"(w2), [w3] "+r"(w3), "+r"(count),
           [xv] "=&w"(xv), [wv] "=&w"(wv), [wv2] "=&w"(wv2)
         :
         : "cc", "memory");
@@ -1468,8 +1469,8 @@ static inline int32x4_t fc_sums4(const mcugen_fully_connected_fast_params *param
 }
 
 #if !MVE_LEAN
-/* Whole blocks of four units for depth % 16 == 0 with the build's kernel sums (the common
- * case): the per-block work is only the dot products, one vector add, the requantization and
+/* Whole blocks of four units for depth % 16 == 0 or depth < 16 (one predicated block) with
+ * the build's kernel sums (the common case): the per-block work is only the dot products, one vector add, the requantization and
  * a store, without dot4's tail and row clamps (a block costs ~30 instructions besides the
  * 10 a 64-MAC pass). */
 __attribute__((noinline)) static void fc_blocks16(const int8_t *x, const int8_t *w, int32_t depth, int32_t blocks,
@@ -1481,7 +1482,16 @@ __attribute__((noinline)) static void fc_blocks16(const int8_t *x, const int8_t 
     for (; blocks > 0; --blocks, w += 4 * depth, sums += 4, out += 4) {
         const int8_t *xp = x, *w0 = w, *w1 = w + depth, *w2 = w1 + depth, *w3 = w2 + depth;
         int32_t d0 = 0, d1 = 0, d2 = 0, d3 = 0;
-        dot4_blocks16(&xp, &w0, &w1, &w2, &w3, depth >> 4, &d0, &d1, &d2, &d3);
+        if (depth >= 16) {
+            dot4_blocks16(&xp, &w0, &w1, &w2, &w3, depth >> 4, &d0, &d1, &d2, &d3);
+        } else { /* one predicated block (the loads zero the lanes past depth) */
+            const mve_pred16_t p = vctp8q((uint32_t)depth);
+            const int8x16_t xv = vldrbq_z_s8(x, p);
+            d0 = vmladavq_s8(xv, vldrbq_z_s8(w0, p));
+            d1 = vmladavq_s8(xv, vldrbq_z_s8(w1, p));
+            d2 = vmladavq_s8(xv, vldrbq_z_s8(w2, p));
+            d3 = vmladavq_s8(xv, vldrbq_z_s8(w3, p));
+        }
         int32x4_t acc = vldrwq_s32(sums);
         acc = vsetq_lane_s32(vgetq_lane_s32(acc, 0) + d0, acc, 0);
         acc = vsetq_lane_s32(vgetq_lane_s32(acc, 1) + d1, acc, 1);
@@ -1495,6 +1505,100 @@ __attribute__((noinline)) static void fc_blocks16(const int8_t *x, const int8_t 
         shift += step;
         vstrbq_s32(out, requant_clamp(acc, m, s, k));
     }
+}
+#endif
+
+#if !MVE_LEAN
+/* fc_blocks16 for depth % 16 == 0 when no shift is positive, every block in one assembly
+ * loop: compiled from C, the code around the dot products (pointers and constants reloaded
+ * from the stack, four lane inserts) cost about 90 instructions a block; here about 37. The
+ * sums seed the accumulators (one LDM), which reach a vector through memory (two STRD, one
+ * VLDRW); what the registers cannot hold is read from `g`. The accumulators are r0, r2, r4
+ * and r6 (VMLADAVA takes even registers). */
+static void fc_blocks16_right(const int8_t *x, const int8_t *w, int32_t depth, int32_t blocks,
+                              const int32_t *sums, const int32_t *mult, const int32_t *shift,
+                              int per_channel, const out_consts *k, int8_t *out)
+{
+    uint32_t g[15];
+    int32_t tensor_mult[4], tensor_shift[4]; /* per tensor: the one pair in four lanes */
+    if (!per_channel) {
+        vst1q_s32(tensor_mult, vdupq_n_s32(mult[0]));
+        vst1q_s32(tensor_shift, vdupq_n_s32(shift[0]));
+        mult = tensor_mult;
+        shift = tensor_shift;
+    }
+    g[0] = (uint32_t)(uintptr_t)sums;
+    g[1] = (uint32_t)(uintptr_t)mult;
+    g[2] = (uint32_t)(uintptr_t)shift;
+    g[3] = per_channel ? 16u : 0u; /* the constants' step per block */
+    g[4] = (uint32_t)blocks;
+    g[5] = (uint32_t)(depth >> 4);
+    g[6] = (uint32_t)depth;
+    g[7] = (uint32_t)(uintptr_t)x;
+    g[8] = (uint32_t)vgetq_lane_s32(k->zp, 0);
+    /* g[9] .. g[12]: the four accumulators on their way to a vector */
+    register int32_t d0 __asm__("r0");
+    register int32_t d1 __asm__("r2");
+    register int32_t d2 __asm__("r4");
+    register int32_t d3 __asm__("r6");
+    const int8_t *w1 = w + depth, *w2 = w1 + depth, *w3 = w2 + depth, *xp;
+    uint32_t t;
+    int32x4_t xv, wv, a, m, sh;
+    __asm__ __volatile__( /* (volatile: its results are the stores) */
+        "0:\n\t"
+        "ldr     %[xp], [%[g], #28]\n\t"
+        "ldr     %[t], [%[g]]\n\t"
+        "ldm     %[t]!, {r0, r2, r4, r6}\n\t" /* the block's sums seed the dot products */
+        "str     %[t], [%[g]]\n\t"
+        "ldr     lr, [%[g], #20]\n\t"
+        "dls     lr, lr\n"
+        "1:\n\t"
+        "vldrb.8 %q[xv], [%[xp]], #16\n\t"
+        "vldrb.8 %q[wv], [%[w0]], #16\n\t"
+        "vmladava.s8 r0, %q[xv], %q[wv]\n\t"
+        "vldrb.8 %q[wv], [%[w1]], #16\n\t"
+        "vmladava.s8 r2, %q[xv], %q[wv]\n\t"
+        "vldrb.8 %q[wv], [%[w2]], #16\n\t"
+        "vmladava.s8 r4, %q[xv], %q[wv]\n\t"
+        "vldrb.8 %q[wv], [%[w3]], #16\n\t"
+        "vmladava.s8 r6, %q[xv], %q[wv]\n\t"
+        "le      lr, 1b\n\t"
+        "strd    r0, r2, [%[g], #36]\n\t"
+        "strd    r4, r6, [%[g], #44]\n\t"
+        "vldrw.32 %q[a], [%[g], #36]\n\t"
+        "ldr     lr, [%[g], #12]\n\t" /* the multipliers and shifts of the block */
+        "ldr     %[t], [%[g], #4]\n\t"
+        "vldrw.32 %q[m], [%[t]]\n\t"
+        "add     %[t], %[t], lr\n\t"
+        "str     %[t], [%[g], #4]\n\t"
+        "ldr     %[t], [%[g], #8]\n\t"
+        "vldrw.32 %q[sh], [%[t]]\n\t"
+        "add     %[t], %[t], lr\n\t"
+        "str     %[t], [%[g], #8]\n\t"
+        "vqrdmulh.s32 %q[a], %q[a], %q[m]\n\t"
+        "vand    %q[m], %q[a], %q[sh]\n\t" /* -1 for negative values when shift < 0 */
+        "vshr.s32 %q[m], %q[m], #31\n\t"
+        "vqadd.s32 %q[a], %q[a], %q[m]\n\t"
+        "vrshl.s32 %q[a], %q[a], %q[sh]\n\t"
+        "ldr     %[t], [%[g], #32]\n\t"
+        "vadd.i32 %q[a], %q[a], %[t]\n\t"
+        "vmax.s32 %q[a], %q[a], %q[lo]\n\t"
+        "vmin.s32 %q[a], %q[a], %q[hi]\n\t"
+        "vstrb.32 %q[a], [%[out]], #4\n\t"
+        "ldr     %[t], [%[g], #24]\n\t" /* the next four rows: w3 is at the first */
+        "mov     %[w0], %[w3]\n\t"
+        "add     %[w1], %[w0], %[t]\n\t"
+        "add     %[w2], %[w1], %[t]\n\t"
+        "add     %[w3], %[w2], %[t]\n\t"
+        "ldr     %[t], [%[g], #16]\n\t"
+        "subs    %[t], %[t], #1\n\t"
+        "str     %[t], [%[g], #16]\n\t"
+        "bne     0b"
+        : "=&r"(d0), "=&r"(d1), "=&r"(d2), "=&r"(d3), [w0] "+&r"(w), [w1] "+&r"(w1),
+          [w2] "+&r"(w2), [w3] "+&r"(w3), [xp] "=&r"(xp), [t] "=&r"(t), [out] "+&l"(out),
+          [xv] "=&w"(xv), [wv] "=&w"(wv), [a] "=&w"(a), [m] "=&w"(m), [sh] "=&w"(sh)
+        : [g] "r"(g), [lo] "w"(k->min), [hi] "w"(k->max)
+        : "lr", "cc", "memory");
 }
 #endif
 
@@ -1520,9 +1624,14 @@ int mcugen_fully_connected_fast_s8(const mcugen_context *ctx,
         int8_t *out = output + b * units;
         int32_t u = 0;
 #if !MVE_LEAN
-        if (params->kernel_sums != NULL && depth % 16 == 0 && full > 0) {
-            fc_blocks16(x, w, depth, full / 4, params->kernel_sums, mult, shift, per_channel,
-                        &k, out);
+        if (params->kernel_sums != NULL && (depth % 16 == 0 || depth < 16) && full > 0) {
+            if (depth >= 16 && !k.left) {
+                fc_blocks16_right(x, w, depth, full / 4, params->kernel_sums, mult, shift,
+                                  per_channel, &k, out);
+            } else {
+                fc_blocks16(x, w, depth, full / 4, params->kernel_sums, mult, shift,
+                            per_channel, &k, out);
+            }
             u = full;
             w += full * depth;
         }
