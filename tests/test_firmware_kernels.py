@@ -109,6 +109,9 @@ MUTATIONS = [
     # the Helium FULLY_CONNECTED's block loop without its -1 for negatives
     ("qemu-m55", "mcugen_conv_fast_mve.c", '"vand    %q[m], %q[a], %q[sh]\\n\\t"',
      '"vmov.i32 %q[m], #0\\n\\t"'),
+    # the Helium conv's gathered columns: the taps outside the input one off the padding value
+    ("qemu-m55", "mcugen_conv_fast_mve.c", "vstrbq_p_s8(col, vpselq_s8(x, pad, p),",
+     "vstrbq_p_s8(col, vpselq_s8(x, vaddq_n_s8(pad, 1), p),"),
 ]
 
 

@@ -655,6 +655,69 @@ static void im2col_s8(int8_t *col, const window *win, const mcugen_dims *in,
     }
 }
 
+#if !MVE_LEAN
+/* A small window (at most 64 bytes) whose taps all lie within 256 bytes of its first in the
+ * input (KWS's 10x4 first layer over one channel: 94 bytes) is gathered, sixteen taps a VLDRB,
+ * instead of copied row by row: im2col_s8 costs about 650 instructions for such a column, a
+ * call per window row. For each tap k of the column: its byte offset from the window's
+ * first tap, and its row and column in the window (dilated) to mask the taps outside the
+ * input, which take the padding value. */
+#define GATHER_MAX_VECTORS 4
+
+typedef struct {
+    int32_t vectors; /* 0: the window does not qualify */
+    uint8_t offset[16 * GATHER_MAX_VECTORS];
+    int8_t row[16 * GATHER_MAX_VECTORS], col[16 * GATHER_MAX_VECTORS];
+} gather_plan;
+
+static void gather_plan_make(gather_plan *g, const mcugen_dims *in, const mcugen_dims *filter,
+                             const mcugen_tile *dilation)
+{
+    const int32_t kh = filter->h, kw = filter->w, c = filter->c, size = kh * kw * c;
+    const int32_t rows = (kh - 1) * dilation->h, cols = (kw - 1) * dilation->w;
+    g->vectors = 0;
+    if (size > 16 * GATHER_MAX_VECTORS || rows > 126 || cols > 126 ||
+        (rows * in->w + cols) * c + c - 1 > 255) {
+        return;
+    }
+    g->vectors = (size + 15) / 16;
+    for (int32_t k = 0; k < 16 * g->vectors; ++k) {
+        const int32_t r = k / (kw * c), j = (k / c) % kw, ch = k % c;
+        const int inside = k < size; /* the lanes past the column: never loaded */
+        g->offset[k] = (uint8_t)(inside ? (r * dilation->h * in->w + j * dilation->w) * c + ch : 0);
+        g->row[k] = (int8_t)(inside ? r * dilation->h : 127);
+        g->col[k] = (int8_t)(inside ? j * dilation->w : 0);
+    }
+}
+
+/* -128 .. 127 */
+static inline int32_t clamp_s8(int32_t v)
+{
+    return v < -128 ? -128 : v > 127 ? 127 : v;
+}
+
+/* One column by gathers (g->vectors > 0); the last vector's store stops at the column's end,
+ * as the scratch does. */
+static void gather_col(int8_t *col, const gather_plan *g, const window *win,
+                       const mcugen_dims *in, int32_t size, int32_t offset)
+{
+    const int8x16_t pad = vdupq_n_s8((int8_t)(-offset));
+    const int8_t *base = win->image + (win->y0 * in->w + win->x0) * in->c;
+    /* a tap is inside when -y0 <= row < h - y0 and -x0 <= col < w - x0 (row <= 126: the
+     * clamped bounds decide the same) */
+    const int8_t row_lo = (int8_t)clamp_s8(-win->y0), row_hi = (int8_t)clamp_s8(in->h - win->y0);
+    const int8_t col_lo = (int8_t)clamp_s8(-win->x0), col_hi = (int8_t)clamp_s8(in->w - win->x0);
+    for (int32_t v = 0; v < g->vectors; ++v, col += 16, size -= 16) {
+        mve_pred16_t p = vcmpgeq_n_s8(vldrbq_s8(g->row + 16 * v), row_lo);
+        p = vcmpltq_m_n_s8(vldrbq_s8(g->row + 16 * v), row_hi, p);
+        p = vcmpgeq_m_n_s8(vldrbq_s8(g->col + 16 * v), col_lo, p);
+        p = vcmpltq_m_n_s8(vldrbq_s8(g->col + 16 * v), col_hi, p);
+        const int8x16_t x = vldrbq_gather_offset_z_s8(base, vldrbq_u8(g->offset + 16 * v), p);
+        vstrbq_p_s8(col, vpselq_s8(x, pad, p), vctp8q((uint32_t)size));
+    }
+}
+#endif
+
 /* Every tap of the window inside the input (then its rows can be read in place). */
 static inline int window_inside(const window *win, const mcugen_dims *in,
                                 const mcugen_dims *filter, const mcugen_tile *dilation)
@@ -701,6 +764,13 @@ int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_pa
     const int small_rows = !MVE_LEAN && filter_dims->h == 3 && seg_bytes <= 16; /* rows_seg3 */
     const int in_place = !direct && params->dilation.w == 1 &&
                          ((size > 48 && seg_bytes % 16 == 0) || small_rows);
+#if !MVE_LEAN
+    gather_plan gather;
+    gather.vectors = 0;
+    if (!direct) {
+        gather_plan_make(&gather, input_dims, filter_dims, &params->dilation);
+    }
+#endif
     const segments whole = {1, size, 0};
     const segments rows = {filter_dims->h, seg_bytes, params->dilation.h * input_dims->w *
                                                           input_dims->c};
@@ -721,10 +791,22 @@ int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_pa
                 x1 = w1.image + (w1.y0 * input_dims->w + w1.x0) * input_dims->c;
                 sg = &rows;
             } else {
-                im2col_s8(col0, &w0, input_dims, filter_dims, &params->dilation, off);
+#if !MVE_LEAN
+                if (gather.vectors > 0) {
+                    gather_col(col0, &gather, &w0, input_dims, size, off);
+                    if (two) {
+                        gather_col(col1, &gather, &w1, input_dims, size, off);
+                    }
+                } else
+#endif
+                {
+                    im2col_s8(col0, &w0, input_dims, filter_dims, &params->dilation, off);
+                    if (two) {
+                        im2col_s8(col1, &w1, input_dims, filter_dims, &params->dilation, off);
+                    }
+                }
                 x0 = x1 = col0;
                 if (two) {
-                    im2col_s8(col1, &w1, input_dims, filter_dims, &params->dilation, off);
                     x1 = col1;
                 }
             }
