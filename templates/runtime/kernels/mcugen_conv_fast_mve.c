@@ -702,7 +702,10 @@ static void gather_col(int8_t *col, const gather_plan *g, const window *win,
                        const mcugen_dims *in, int32_t size, int32_t offset)
 {
     const int8x16_t pad = vdupq_n_s8((int8_t)(-offset));
-    const int8_t *base = win->image + (win->y0 * in->w + win->x0) * in->c;
+    /* (the window's first tap may lie before the image, padding: an address only, computed
+     * as an integer, no lane outside the input is loaded) */
+    const int8_t *base = (const int8_t *)((uintptr_t)win->image +
+                                          (uintptr_t)((win->y0 * in->w + win->x0) * in->c));
     /* a tap is inside when -y0 <= row < h - y0 and -x0 <= col < w - x0 (row <= 126: the
      * clamped bounds decide the same) */
     const int8_t row_lo = (int8_t)clamp_s8(-win->y0), row_hi = (int8_t)clamp_s8(in->h - win->y0);
