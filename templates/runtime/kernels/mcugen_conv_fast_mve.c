@@ -279,13 +279,14 @@ rows_3x2_body(const int8_t *w, const int8_t *x0, const int8_t *x1, int32_t size,
  * (the sums, the pointers, the stores, reloaded from the stack) cost about as much as a
  * 64-deep pass itself. Here a triple costs about 25 instructions besides its blocks: the sums
  * come in with one LDM, the six results go out with one STM, and what the registers cannot
- * hold is read from `g`. The accumulators are r0, r2, ... r10 (VMLADAVA takes even registers);
- * the other thirteen registers hold the five streams, a counter and g: none is left over. */
+ * hold is read from `g`, through lr between the block loops. The accumulators are r0, r2, ...
+ * r10 (VMLADAVA takes even registers); the five streams and g take six more, which leaves
+ * one for a frame pointer (-fno-omit-frame-pointer). */
 static void rows_3x2_blocks(const int8_t *w, const int8_t *x0, const int8_t *x1, int32_t size,
                             int32_t triples, const int32_t *sums, int32_t *acc,
                             const segments *sg)
 {
-    uint32_t g[9];
+    uint32_t g[10];
     g[0] = (uint32_t)(uintptr_t)sums;  /* the next triple's sums (advanced) */
     g[1] = (uint32_t)(uintptr_t)acc;   /* where its results go (advanced) */
     g[2] = (uint32_t)triples;          /* triples left */
@@ -302,17 +303,17 @@ static void rows_3x2_blocks(const int8_t *w, const int8_t *x0, const int8_t *x1,
     register int32_t a2 __asm__("r8");
     register int32_t b2 __asm__("r10");
     const int8_t *w1 = w + size, *w2 = w1 + size, *p0, *p1;
-    uint32_t t;
     __asm__ __volatile__( /* (volatile: its results are the stores) */
         "0:\n\t"
-        "ldr     %[t], [%[g]]\n\t"
-        "ldm     %[t]!, {r0, r4, r8}\n\t" /* the triple's sums seed both pixels */
-        "str     %[t], [%[g]]\n\t"
+        "ldr     lr, [%[g]]\n\t"
+        "ldm     lr!, {r0, r4, r8}\n\t" /* the triple's sums seed both pixels */
+        "str     lr, [%[g]]\n\t"
         "mov     r2, r0\n\t"
         "mov     r6, r4\n\t"
         "mov     r10, r8\n\t"
         "ldrd    %[p0], %[p1], [%[g], #20]\n\t"
-        "ldr     %[t], [%[g], #32]\n"
+        "ldr     lr, [%[g], #32]\n\t"
+        "str     lr, [%[g], #36]\n" /* segments left */
         "1:\n\t"
         "ldr     lr, [%[g], #12]\n\t"
         "dls     lr, lr\n"
@@ -329,26 +330,28 @@ static void rows_3x2_blocks(const int8_t *w, const int8_t *x0, const int8_t *x1,
         "vmladava.s8 r8, q0, q2\n\t"
         "vmladava.s8 r10, q1, q2\n\t"
         "le      lr, 2b\n\t"
-        "subs    %[t], %[t], #1\n\t"
+        "ldr     lr, [%[g], #36]\n\t"
+        "subs    lr, lr, #1\n\t"
         "beq     3f\n\t"
+        "str     lr, [%[g], #36]\n\t"
         "ldr     lr, [%[g], #28]\n\t" /* the next window row */
         "add     %[p0], %[p0], lr\n\t"
         "add     %[p1], %[p1], lr\n\t"
         "b       1b\n"
         "3:\n\t"
-        "ldr     %[t], [%[g], #4]\n\t"
-        "stm     %[t]!, {r0, r2, r4, r6, r8, r10}\n\t"
-        "str     %[t], [%[g], #4]\n\t"
+        "ldr     lr, [%[g], #4]\n\t"
+        "stm     lr!, {r0, r2, r4, r6, r8, r10}\n\t"
+        "str     lr, [%[g], #4]\n\t"
         "ldr     lr, [%[g], #16]\n\t" /* the next triple: w2 is at its first row */
         "mov     %[w0], %[w2]\n\t"
         "add     %[w1], %[w2], lr\n\t"
         "add     %[w2], %[w1], lr\n\t"
-        "ldr     %[t], [%[g], #8]\n\t"
-        "subs    %[t], %[t], #1\n\t"
-        "str     %[t], [%[g], #8]\n\t"
+        "ldr     lr, [%[g], #8]\n\t"
+        "subs    lr, lr, #1\n\t"
+        "str     lr, [%[g], #8]\n\t"
         "bne     0b"
         : "=&r"(a0), "=&r"(b0), "=&r"(a1), "=&r"(b1), "=&r"(a2), "=&r"(b2), [w0] "+&r"(w),
-          [w1] "+&r"(w1), [w2] "+&r"(w2), [p0] "=&r"(p0), [p1] "=&r"(p1), [t] "=&r"(t)
+          [w1] "+&r"(w1), [w2] "+&r"(w2), [p0] "=&r"(p0), [p1] "=&r"(p1)
         : [g] "r"(g)
         : "lr", "d0", "d1", "d2", "d3", "d4", "d5", "cc", "memory");
 }
@@ -1598,7 +1601,8 @@ __attribute__((noinline)) static void fc_blocks16(const int8_t *x, const int8_t 
  * loop: compiled from C, the code around the dot products (pointers and constants reloaded
  * from the stack, four lane inserts) cost about 90 instructions a block; here about 37. The
  * sums seed the accumulators (one LDM), which reach a vector through memory (two STRD, one
- * VLDRW); what the registers cannot hold is read from `g`. The accumulators are r0, r2, r4
+ * VLDRW); what the registers cannot hold is read from `g`, through lr and xp between the
+ * block loops (a register stays free for a frame pointer). The accumulators are r0, r2, r4
  * and r6 (VMLADAVA takes even registers). */
 static void fc_blocks16_right(const int8_t *x, const int8_t *w, int32_t depth, int32_t blocks,
                               const int32_t *sums, const int32_t *mult, const int32_t *shift,
@@ -1627,14 +1631,13 @@ static void fc_blocks16_right(const int8_t *x, const int8_t *w, int32_t depth, i
     register int32_t d2 __asm__("r4");
     register int32_t d3 __asm__("r6");
     const int8_t *w1 = w + depth, *w2 = w1 + depth, *w3 = w2 + depth, *xp;
-    uint32_t t;
     int32x4_t xv, wv, a, m, sh;
     __asm__ __volatile__( /* (volatile: its results are the stores) */
         "0:\n\t"
         "ldr     %[xp], [%[g], #28]\n\t"
-        "ldr     %[t], [%[g]]\n\t"
-        "ldm     %[t]!, {r0, r2, r4, r6}\n\t" /* the block's sums seed the dot products */
-        "str     %[t], [%[g]]\n\t"
+        "ldr     lr, [%[g]]\n\t"
+        "ldm     lr!, {r0, r2, r4, r6}\n\t" /* the block's sums seed the dot products */
+        "str     lr, [%[g]]\n\t"
         "ldr     lr, [%[g], #20]\n\t"
         "dls     lr, lr\n"
         "1:\n\t"
@@ -1652,35 +1655,35 @@ static void fc_blocks16_right(const int8_t *x, const int8_t *w, int32_t depth, i
         "strd    r4, r6, [%[g], #44]\n\t"
         "vldrw.32 %q[a], [%[g], #36]\n\t"
         "ldr     lr, [%[g], #12]\n\t" /* the multipliers and shifts of the block */
-        "ldr     %[t], [%[g], #4]\n\t"
-        "vldrw.32 %q[m], [%[t]]\n\t"
-        "add     %[t], %[t], lr\n\t"
-        "str     %[t], [%[g], #4]\n\t"
-        "ldr     %[t], [%[g], #8]\n\t"
-        "vldrw.32 %q[sh], [%[t]]\n\t"
-        "add     %[t], %[t], lr\n\t"
-        "str     %[t], [%[g], #8]\n\t"
+        "ldr     %[xp], [%[g], #4]\n\t"   /* (xp: free until the next block) */
+        "vldrw.32 %q[m], [%[xp]]\n\t"
+        "add     %[xp], %[xp], lr\n\t"
+        "str     %[xp], [%[g], #4]\n\t"
+        "ldr     %[xp], [%[g], #8]\n\t"
+        "vldrw.32 %q[sh], [%[xp]]\n\t"
+        "add     %[xp], %[xp], lr\n\t"
+        "str     %[xp], [%[g], #8]\n\t"
         "vqrdmulh.s32 %q[a], %q[a], %q[m]\n\t"
         "vand    %q[m], %q[a], %q[sh]\n\t" /* -1 for negative values when shift < 0 */
         "vshr.s32 %q[m], %q[m], #31\n\t"
         "vqadd.s32 %q[a], %q[a], %q[m]\n\t"
         "vrshl.s32 %q[a], %q[a], %q[sh]\n\t"
-        "ldr     %[t], [%[g], #32]\n\t"
-        "vadd.i32 %q[a], %q[a], %[t]\n\t"
+        "ldr     lr, [%[g], #32]\n\t"
+        "vadd.i32 %q[a], %q[a], lr\n\t"
         "vmax.s32 %q[a], %q[a], %q[lo]\n\t"
         "vmin.s32 %q[a], %q[a], %q[hi]\n\t"
         "vstrb.32 %q[a], [%[out]], #4\n\t"
-        "ldr     %[t], [%[g], #24]\n\t" /* the next four rows: w3 is at the first */
+        "ldr     lr, [%[g], #24]\n\t" /* the next four rows: w3 is at the first */
         "mov     %[w0], %[w3]\n\t"
-        "add     %[w1], %[w0], %[t]\n\t"
-        "add     %[w2], %[w1], %[t]\n\t"
-        "add     %[w3], %[w2], %[t]\n\t"
-        "ldr     %[t], [%[g], #16]\n\t"
-        "subs    %[t], %[t], #1\n\t"
-        "str     %[t], [%[g], #16]\n\t"
+        "add     %[w1], %[w0], lr\n\t"
+        "add     %[w2], %[w1], lr\n\t"
+        "add     %[w3], %[w2], lr\n\t"
+        "ldr     lr, [%[g], #16]\n\t"
+        "subs    lr, lr, #1\n\t"
+        "str     lr, [%[g], #16]\n\t"
         "bne     0b"
         : "=&r"(d0), "=&r"(d1), "=&r"(d2), "=&r"(d3), [w0] "+&r"(w), [w1] "+&r"(w1),
-          [w2] "+&r"(w2), [w3] "+&r"(w3), [xp] "=&r"(xp), [t] "=&r"(t), [out] "+&l"(out),
+          [w2] "+&r"(w2), [w3] "+&r"(w3), [xp] "=&r"(xp), [out] "+&l"(out),
           [xv] "=&w"(xv), [wv] "=&w"(wv), [a] "=&w"(a), [m] "=&w"(m), [sh] "=&w"(sh)
         : [g] "r"(g), [lo] "w"(k->min), [hi] "w"(k->max)
         : "lr", "cc", "memory");
