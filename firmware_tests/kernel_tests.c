@@ -946,6 +946,21 @@ static void bench(void)
     (void)mcugen_convolve_s8(&ctx, &cp8, &quant, &in8, input, &fd8, filter, &bd, bias, &od8,
                              out_ref);
     bench_line("conv1x1_24x24x8x16", fast8, ticks_since(t), 576 * 16 * 8);
+
+    /* KWS's first layer: 10x4 over one channel, stride 2, padded (im2col, 40-byte columns) */
+    mcugen_dims ink = {1, 49, 10, 1}, fdk = {64, 10, 4, 1}, odk = {1, 25, 5, 64};
+    bd.c = 64;
+    mcugen_conv_params cpk = {-3, 5, {2, 2}, {4, 1}, {1, 1}, {-128, 127}, NULL, NULL};
+    const mcugen_conv_fast_params fcpk = fast_conv(&cpk);
+    ctx.size = mcugen_convolve_fast_s8_buffer_size(&fdk);
+    t = SYST[2];
+    (void)mcugen_convolve_fast_s8(&ctx, &fcpk, &quant, &ink, input, &fdk, filter, bias, &odk,
+                                  out_fast);
+    const uint32_t fastk = ticks_since(t);
+    t = SYST[2];
+    (void)mcugen_convolve_s8(&ctx, &cpk, &quant, &ink, input, &fdk, filter, &bd, bias, &odk,
+                             out_ref);
+    bench_line("conv10x4s2_49x10x1x64", fastk, ticks_since(t), 125 * 64 * 40);
 }
 #endif
 

@@ -124,6 +124,17 @@ MUTATIONS = [
     ("qemu-m4", "mcugen_conv_fast_dsp.c",
      "    const int32_t add = (int32_t)((2u * (uint32_t)zp + 1u) << (right - 1));\n",
      "    const int32_t add = (int32_t)((2u * (uint32_t)zp) << (right - 1));\n"),
+    # the Helium conv's assembly: the pair requantization without the second pixel's -1 for
+    # negatives, and the three-row pass reading the second pixel's later window rows from
+    # the wrong place (in-place windows: the segment step forgotten)
+    ("qemu-m55", "mcugen_conv_fast_mve.c", '        "vqadd.s32 %q[b], %q[b], %q[m]\\n\\t"\n', ""),
+    ("qemu-m55", "mcugen_conv_fast_mve.c", '        "add     %[p1], %[p1], lr\\n\\t"\n', ""),
+    # the Helium FULLY_CONNECTED's block loop without its -1 for negatives
+    ("qemu-m55", "mcugen_conv_fast_mve.c", '"vand    %q[m], %q[a], %q[sh]\\n\\t"',
+     '"vmov.i32 %q[m], #0\\n\\t"'),
+    # the Helium conv's gathered columns: the taps outside the input one off the padding value
+    ("qemu-m55", "mcugen_conv_fast_mve.c", "vstrbq_p_s8(col, vpselq_s8(x, pad, p),",
+     "vstrbq_p_s8(col, vpselq_s8(x, vaddq_n_s8(pad, 1), p),"),
 ]
 
 

@@ -84,6 +84,54 @@ static inline int32x4_t requant_clamp(int32x4_t acc, int32x4_t mult, int32x4_t s
     return vminq_s32(vmaxq_s32(vaddq_s32(r, k->zp), k->min), k->max);
 }
 
+#if !MVE_LEAN
+/* requant_store_pair's full blocks of four channels for two pixels when no shift is positive
+ * (requantize_right_x4), in assembly: compiled from C, the constants the eight Q registers
+ * could not hold were reloaded from the stack on every block (37 instructions a block, 24
+ * here). The accumulators are read by a gather whose address vector (acc[2 c] .. acc[2 c + 6],
+ * less 32 bytes) steps itself on; the zero point is added as a scalar. blocks >= 1. */
+static void requant_pair_right(int8_t *out0, int8_t *out1, const int32_t *acc,
+                               const int32_t *mult, const int32_t *shift, int32_t blocks,
+                               const out_consts *k)
+{
+    int32x4_t at = vaddq_n_s32(vreinterpretq_s32_u32(vidupq_n_u32(0, 8)),
+                               (int32_t)(uintptr_t)acc - 32);
+    int32x4_t a, b, m, s;
+    register int32_t n __asm__("lr") = blocks; /* the loop counter of DLS/LE */
+    __asm__ __volatile__( /* (volatile: its results are the stores) */
+        "dls     lr, lr\n"
+        "1:\n\t"
+        "vldrw.u32 %q[a], [%q[at], #32]!\n\t" /* acc[2 c + 2 i], the first pixel */
+        "vldrw.u32 %q[b], [%q[at], #4]\n\t"   /* acc[2 c + 2 i + 1], the second */
+        "vldrw.32 %q[m], [%[mult]], #16\n\t"
+        "vldrw.32 %q[s], [%[shift]], #16\n\t"
+        "vqrdmulh.s32 %q[a], %q[a], %q[m]\n\t"
+        "vqrdmulh.s32 %q[b], %q[b], %q[m]\n\t"
+        "vand    %q[m], %q[a], %q[s]\n\t" /* -1 for negative values when shift < 0 */
+        "vshr.s32 %q[m], %q[m], #31\n\t"
+        "vqadd.s32 %q[a], %q[a], %q[m]\n\t"
+        "vand    %q[m], %q[b], %q[s]\n\t"
+        "vshr.s32 %q[m], %q[m], #31\n\t"
+        "vqadd.s32 %q[b], %q[b], %q[m]\n\t"
+        "vrshl.s32 %q[a], %q[a], %q[s]\n\t"
+        "vrshl.s32 %q[b], %q[b], %q[s]\n\t"
+        "vadd.i32 %q[a], %q[a], %[zp]\n\t"
+        "vadd.i32 %q[b], %q[b], %[zp]\n\t"
+        "vmax.s32 %q[a], %q[a], %q[lo]\n\t"
+        "vmax.s32 %q[b], %q[b], %q[lo]\n\t"
+        "vmin.s32 %q[a], %q[a], %q[hi]\n\t"
+        "vmin.s32 %q[b], %q[b], %q[hi]\n\t"
+        "vstrb.32 %q[a], [%[out0]], #4\n\t"
+        "vstrb.32 %q[b], [%[out1]], #4\n\t"
+        "le      lr, 1b"
+        : [a] "=&w"(a), [b] "=&w"(b), [m] "=&w"(m), [s] "=&w"(s), [at] "+w"(at),
+          [out0] "+l"(out0), [out1] "+l"(out1), [mult] "+r"(mult), [shift] "+r"(shift),
+          "+r"(n)
+        : [zp] "r"(vgetq_lane_s32(k->zp, 0)), [lo] "w"(k->min), [hi] "w"(k->max)
+        : "memory");
+}
+#endif
+
 /* out0[c] = requantized, clamped acc[2 c] and out1[c] the same of acc[2 c + 1] (out1 NULL:
  * none), c < n, four channels at a time: full blocks, then the rest predicated. */
 static void requant_store_pair(int8_t *out0, int8_t *out1, const int32_t *acc,
@@ -92,6 +140,13 @@ static void requant_store_pair(int8_t *out0, int8_t *out1, const int32_t *acc,
 {
     const uint32x4_t every_other = vidupq_n_u32(0, 2);
     int32_t c = 0;
+#if !MVE_LEAN
+    if (out1 != NULL && !k->left && n >= 4) {
+        c = n & ~3;
+        requant_pair_right(out0, out1, acc, mult, shift, c / 4, k);
+        acc += 2 * c;
+    }
+#endif
     for (; !MVE_LEAN && c + 4 <= n; c += 4, acc += 8) { /* (-Os: all predicated, below) */
         const int32x4_t m = vldrwq_s32(mult + c), s = vldrwq_s32(shift + c);
         const int32x4_t a0 = vldrwq_gather_shifted_offset_s32(acc, every_other);
@@ -218,14 +273,103 @@ rows_3x2_body(const int8_t *w, const int8_t *x0, const int8_t *x1, int32_t size,
     }
 }
 
+#if !MVE_LEAN
+/* rows_3x2_body for segments of whole 16-byte blocks (sg->bytes % 16 == 0, >= 16), every
+ * triple in one assembly loop: compiled from C, the code between two triples' block loops
+ * (the sums, the pointers, the stores, reloaded from the stack) cost about as much as a
+ * 64-deep pass itself. Here a triple costs about 25 instructions besides its blocks: the sums
+ * come in with one LDM, the six results go out with one STM, and what the registers cannot
+ * hold is read from `g`, through lr between the block loops. The accumulators are r0, r2, ...
+ * r10 (VMLADAVA takes even registers); the five streams and g take six more, which leaves
+ * one for a frame pointer (-fno-omit-frame-pointer). */
+static void rows_3x2_blocks(const int8_t *w, const int8_t *x0, const int8_t *x1, int32_t size,
+                            int32_t triples, const int32_t *sums, int32_t *acc,
+                            const segments *sg)
+{
+    uint32_t g[10];
+    g[0] = (uint32_t)(uintptr_t)sums;  /* the next triple's sums (advanced) */
+    g[1] = (uint32_t)(uintptr_t)acc;   /* where its results go (advanced) */
+    g[2] = (uint32_t)triples;          /* triples left */
+    g[3] = (uint32_t)(sg->bytes >> 4); /* blocks per segment */
+    g[4] = (uint32_t)size;             /* bytes per filter row */
+    g[5] = (uint32_t)(uintptr_t)x0;
+    g[6] = (uint32_t)(uintptr_t)x1;
+    g[7] = (uint32_t)(sg->stride - sg->bytes); /* from a segment's end to the next */
+    g[8] = (uint32_t)sg->count;
+    register int32_t a0 __asm__("r0");
+    register int32_t b0 __asm__("r2");
+    register int32_t a1 __asm__("r4");
+    register int32_t b1 __asm__("r6");
+    register int32_t a2 __asm__("r8");
+    register int32_t b2 __asm__("r10");
+    const int8_t *w1 = w + size, *w2 = w1 + size, *p0, *p1;
+    __asm__ __volatile__( /* (volatile: its results are the stores) */
+        "0:\n\t"
+        "ldr     lr, [%[g]]\n\t"
+        "ldm     lr!, {r0, r4, r8}\n\t" /* the triple's sums seed both pixels */
+        "str     lr, [%[g]]\n\t"
+        "mov     r2, r0\n\t"
+        "mov     r6, r4\n\t"
+        "mov     r10, r8\n\t"
+        "ldrd    %[p0], %[p1], [%[g], #20]\n\t"
+        "ldr     lr, [%[g], #32]\n\t"
+        "str     lr, [%[g], #36]\n" /* segments left */
+        "1:\n\t"
+        "ldr     lr, [%[g], #12]\n\t"
+        "dls     lr, lr\n"
+        "2:\n\t"
+        "vldrb.8 q0, [%[p0]], #16\n\t"
+        "vldrb.8 q1, [%[p1]], #16\n\t"
+        "vldrb.8 q2, [%[w0]], #16\n\t"
+        "vmladava.s8 r0, q0, q2\n\t"
+        "vmladava.s8 r2, q1, q2\n\t"
+        "vldrb.8 q2, [%[w1]], #16\n\t"
+        "vmladava.s8 r4, q0, q2\n\t"
+        "vmladava.s8 r6, q1, q2\n\t"
+        "vldrb.8 q2, [%[w2]], #16\n\t"
+        "vmladava.s8 r8, q0, q2\n\t"
+        "vmladava.s8 r10, q1, q2\n\t"
+        "le      lr, 2b\n\t"
+        "ldr     lr, [%[g], #36]\n\t"
+        "subs    lr, lr, #1\n\t"
+        "beq     3f\n\t"
+        "str     lr, [%[g], #36]\n\t"
+        "ldr     lr, [%[g], #28]\n\t" /* the next window row */
+        "add     %[p0], %[p0], lr\n\t"
+        "add     %[p1], %[p1], lr\n\t"
+        "b       1b\n"
+        "3:\n\t"
+        "ldr     lr, [%[g], #4]\n\t"
+        "stm     lr!, {r0, r2, r4, r6, r8, r10}\n\t"
+        "str     lr, [%[g], #4]\n\t"
+        "ldr     lr, [%[g], #16]\n\t" /* the next triple: w2 is at its first row */
+        "mov     %[w0], %[w2]\n\t"
+        "add     %[w1], %[w2], lr\n\t"
+        "add     %[w2], %[w1], lr\n\t"
+        "ldr     lr, [%[g], #8]\n\t"
+        "subs    lr, lr, #1\n\t"
+        "str     lr, [%[g], #8]\n\t"
+        "bne     0b"
+        : "=&r"(a0), "=&r"(b0), "=&r"(a1), "=&r"(b1), "=&r"(a2), "=&r"(b2), [w0] "+&r"(w),
+          [w1] "+&r"(w1), [w2] "+&r"(w2), [p0] "=&r"(p0), [p1] "=&r"(p1)
+        : [g] "r"(g)
+        : "lr", "d0", "d1", "d2", "d3", "d4", "d5", "cc", "memory");
+}
+#endif
+
 /* rows_3x2_body compiled twice: for an im2col column or a 1x1 conv's pixel (one segment, the
- * pass as tight as it can be), and for window rows read in place. */
+ * pass as tight as it can be), and for window rows read in place; segments of whole blocks
+ * run rows_3x2_blocks. */
 static __attribute__((noinline)) void rows_3x2(const int8_t *w, const int8_t *x0,
                                                const int8_t *x1, int32_t size, int32_t triples,
                                                const int32_t *sums, int32_t *acc,
                                                const segments *sg)
 {
 #if !MVE_LEAN
+    if (triples > 0 && sg->bytes >= 16 && sg->bytes % 16 == 0) {
+        rows_3x2_blocks(w, x0, x1, size, triples, sums, acc, sg);
+        return;
+    }
     if (sg->count == 1) {
         rows_3x2_body(w, x0, x1, size, triples, sums, acc, sg, 1);
         return;
@@ -514,6 +658,72 @@ static void im2col_s8(int8_t *col, const window *win, const mcugen_dims *in,
     }
 }
 
+#if !MVE_LEAN
+/* A small window (at most 64 bytes) whose taps all lie within 256 bytes of its first in the
+ * input (KWS's 10x4 first layer over one channel: 94 bytes) is gathered, sixteen taps a VLDRB,
+ * instead of copied row by row: im2col_s8 costs about 650 instructions for such a column, a
+ * call per window row. For each tap k of the column: its byte offset from the window's
+ * first tap, and its row and column in the window (dilated) to mask the taps outside the
+ * input, which take the padding value. */
+#define GATHER_MAX_VECTORS 4
+
+typedef struct {
+    int32_t vectors; /* 0: the window does not qualify */
+    uint8_t offset[16 * GATHER_MAX_VECTORS];
+    int8_t row[16 * GATHER_MAX_VECTORS], col[16 * GATHER_MAX_VECTORS];
+} gather_plan;
+
+static void gather_plan_make(gather_plan *g, const mcugen_dims *in, const mcugen_dims *filter,
+                             const mcugen_tile *dilation)
+{
+    const int32_t kh = filter->h, kw = filter->w, c = filter->c, size = kh * kw * c;
+    const int32_t rows = (kh - 1) * dilation->h, cols = (kw - 1) * dilation->w;
+    g->vectors = 0;
+    if (size > 16 * GATHER_MAX_VECTORS || rows > 126 || cols > 126 ||
+        (rows * in->w + cols) * c + c - 1 > 255) {
+        return;
+    }
+    g->vectors = (size + 15) / 16;
+    for (int32_t k = 0; k < 16 * g->vectors; ++k) {
+        const int32_t r = k / (kw * c), j = (k / c) % kw, ch = k % c;
+        const int inside = k < size; /* the lanes past the column: never loaded */
+        g->offset[k] = (uint8_t)(inside ? (r * dilation->h * in->w + j * dilation->w) * c + ch : 0);
+        g->row[k] = (int8_t)(inside ? r * dilation->h : 127);
+        g->col[k] = (int8_t)(inside ? j * dilation->w : 0);
+    }
+}
+
+/* -128 .. 127 */
+static inline int32_t clamp_s8(int32_t v)
+{
+    return v < -128 ? -128 : v > 127 ? 127 : v;
+}
+
+/* One column by gathers (g->vectors > 0); the last vector's store stops at the column's end,
+ * as the scratch does. */
+static void gather_col(int8_t *col, const gather_plan *g, const window *win,
+                       const mcugen_dims *in, int32_t size, int32_t offset)
+{
+    const int8x16_t pad = vdupq_n_s8((int8_t)(-offset));
+    /* (the window's first tap may lie before the image, padding: an address only, computed
+     * as an integer, no lane outside the input is loaded) */
+    const int8_t *base = (const int8_t *)((uintptr_t)win->image +
+                                          (uintptr_t)((win->y0 * in->w + win->x0) * in->c));
+    /* a tap is inside when -y0 <= row < h - y0 and -x0 <= col < w - x0 (row <= 126: the
+     * clamped bounds decide the same) */
+    const int8_t row_lo = (int8_t)clamp_s8(-win->y0), row_hi = (int8_t)clamp_s8(in->h - win->y0);
+    const int8_t col_lo = (int8_t)clamp_s8(-win->x0), col_hi = (int8_t)clamp_s8(in->w - win->x0);
+    for (int32_t v = 0; v < g->vectors; ++v, col += 16, size -= 16) {
+        mve_pred16_t p = vcmpgeq_n_s8(vldrbq_s8(g->row + 16 * v), row_lo);
+        p = vcmpltq_m_n_s8(vldrbq_s8(g->row + 16 * v), row_hi, p);
+        p = vcmpgeq_m_n_s8(vldrbq_s8(g->col + 16 * v), col_lo, p);
+        p = vcmpltq_m_n_s8(vldrbq_s8(g->col + 16 * v), col_hi, p);
+        const int8x16_t x = vldrbq_gather_offset_z_s8(base, vldrbq_u8(g->offset + 16 * v), p);
+        vstrbq_p_s8(col, vpselq_s8(x, pad, p), vctp8q((uint32_t)size));
+    }
+}
+#endif
+
 /* Every tap of the window inside the input (then its rows can be read in place). */
 static inline int window_inside(const window *win, const mcugen_dims *in,
                                 const mcugen_dims *filter, const mcugen_tile *dilation)
@@ -560,6 +770,13 @@ int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_pa
     const int small_rows = !MVE_LEAN && filter_dims->h == 3 && seg_bytes <= 16; /* rows_seg3 */
     const int in_place = !direct && params->dilation.w == 1 &&
                          ((size > 48 && seg_bytes % 16 == 0) || small_rows);
+#if !MVE_LEAN
+    gather_plan gather;
+    gather.vectors = 0;
+    if (!direct) {
+        gather_plan_make(&gather, input_dims, filter_dims, &params->dilation);
+    }
+#endif
     const segments whole = {1, size, 0};
     const segments rows = {filter_dims->h, seg_bytes, params->dilation.h * input_dims->w *
                                                           input_dims->c};
@@ -580,10 +797,22 @@ int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_pa
                 x1 = w1.image + (w1.y0 * input_dims->w + w1.x0) * input_dims->c;
                 sg = &rows;
             } else {
-                im2col_s8(col0, &w0, input_dims, filter_dims, &params->dilation, off);
+#if !MVE_LEAN
+                if (gather.vectors > 0) {
+                    gather_col(col0, &gather, &w0, input_dims, size, off);
+                    if (two) {
+                        gather_col(col1, &gather, &w1, input_dims, size, off);
+                    }
+                } else
+#endif
+                {
+                    im2col_s8(col0, &w0, input_dims, filter_dims, &params->dilation, off);
+                    if (two) {
+                        im2col_s8(col1, &w1, input_dims, filter_dims, &params->dilation, off);
+                    }
+                }
                 x0 = x1 = col0;
                 if (two) {
-                    im2col_s8(col1, &w1, input_dims, filter_dims, &params->dilation, off);
                     x1 = col1;
                 }
             }
@@ -1232,7 +1461,9 @@ static inline __attribute__((always_inline)) void dot4_blocks16(
     const int8_t *x = *xp, *w0 = *w0p, *w1 = *w1p, *w2 = *w2p, *w3 = *w3p;
     int32_t d0 = *d0p, d1 = *d1p, d2 = *d2p, d3 = *d3p;
     int8x16_t xv, wv, wv2;
+    register int32_t count __asm__("lr") = n; /* the loop counter of DLS/LE */
     __asm__ volatile(
+        "dls         lr, lr\n"
         "1:\n\t"
         "vldrb.8     %q[xv], [%[x]], #16\n\t"
         "vldrb.8     %q[wv], [%[w0]], #16\n\t"
@@ -1243,10 +1474,9 @@ static inline __attribute__((always_inline)) void dot4_blocks16(
         "vmladava.s8 %[d2], %q[xv], %q[wv]\n\t"
         "vldrb.8     %q[wv2], [%[w3]], #16\n\t"
         "vmladava.s8 %[d3], %q[xv], %q[wv2]\n\t"
-        "subs        %[n], %[n], #1\n\t"
-        "bne         1b"
+        "le          lr, 1b"
         : [d0] "+Te"(d0), [d1] "+Te"(d1), [d2] "+Te"(d2), [d3] "+Te"(d3), [x] "+r"(x),
-          [w0] "+r"(w0), [w1] "+r"(w1), [w2] "+r"(w2), [w3] "+r"(w3), [n] "+r"(n),
+          [w0] "+r"(w0), [w1] "+r"(w1), [w2] "+r"(w2), [w3] "+r"(w3), "+r"(count),
           [xv] "=&w"(xv), [wv] "=&w"(wv), [wv2] "=&w"(wv2)
         :
         : "cc", "memory");
@@ -1327,8 +1557,8 @@ static inline int32x4_t fc_sums4(const mcugen_fully_connected_fast_params *param
 }
 
 #if !MVE_LEAN
-/* Whole blocks of four units for depth % 16 == 0 with the build's kernel sums (the common
- * case): the per-block work is only the dot products, one vector add, the requantization and
+/* Whole blocks of four units for depth % 16 == 0 or depth < 16 (one predicated block) with
+ * the build's kernel sums (the common case): the per-block work is only the dot products, one vector add, the requantization and
  * a store, without dot4's tail and row clamps (a block costs ~30 instructions besides the
  * 10 a 64-MAC pass). */
 __attribute__((noinline)) static void fc_blocks16(const int8_t *x, const int8_t *w, int32_t depth, int32_t blocks,
@@ -1340,7 +1570,16 @@ __attribute__((noinline)) static void fc_blocks16(const int8_t *x, const int8_t 
     for (; blocks > 0; --blocks, w += 4 * depth, sums += 4, out += 4) {
         const int8_t *xp = x, *w0 = w, *w1 = w + depth, *w2 = w1 + depth, *w3 = w2 + depth;
         int32_t d0 = 0, d1 = 0, d2 = 0, d3 = 0;
-        dot4_blocks16(&xp, &w0, &w1, &w2, &w3, depth >> 4, &d0, &d1, &d2, &d3);
+        if (depth >= 16) {
+            dot4_blocks16(&xp, &w0, &w1, &w2, &w3, depth >> 4, &d0, &d1, &d2, &d3);
+        } else { /* one predicated block (the loads zero the lanes past depth) */
+            const mve_pred16_t p = vctp8q((uint32_t)depth);
+            const int8x16_t xv = vldrbq_z_s8(x, p);
+            d0 = vmladavq_s8(xv, vldrbq_z_s8(w0, p));
+            d1 = vmladavq_s8(xv, vldrbq_z_s8(w1, p));
+            d2 = vmladavq_s8(xv, vldrbq_z_s8(w2, p));
+            d3 = vmladavq_s8(xv, vldrbq_z_s8(w3, p));
+        }
         int32x4_t acc = vldrwq_s32(sums);
         acc = vsetq_lane_s32(vgetq_lane_s32(acc, 0) + d0, acc, 0);
         acc = vsetq_lane_s32(vgetq_lane_s32(acc, 1) + d1, acc, 1);
@@ -1354,6 +1593,100 @@ __attribute__((noinline)) static void fc_blocks16(const int8_t *x, const int8_t 
         shift += step;
         vstrbq_s32(out, requant_clamp(acc, m, s, k));
     }
+}
+#endif
+
+#if !MVE_LEAN
+/* fc_blocks16 for depth % 16 == 0 when no shift is positive, every block in one assembly
+ * loop: compiled from C, the code around the dot products (pointers and constants reloaded
+ * from the stack, four lane inserts) cost about 90 instructions a block; here about 37. The
+ * sums seed the accumulators (one LDM), which reach a vector through memory (two STRD, one
+ * VLDRW); what the registers cannot hold is read from `g`, through lr and xp between the
+ * block loops (a register stays free for a frame pointer). The accumulators are r0, r2, r4
+ * and r6 (VMLADAVA takes even registers). */
+static void fc_blocks16_right(const int8_t *x, const int8_t *w, int32_t depth, int32_t blocks,
+                              const int32_t *sums, const int32_t *mult, const int32_t *shift,
+                              int per_channel, const out_consts *k, int8_t *out)
+{
+    uint32_t g[15];
+    int32_t tensor_mult[4], tensor_shift[4]; /* per tensor: the one pair in four lanes */
+    if (!per_channel) {
+        vst1q_s32(tensor_mult, vdupq_n_s32(mult[0]));
+        vst1q_s32(tensor_shift, vdupq_n_s32(shift[0]));
+        mult = tensor_mult;
+        shift = tensor_shift;
+    }
+    g[0] = (uint32_t)(uintptr_t)sums;
+    g[1] = (uint32_t)(uintptr_t)mult;
+    g[2] = (uint32_t)(uintptr_t)shift;
+    g[3] = per_channel ? 16u : 0u; /* the constants' step per block */
+    g[4] = (uint32_t)blocks;
+    g[5] = (uint32_t)(depth >> 4);
+    g[6] = (uint32_t)depth;
+    g[7] = (uint32_t)(uintptr_t)x;
+    g[8] = (uint32_t)vgetq_lane_s32(k->zp, 0);
+    /* g[9] .. g[12]: the four accumulators on their way to a vector */
+    register int32_t d0 __asm__("r0");
+    register int32_t d1 __asm__("r2");
+    register int32_t d2 __asm__("r4");
+    register int32_t d3 __asm__("r6");
+    const int8_t *w1 = w + depth, *w2 = w1 + depth, *w3 = w2 + depth, *xp;
+    int32x4_t xv, wv, a, m, sh;
+    __asm__ __volatile__( /* (volatile: its results are the stores) */
+        "0:\n\t"
+        "ldr     %[xp], [%[g], #28]\n\t"
+        "ldr     lr, [%[g]]\n\t"
+        "ldm     lr!, {r0, r2, r4, r6}\n\t" /* the block's sums seed the dot products */
+        "str     lr, [%[g]]\n\t"
+        "ldr     lr, [%[g], #20]\n\t"
+        "dls     lr, lr\n"
+        "1:\n\t"
+        "vldrb.8 %q[xv], [%[xp]], #16\n\t"
+        "vldrb.8 %q[wv], [%[w0]], #16\n\t"
+        "vmladava.s8 r0, %q[xv], %q[wv]\n\t"
+        "vldrb.8 %q[wv], [%[w1]], #16\n\t"
+        "vmladava.s8 r2, %q[xv], %q[wv]\n\t"
+        "vldrb.8 %q[wv], [%[w2]], #16\n\t"
+        "vmladava.s8 r4, %q[xv], %q[wv]\n\t"
+        "vldrb.8 %q[wv], [%[w3]], #16\n\t"
+        "vmladava.s8 r6, %q[xv], %q[wv]\n\t"
+        "le      lr, 1b\n\t"
+        "strd    r0, r2, [%[g], #36]\n\t"
+        "strd    r4, r6, [%[g], #44]\n\t"
+        "vldrw.32 %q[a], [%[g], #36]\n\t"
+        "ldr     lr, [%[g], #12]\n\t" /* the multipliers and shifts of the block */
+        "ldr     %[xp], [%[g], #4]\n\t"   /* (xp: free until the next block) */
+        "vldrw.32 %q[m], [%[xp]]\n\t"
+        "add     %[xp], %[xp], lr\n\t"
+        "str     %[xp], [%[g], #4]\n\t"
+        "ldr     %[xp], [%[g], #8]\n\t"
+        "vldrw.32 %q[sh], [%[xp]]\n\t"
+        "add     %[xp], %[xp], lr\n\t"
+        "str     %[xp], [%[g], #8]\n\t"
+        "vqrdmulh.s32 %q[a], %q[a], %q[m]\n\t"
+        "vand    %q[m], %q[a], %q[sh]\n\t" /* -1 for negative values when shift < 0 */
+        "vshr.s32 %q[m], %q[m], #31\n\t"
+        "vqadd.s32 %q[a], %q[a], %q[m]\n\t"
+        "vrshl.s32 %q[a], %q[a], %q[sh]\n\t"
+        "ldr     lr, [%[g], #32]\n\t"
+        "vadd.i32 %q[a], %q[a], lr\n\t"
+        "vmax.s32 %q[a], %q[a], %q[lo]\n\t"
+        "vmin.s32 %q[a], %q[a], %q[hi]\n\t"
+        "vstrb.32 %q[a], [%[out]], #4\n\t"
+        "ldr     lr, [%[g], #24]\n\t" /* the next four rows: w3 is at the first */
+        "mov     %[w0], %[w3]\n\t"
+        "add     %[w1], %[w0], lr\n\t"
+        "add     %[w2], %[w1], lr\n\t"
+        "add     %[w3], %[w2], lr\n\t"
+        "ldr     lr, [%[g], #16]\n\t"
+        "subs    lr, lr, #1\n\t"
+        "str     lr, [%[g], #16]\n\t"
+        "bne     0b"
+        : "=&r"(d0), "=&r"(d1), "=&r"(d2), "=&r"(d3), [w0] "+&r"(w), [w1] "+&r"(w1),
+          [w2] "+&r"(w2), [w3] "+&r"(w3), [xp] "=&r"(xp), [out] "+&l"(out),
+          [xv] "=&w"(xv), [wv] "=&w"(wv), [a] "=&w"(a), [m] "=&w"(m), [sh] "=&w"(sh)
+        : [g] "r"(g), [lo] "w"(k->min), [hi] "w"(k->max)
+        : "lr", "cc", "memory");
 }
 #endif
 
@@ -1379,9 +1712,14 @@ int mcugen_fully_connected_fast_s8(const mcugen_context *ctx,
         int8_t *out = output + b * units;
         int32_t u = 0;
 #if !MVE_LEAN
-        if (params->kernel_sums != NULL && depth % 16 == 0 && full > 0) {
-            fc_blocks16(x, w, depth, full / 4, params->kernel_sums, mult, shift, per_channel,
-                        &k, out);
+        if (params->kernel_sums != NULL && (depth % 16 == 0 || depth < 16) && full > 0) {
+            if (depth >= 16 && !k.left) {
+                fc_blocks16_right(x, w, depth, full / 4, params->kernel_sums, mult, shift,
+                                  per_channel, &k, out);
+            } else {
+                fc_blocks16(x, w, depth, full / 4, params->kernel_sums, mult, shift,
+                            per_channel, &k, out);
+            }
             u = full;
             w += full * depth;
         }
