@@ -60,6 +60,8 @@ class BuildOptions:
     custom_ops: tuple[CustomKernel, ...] = ()
     # --npu-async: CPU ops run while an NPU segment works (npu/concurrency.py); needs --npu
     npu_async: bool = False
+    # --npu-weights: auto, sram or flash, where NPU ops read their weights (npu/weight_buffers.py)
+    npu_weights: str = "auto"
 
     def __post_init__(self) -> None:
         if isinstance(self.target, str):  # BuildOptions(target="cortex-m4"): the same as target(...)
@@ -76,7 +78,8 @@ class BuildOptions:
         sparse = "-sparse" if self.sparse_weights else ""
         custom = f"-custom-{kernels_key(self.custom_ops)}" if self.custom_ops else ""
         return (f"{self.rounding.value}-{self.prefix or ''}-{self.target.name}{npu}-{pools}-{self.guard}{tiling}"
-                f"{arena}{limit}{weights}{sparse}{custom}{'-npu-async' if self.npu_async else ''}")
+                f"{arena}{limit}{weights}{sparse}{custom}{'-npu-async' if self.npu_async else ''}"
+                f"{'' if self.npu_weights == 'auto' else '-npu-weights-' + self.npu_weights}")
 
 
 ARENA_KINDS = ("static", "external")
@@ -231,6 +234,11 @@ def schedule_and_plan(graph: Graph, options: BuildOptions, label: str) -> tuple[
         from .npu.stripes import fewer_stripes
 
         plan = fewer_stripes(graph, order, plan, scratch_bytes(options.target), list(options.pools), options.guard)
+    if options.target.npu is not None and not vela and not options.npu_async:
+        from .npu.weight_buffers import plan_weight_buffers
+
+        plan = plan_weight_buffers(graph, order, plan, options.npu_weights, options.target.npu,
+                                   scratch_bytes(options.target), list(options.pools), options.guard)
     plan.schedule_exact = chosen.exact
     plan.async_groups = tuple(groups)
     return order, plan
@@ -252,6 +260,7 @@ def compile_model(model: Path | bytes, options: BuildOptions, label: str | None 
                           "(their command streams and weights are one payload); build it without it")
     if options.npu_async and options.target.npu is None:
         raise McugenError(f"{model_label}: --npu-async needs --npu (the NPU the CPU runs beside)")
+    check_npu_weights(options, model_label)
     order, plan = schedule_and_plan(graph, options, model_label)
     if options.target.npu is not None:
         order = npu_segments(graph, order, plan, options, model_label)
@@ -261,6 +270,20 @@ def compile_model(model: Path | bytes, options: BuildOptions, label: str | None 
     compiled = Compiled(graph, order, plan, code, prefix, options, model_label)
     compiled.npu = npu_report(order, plan)
     return compiled
+
+
+NPU_WEIGHTS = ("auto", "sram", "flash")  # npu/weight_buffers.py's POLICIES
+
+
+def check_npu_weights(options: BuildOptions, label: str) -> None:
+    """--npu-weights: one of NPU_WEIGHTS; sram needs --npu and is not combined with --npu-async
+    (auto keeps the weights in flash there)."""
+    if options.npu_weights not in NPU_WEIGHTS:
+        raise McugenError(f"{label}: --npu-weights '{options.npu_weights}' is not one of {', '.join(NPU_WEIGHTS)}")
+    if options.npu_weights != "auto" and options.target.npu is None:
+        raise McugenError(f"{label}: --npu-weights {options.npu_weights} needs --npu (it places NPU weights)")
+    if options.npu_weights == "sram" and options.npu_async:
+        raise McugenError(f"{label}: --npu-weights sram with --npu-async is not supported; drop one of them")
 
 
 def npu_segments(graph: Graph, order: list[Op], plan: Plan, options: BuildOptions, label: str) -> list[Op]:

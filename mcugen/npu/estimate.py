@@ -77,25 +77,47 @@ def mac_cycles(op: Op, config: NpuConfig) -> float:
     return macs / config.macs
 
 
-def memory_cycles(op: Op) -> tuple[float, float]:
-    """(SRAM, flash) cycles: feature maps in SRAM, constants (and bias and scales) in flash."""
-    tensors = [t for t in [*op.inputs, *op.outputs] if t is not None]
-    sram = sum(t.nbytes for t in tensors if not t.is_constant)
-    flash = sum(t.nbytes for t in tensors if t.is_constant)
+def constant_bytes(op: Op) -> int:
+    """The op's constants (and 10 bytes of bias and scale per OFM channel if any)."""
+    flash = sum(t.nbytes for t in op.inputs if t is not None and t.is_constant)
     if flash:
         flash += SCALE_BYTES_PER_CHANNEL * op.outputs[0].shape[-1]  # type: ignore[union-attr]
+    return flash
+
+
+def memory_cycles(op: Op, sram_weights: bool = False) -> tuple[float, float]:
+    """(SRAM, flash) cycles: feature maps in SRAM, constants (and bias and scales) in flash, or
+    in SRAM too (`sram_weights`: a DMA copied them into a weight buffer, --npu-weights)."""
+    sram = sum(t.nbytes for t in [*op.inputs, *op.outputs] if t is not None and not t.is_constant)
+    flash = constant_bytes(op)
+    if sram_weights:
+        sram, flash = sram + flash, 0
     return (sram / SRAM_BYTES_PER_CYCLE + SRAM_LATENCY,
             flash / FLASH_BYTES_PER_CYCLE + FLASH_LATENCY if flash else 0.0)
 
 
-def op_cycles(op: Op, config: NpuConfig) -> int:
+def op_cycles(op: Op, config: NpuConfig, sram_weights: bool = False) -> int:
     """One IR op's estimated cycles on the NPU (0 for ops that move no data)."""
     if op.kind in NO_WORK:
         return 0
     compute = max(mac_cycles(op, config), output_cycles(op, config))
-    return math.ceil(max(compute, *memory_cycles(op)))
+    return math.ceil(max(compute, *memory_cycles(op, sram_weights)))
 
 
-def segment_cycles(ops: tuple[Op, ...], config: NpuConfig) -> int:
-    """A segment's ops one after the other (the device runs them in stream order)."""
-    return sum(op_cycles(op, config) for op in ops)
+def weight_copy_cycles(op: Op) -> int:
+    """The DMA of the op's constants from flash into its weight buffer."""
+    return math.ceil(constant_bytes(op) / FLASH_BYTES_PER_CYCLE + FLASH_LATENCY)
+
+
+def segment_cycles(ops: tuple[Op, ...], config: NpuConfig, sram_weights: frozenset[int] = frozenset()) -> int:
+    """A segment's ops one after the other (the device runs them in stream order); an op in
+    `sram_weights` (ids) reads its constants from SRAM after a DMA that runs beside the previous
+    op and adds what it takes beyond it."""
+    total = previous = 0
+    for op in ops:
+        cycles = op_cycles(op, config, id(op) in sram_weights)
+        if id(op) in sram_weights:
+            total += max(0, weight_copy_cycles(op) - previous)
+        total += cycles
+        previous = cycles
+    return total
