@@ -150,10 +150,21 @@ def _addressable(plan: Plan) -> bool:
     regions are the pools of its feature maps)."""
     for buffer in plan.buffers:
         op = buffer.weights_of
-        if op is not None and not any(t is not None and not t.is_constant and plan.buffer_of(t).pool == buffer.pool
-                                      for t in [*op.inputs, *op.outputs]):
+        if op is not None and buffer.pool not in _pools_of(op, plan):
             return False
     return True
+
+
+def _pools_of(op: Op, plan: Plan) -> set[str]:
+    """The pools of `op`'s planned feature maps."""
+    pools = set()
+    for tensor in [*op.inputs, *op.outputs]:
+        if tensor is not None and not tensor.is_constant:
+            try:
+                pools.add(plan.buffer_of(tensor).pool)
+            except KeyError:  # a tiled chain's intermediate: no buffer of its own
+                continue
+    return pools
 
 
 def choose(policy: str, found: Sequence[Candidate], flash_plan: Plan, replan: Replan) -> Plan:
