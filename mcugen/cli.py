@@ -101,6 +101,10 @@ NPU_OPTION = click.option(
     "--npu", "npu", default=None, type=click.Choice(list(NPU_CONFIGS)), callback=_npu_value,
     help="An Ethos-U55 of this size beside the core: runs of ops it takes become NPU segments with mcugen's "
          "own command streams (docs/npu.md).")
+NPU_WEIGHTS_OPTION = click.option(
+    "--npu-weights", "npu_weights", type=click.Choice(["auto", "sram", "flash"]), default="auto", show_default=True,
+    help="With --npu: where NPU ops read their weights. sram: a DMA copies each op's weights into an arena buffer "
+         "while the previous op runs; flash: straight from flash; auto: SRAM where that does not grow the arena.")
 PREFIX_OPTION = click.option("--prefix", default=None, help="C name prefix (default: from the model's file name).")
 # build takes several models: --prefix once per model, in their order
 PREFIXES_OPTION = click.option(
@@ -204,11 +208,12 @@ def main() -> None:
 @OPTIMIZE_OPTION
 @MAX_TENSOR_BYTES_OPTION
 @NPU_OPTION
+@NPU_WEIGHTS_OPTION
 @_fail_cleanly
 def build(models: Sequence[Path], out_dir: Path, rounding: str, prefixes: Sequence[str], target: str,
           pools: Sequence[str], size: bool | None, instructions: bool, tiling: bool, arena: str,
           max_tensor_bytes: str | None, weights_file: bool, npu: NpuConfig | None, sparse_weights: bool,
-          custom_ops: Sequence[str], npu_async: bool, optimize: str) -> None:
+          custom_ops: Sequence[str], npu_async: bool, optimize: str, npu_weights: str) -> None:
     """Generate C sources for one or more MODELS into one directory (one shared runtime)."""
     from .analysis.measure import build_models
     from .modelset import check_output_dir
@@ -218,7 +223,7 @@ def build(models: Sequence[Path], out_dir: Path, rounding: str, prefixes: Sequen
         check_output_dir(out_dir, prefixes)  # before the work, when the prefixes are known
     options = _options(rounding, None, target, pools, tiling, arena, max_tensor_bytes, custom_ops, optimize)
     options = _with_npu(dataclasses.replace(options, weights_file=weights_file, sparse_weights=sparse_weights,
-                                            npu_async=npu_async), npu)
+                                            npu_async=npu_async, npu_weights=npu_weights), npu)
     for compiled in build_models(models, out_dir, options, prefixes, size=size, instructions=instructions):
         _print_build(compiled, out_dir)
     if len(models) > 1:
@@ -300,13 +305,15 @@ def _describe(index: int, value: np.ndarray) -> str:
 @OPTIMIZE_OPTION
 @MAX_TENSOR_BYTES_OPTION
 @NPU_OPTION
+@NPU_WEIGHTS_OPTION
 @click.option("--sequence", is_flag=True,
               help="Axis 0 of every input indexes successive invokes of one model instance (a stateful "
                    "model's state carried across); outputs are stacked on axis 0.")
 @_fail_cleanly
 def run(model: Path, input_path: Path, output_path: Path | None, rounding: str,
         prefix: str | None, target: str, pools: Sequence[str], tiling: bool, max_tensor_bytes: str | None,
-        npu: NpuConfig | None, custom_ops: Sequence[str], sequence: bool, optimize: str) -> None:
+        npu: NpuConfig | None, custom_ops: Sequence[str], sequence: bool, optimize: str,
+        npu_weights: str) -> None:
     """Compile MODEL's C on the host, run it on the inputs, print and save the outputs."""
     from .analysis.sequence import split_steps, stack_steps
     from .toolchain.host import run_model
@@ -314,8 +321,10 @@ def run(model: Path, input_path: Path, output_path: Path | None, rounding: str,
     if output_path is not None:
         _writable_file(output_path)
     inputs = _load_cases(input_path)
-    options = _with_npu(_options(rounding, prefix, "host", pools, tiling, max_tensor_bytes=max_tensor_bytes,
-                                 custom_ops=custom_ops, optimize=optimize), npu)
+    options = _with_npu(dataclasses.replace(_options(rounding, prefix, "host", pools, tiling,
+                                                     max_tensor_bytes=max_tensor_bytes, custom_ops=custom_ops,
+                                                     optimize=optimize),
+                                            npu_weights=npu_weights), npu)
     steps = split_steps(inputs, str(input_path)) if sequence else [inputs]
     results = run_model(model, steps, options, where=str(input_path))
     outputs = stack_steps(results) if sequence else results[0]

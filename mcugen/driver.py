@@ -62,8 +62,10 @@ class BuildOptions:
     custom_ops: tuple[CustomKernel, ...] = ()
     # --npu-async: CPU ops run while an NPU segment works (npu/concurrency.py); needs --npu
     npu_async: bool = False
-    # --optimize: ram, balanced or speed: which plan to keep (memory/optimize.py); NPU striping may read it too
+    # --optimize: ram, balanced or speed: which plan to keep (memory/optimize.py); NPU striping reads it too
     optimize: str = DEFAULT_MODE
+    # --npu-weights: auto, sram or flash, where NPU ops read their weights (npu/weight_buffers.py)
+    npu_weights: str = "auto"
 
     def __post_init__(self) -> None:
         if isinstance(self.target, str):  # BuildOptions(target="cortex-m4"): the same as target(...)
@@ -82,7 +84,8 @@ class BuildOptions:
         custom = f"-custom-{kernels_key(self.custom_ops)}" if self.custom_ops else ""
         return (f"{self.rounding.value}-{self.prefix or ''}-{self.target.name}{npu}-{pools}-{self.guard}{tiling}"
                 f"{arena}{limit}{weights}{sparse}{custom}{'-npu-async' if self.npu_async else ''}"
-                + ("" if self.optimize == DEFAULT_MODE else f"-optimize-{self.optimize}"))
+                + ("" if self.optimize == DEFAULT_MODE else f"-optimize-{self.optimize}")
+                + ("" if self.npu_weights == "auto" else f"-npu-weights-{self.npu_weights}"))
 
 
 ARENA_KINDS = ("static", "external")
@@ -237,12 +240,18 @@ def schedule_and_plan(graph: Graph, options: BuildOptions, label: str) -> tuple[
                       # striping (NPU chains in stripes) is not combined with --npu-async yet
                       options.tiling and not vela and not options.npu_async, steps,
                       optimize=options.optimize, costs=costs)
+    placed = plan  # then the NPU's choices of stripes and weight buffers
     if options.target.npu is not None and plan.tiling is not None:
         from .npu.stripes import choose_stripes
 
-        striped = choose_stripes(graph, order, plan, scratch, list(options.pools),
-                                 options.guard, options.target.npu, options.optimize)
-        plan = refigured(striped, order, plan, costs)
+        placed = choose_stripes(graph, order, placed, scratch, list(options.pools),
+                                options.guard, options.target.npu, options.optimize)
+    if options.target.npu is not None and not vela and not options.npu_async:
+        from .npu.weight_buffers import plan_weight_buffers
+
+        placed = plan_weight_buffers(graph, order, placed, options.npu_weights, options.target.npu,
+                                     scratch, list(options.pools), options.guard)
+    plan = refigured(placed, order, plan, costs)
     plan.schedule_exact = chosen.exact
     plan.async_groups = tuple(groups)
     return order, plan
@@ -264,6 +273,7 @@ def compile_model(model: Path | bytes, options: BuildOptions, label: str | None 
                           "(their command streams and weights are one payload); build it without it")
     if options.npu_async and options.target.npu is None:
         raise McugenError(f"{model_label}: --npu-async needs --npu (the NPU the CPU runs beside)")
+    check_npu_weights(options, model_label)
     order, plan = schedule_and_plan(graph, options, model_label)
     if options.target.npu is not None:
         order = npu_segments(graph, order, plan, options, model_label)
@@ -273,6 +283,20 @@ def compile_model(model: Path | bytes, options: BuildOptions, label: str | None 
     compiled = Compiled(graph, order, plan, code, prefix, options, model_label)
     compiled.npu = npu_report(order, plan)
     return compiled
+
+
+NPU_WEIGHTS = ("auto", "sram", "flash")  # npu/weight_buffers.py's POLICIES
+
+
+def check_npu_weights(options: BuildOptions, label: str) -> None:
+    """--npu-weights: one of NPU_WEIGHTS; sram needs --npu and is not combined with --npu-async
+    (auto keeps the weights in flash there)."""
+    if options.npu_weights not in NPU_WEIGHTS:
+        raise McugenError(f"{label}: --npu-weights '{options.npu_weights}' is not one of {', '.join(NPU_WEIGHTS)}")
+    if options.npu_weights != "auto" and options.target.npu is None:
+        raise McugenError(f"{label}: --npu-weights {options.npu_weights} needs --npu (it places NPU weights)")
+    if options.npu_weights == "sram" and options.npu_async:
+        raise McugenError(f"{label}: --npu-weights sram with --npu-async is not supported; drop one of them")
 
 
 def npu_segments(graph: Graph, order: list[Op], plan: Plan, options: BuildOptions, label: str) -> list[Op]:

@@ -187,6 +187,8 @@ class NpuSegmentOptions:
     pools: tuple[NpuPoolRegion, ...]
     # --npu-async: the ops after it in the order that run before invoke waits for the NPU
     concurrent: int = 0
+    # --npu-weights: the ops whose weights a DMA copies into an SRAM buffer (npu/weight_dma.py)
+    sram_weights: tuple[Op, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -169,7 +169,7 @@ def _run(graph: Graph, order: list[Op], pick: Pick) -> tuple[int, int]:
 
 def _forced(pick: Pick, rolling: bool, count: int) -> Any:
     def plan(graph: Graph, order: list[Op], scratch_bytes: Any, pools: Any, guard: int, tiling: bool,
-             steps: Any = None) -> Any:
+             steps: Any = None, **_optimize: Any) -> Any:
         first, last = _run(graph, order, pick)
         chain = make_chain(order[first:last + 1], first, count, rolling)
         assert chain is not None
@@ -386,7 +386,7 @@ def test_a_chain_starting_at_a_row_wise_op_keeps_its_other_operands_alive(monkey
     model, inputs = net.model(), net.inputs(shape)
 
     def plan(graph: Graph, order: list[Op], scratch_bytes: Any, pools: Any, guard: int, tiling: bool,
-             steps: Any = None) -> Any:
+             steps: Any = None, **_optimize: Any) -> Any:
         start = next(n for n, op in enumerate(order) if op.kind is OpKind.ADD)
         chain = make_chain(order[start:start + 2], start, 6, True)
         assert chain is not None

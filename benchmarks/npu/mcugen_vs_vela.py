@@ -5,7 +5,9 @@
                                              [--out mcugen_vs_vela.md]
 
 Per public model and Ethos-U55 size:
-- mcugen: `mcugen build MODEL --npu u55-N` (this checkout); from its report.json: "npu" "cycles"
+- mcugen: `mcugen build MODEL --npu u55-N` (this checkout; also with --no-tiling, and with
+  --no-tiling --npu-weights sram: every weighted op's weights DMA'd into an SRAM buffer); from
+  its report.json: "npu" "cycles"
   (the build run once on the simulated device, PMU cycles summed over the segments),
   "cycles_estimate" (mcugen/npu/estimate.py, build time), SRAM = the arena (the plan's pools;
   the NPU needs no scratch beyond them), flash = command streams + encoded weights, and the ops
@@ -44,11 +46,11 @@ CONFIGS = (32, 64, 128, 256)
 KIB = 1024
 
 
-def ours(model: Path, macs: int, work: Path, tiling: bool = True) -> dict[str, Any]:
-    """`mcugen build --npu` of this checkout (with --no-tiling: NPU chains not striped); its
-    report.json's figures."""
-    out = work / ("mcugen" if tiling else "mcugen-untiled")
-    flags = [] if tiling else ["--no-tiling"]
+def ours(model: Path, macs: int, work: Path, tiling: bool = True, weights: str = "auto") -> dict[str, Any]:
+    """`mcugen build --npu` of this checkout (with --no-tiling: NPU chains not striped; `weights`:
+    --npu-weights); its report.json's figures."""
+    out = work / f"mcugen-{'tiled' if tiling else 'untiled'}-{weights}"
+    flags = ([] if tiling else ["--no-tiling"]) + ["--npu-weights", weights]
     subprocess.run([sys.executable, "-m", "mcugen", "build", str(model), "--npu", f"u55-{macs}", *flags, "-o", str(out)],
                    check=True, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
     report = json.loads((out / "report.json").read_text())
@@ -56,7 +58,8 @@ def ours(model: Path, macs: int, work: Path, tiling: bool = True) -> dict[str, A
     return {"cycles": npu["cycles"], "cycles_estimate": npu["cycles_estimate"], "sram_bytes": npu["sram_bytes"],
             "flash_bytes": npu["command_stream_bytes"] + npu["weights_encoded_bytes"],
             "command_stream_bytes": npu["command_stream_bytes"], "weights_encoded_bytes": npu["weights_encoded_bytes"],
-            "cpu_ops": [op["kind"] for op in report["ops"] if op["kind"] != "ETHOS_U"]}
+            "cpu_ops": [op["kind"] for op in report["ops"] if op["kind"] != "ETHOS_U"],
+            "weight_buffer_ops": npu["weight_buffer_ops"], "weight_buffer_bytes": npu["weight_buffer_bytes"]}
 
 
 def vela(harness: Path, model: Path, macs: int, optimise: str, work: Path) -> dict[str, Any]:
@@ -71,25 +74,31 @@ def vela(harness: Path, model: Path, macs: int, optimise: str, work: Path) -> di
 
 
 def row(r: dict[str, Any]) -> str:
-    o, u, p, s = r["mcugen"], r["mcugen_untiled"], r["vela_performance"], r["vela_size"]
-    return (f"| {r['model']} | {r['config']} | {o['cycles']:,} | {u['cycles']:,} | {p['cycles']:,} | {s['cycles']:,} "
-            f"| {o['cycles'] / p['cycles']:.3f} | {u['cycles'] / p['cycles']:.3f} | {o['sram_bytes']:,} "
-            f"| {u['sram_bytes']:,} | {p['sram_bytes']:,} | {s['sram_bytes']:,} "
+    o, u, w = r["mcugen"], r["mcugen_untiled"], r["mcugen_sram"]
+    p, s = r["vela_performance"], r["vela_size"]
+    return (f"| {r['model']} | {r['config']} | {o['cycles']:,} | {u['cycles']:,} | {w['cycles']:,} | {p['cycles']:,} "
+            f"| {s['cycles']:,} | {o['cycles'] / p['cycles']:.3f} | {u['cycles'] / p['cycles']:.3f} "
+            f"| {w['cycles'] / p['cycles']:.3f} | {o['sram_bytes']:,} "
+            f"| {u['sram_bytes']:,} | {w['sram_bytes']:,} | {p['sram_bytes']:,} | {s['sram_bytes']:,} "
             f"| {o['flash_bytes']:,} | {p['flash_bytes']:,} | {len(o['cpu_ops'])} / {len(p['cpu_ops'])} "
             f"| {o['cycles'] / o['cycles_estimate']:.3f} | {o['cycles'] / p['vela_estimate']:.3f} "
             f"| {p['cycles'] / p['vela_estimate']:.3f} |")
 
 
-HEADER = [("| model | NPU | mcugen cycles | mcugen --no-tiling cycles | Vela Perf. cycles | Vela Size cycles "
-           "| mcugen / Vela Perf. | mcugen --no-tiling / Vela Perf. "
-           "| mcugen SRAM | mcugen --no-tiling SRAM | Vela Perf. SRAM | Vela Size SRAM | mcugen flash | Vela flash | CPU ops mcugen / Vela "
+HEADER = [("| model | NPU | mcugen cycles | mcugen --no-tiling cycles | mcugen --no-tiling --npu-weights sram cycles "
+           "| Vela Perf. cycles | Vela Size cycles "
+           "| mcugen / Vela Perf. | mcugen --no-tiling / Vela Perf. | mcugen --no-tiling sram / Vela Perf. "
+           "| mcugen SRAM | mcugen --no-tiling SRAM | mcugen --no-tiling sram SRAM | Vela Perf. SRAM | Vela Size SRAM "
+           "| mcugen flash | Vela flash | CPU ops mcugen / Vela "
            "| mcugen sim / own estimate | mcugen sim / Vela estimate | Vela sim / Vela estimate |"),
-          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
 
 
 def summary(results: list[dict[str, Any]]) -> list[str]:
     lines = []
-    for key, name in (("mcugen", "mcugen (default, striped)"), ("mcugen_untiled", "mcugen --no-tiling")):
+    for key, name in (("mcugen", "mcugen (default: striped, --npu-weights auto)"),
+                      ("mcugen_untiled", "mcugen --no-tiling (--npu-weights auto)"),
+                      ("mcugen_sram", "mcugen --no-tiling --npu-weights sram")):
         ratios = [r[key]["cycles"] / r["vela_performance"]["cycles"] for r in results]
         sram = sum(r[key]["sram_bytes"] <= r["vela_size"]["sram_bytes"] for r in results)
         lines.append(f"{name}: {len(results)} runs. Cycles / Vela Performance (both simulated): {min(ratios):.3f} - "
@@ -114,6 +123,7 @@ def main() -> None:
                 work = Path(tmp) / f"{name}-{macs}"
                 results.append({"model": name, "config": f"u55-{macs}", "mcugen": ours(model, macs, work),
                                 "mcugen_untiled": ours(model, macs, work, tiling=False),
+                                "mcugen_sram": ours(model, macs, work, tiling=False, weights="sram"),
                                 "vela_performance": vela(harness, model, macs, "Performance", work),
                                 "vela_size": vela(harness, model, macs, "Size", work)})
                 print(row(results[-1]), flush=True)

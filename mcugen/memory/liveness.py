@@ -76,6 +76,8 @@ class Buffer:
     pad: int = 0  # guard bytes planned after the buffer
     view_offsets: dict[int, int] = field(default_factory=dict)  # id(tensor) -> bytes into the buffer
     concat_ops: list[int] = field(default_factory=list)  # concatenations whose inputs are views here
+    # an NPU op's encoded weights and scales, DMA'd here from flash (mcugen/npu/weight_buffers.py)
+    weights_of: Op | None = None
 
     @property
     def extent(self) -> int:

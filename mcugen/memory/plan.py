@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..errors import PlanningError
@@ -132,6 +132,10 @@ class Plan:
                 return buffer
         return None
 
+    def weights_buffer_of(self, op: Op) -> Buffer | None:
+        """The SRAM buffer `op`'s NPU weights are DMA'd to (--npu-weights), if any."""
+        return next((b for b in self.buffers if b.weights_of is op), None)
+
 
 # --- variants ------------------------------------------------------------------------------
 
@@ -140,9 +144,9 @@ Variant = tuple[Tiling | None, list[Buffer]]
 
 
 def _variants(graph: Graph, order: list[Op], scratch_bytes: ScratchBytes, in_place: bool,
-              tiling: Tiling | None, steps: StepView = OP_STEPS) -> list[Variant]:
+              tiling: Tiling | None, steps: StepView = OP_STEPS, extra: Sequence[Buffer] = ()) -> list[Variant]:
     """The buffer sets of one tiling (None: whole tensors; then `steps` views the order), in the
-    order of the docstring."""
+    order of the docstring; each with a fresh copy of the `extra` buffers (placed like the rest)."""
     tilings = tiling.variants() if tiling is not None else [None]
     found: list[Variant] = [
         (tiling, collect_buffers(graph, order, scratch_bytes, in_place=in_place, steps=t or steps))
@@ -153,7 +157,7 @@ def _variants(graph: Graph, order: list[Op], scratch_bytes: ScratchBytes, in_pla
                                 steps=tilings[0] or steps)
         if any(b.concat_ops for b in views):
             found.append((tiling, views))
-    return found
+    return [(t, [*buffers, *(replace(b, tensors=[]) for b in extra)]) for t, buffers in found]
 
 
 Placed = tuple[int, int, Variant, list[PoolPlan]]  # (bytes over pools, variant number, variant, pools)
@@ -204,11 +208,12 @@ def _smallest(graph: Graph, order: list[Op], scratch_bytes: ScratchBytes, pools:
 
 def plan_memory(graph: Graph, order: list[Op], scratch_bytes: ScratchBytes,
                 pools: Sequence[PoolSpec] = DEFAULT_POOLS, guard: int = 0, in_place: bool = True,
-                tiling: Tiling | None = None) -> Plan:
+                tiling: Tiling | None = None, extra: Sequence[Buffer] = ()) -> Plan:
     """Buffers, lifetimes, pools and offsets for `order` with exactly this tiling (None: whole
-    tensors): the smallest of its variants; checked by verify_plan before return."""
+    tensors): the smallest of its variants; checked by verify_plan before return. `extra`:
+    buffers of no tensor with their lifetimes (NPU weight buffers), placed with the others."""
     return _smallest(graph, order, scratch_bytes, pools, guard,
-                     [_variants(graph, order, scratch_bytes, in_place, tiling)])
+                     [_variants(graph, order, scratch_bytes, in_place, tiling, extra=extra)])
 
 
 def plan_model(graph: Graph, order: list[Op], scratch_bytes: ScratchBytes,
@@ -324,7 +329,8 @@ def plan_report(plan: Plan) -> dict[str, object]:
             {"name": b.name, "bytes": b.size, "first": b.first, "last": b.last, "pool": b.pool,
              "offset": b.offset, "scratch": b.scratch_of is not None,
              "tensors": [t.name for t in b.tensors], "in_place_ops": list(b.in_place_ops),
-             "concat_ops": list(b.concat_ops)}
+             "concat_ops": list(b.concat_ops),
+             **({"npu_weights_of": b.weights_of.index} if b.weights_of is not None else {})}
             for b in plan.buffers
         ],
     }

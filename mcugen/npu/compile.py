@@ -8,6 +8,7 @@ not lower (mcugen/npu/support.py makes it the last of an op's NPU reasons).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -23,6 +24,7 @@ from .lower_reduce import REDUCE_LOWERINGS
 from .lower_softmax import SOFTMAX_LOWERINGS
 from .stream import CommandStream, write_payload
 from .stripes import lower_chain
+from .weight_dma import WeightBuffer, emit_dma_wait, emit_weight_dma
 
 # id of every op in a tiled chain -> its chain and where the chain's stripe region is
 Striped = Mapping[int, tuple[Chain, Placement]]
@@ -54,48 +56,122 @@ def _fusable(op: Op, then: Op | None, keep: frozenset[int]) -> bool:
             and [id(c) for c in out.consumers] == [id(then)] and id(out) not in keep)
 
 
+def _fusions(ops: list[Op], keep: frozenset[int], striped: Striped) -> dict[int, Op]:
+    """id(op) -> the LUT op that runs in its output stage (see lower_ops)."""
+    fused: dict[int, Op] = {}
+    inner: set[int] = set()
+    for op, then in itertools.pairwise(ops):
+        if id(op) not in inner and id(op) not in striped and _fusable(op, then, keep):
+            fused[id(op)] = then
+            inner.add(id(then))
+    return fused
+
+
 def _fused(op: Op, then: Op, place: Place, flash: Flash, config: NpuConfig, stream: CommandStream) -> None:
     """`op` writing `then`'s output through `then`'s table (the intermediate never exists)."""
     lut_table(then)  # the table must exist before any command is written
     load_lut(then, flash, config, stream)
-    inner, final = op.outputs[0], then.outputs[0]
     stream.lut_slot = 0
     try:
-        lower_op(op, lambda t: place(final) if t is inner else place(t), flash, config, stream)
+        lower_op(op, _through(op, then, place), flash, config, stream)
     finally:
         stream.lut_slot = None
 
 
+def _through(op: Op, then: Op, place: Place) -> Place:
+    """`place`, with `op`'s output where `then`'s is (a LUT op fused into `op`)."""
+    inner, final = op.outputs[0], then.outputs[0]
+    return lambda t: place(final) if t is inner else place(t)
+
+
+def _copy_source(op: Op, then: Op | None, place: Place, flash: Flash, config: NpuConfig,
+                 buffer: WeightBuffer) -> tuple[int, int]:
+    """(flash address, bytes) of the blob `op`'s weight DMA copies into `buffer`: a trial
+    lowering as the stream will lower it (through `then`'s LUT if fused) adds it to `flash`."""
+    trial = CommandStream()
+    trial.weight_buffer, trial.lut_slot = (buffer.region, buffer.address), None if then is None else 0
+    lower_op(op, place if then is None else _through(op, then, place), flash, config, trial)
+    if trial.weight_copy is None:
+        raise LoweringError("a weight buffer for an op without weights")
+    return trial.weight_copy
+
+
+class _WeightCopies:
+    """The weight DMAs of one stream: which ops have a buffer and which copies have started."""
+
+    def __init__(self, buffers: Mapping[int, WeightBuffer], fused: Mapping[int, Op], place: Place, flash: Flash,
+                 config: NpuConfig) -> None:
+        self.buffers, self.fused, self.place, self.flash, self.config = buffers, fused, place, flash, config
+        self.started: dict[int, tuple[int, int]] = {}  # id(op) -> the (flash address, bytes) copied
+
+    def start(self, op: Op, stream: CommandStream) -> None:
+        """The DMA of `op`'s weights, unless it has started."""
+        if id(op) in self.buffers and id(op) not in self.started:
+            source = _copy_source(op, self.fused.get(id(op)), self.place, self.flash, self.config, self.buffers[id(op)])
+            emit_weight_dma(stream, source, self.buffers[id(op)])
+            self.started[id(op)] = source
+
+    def before_kernel(self, op: Op, after: Op | None, stream: CommandStream) -> None:
+        """Before `op`'s kernel: its weights copied and waited for; then the copy for `after` (the
+        op lowered next, if no LUT is fused into `op`) where its buffer is already free."""
+        if id(op) in self.buffers:
+            self.start(op, stream)
+            emit_dma_wait(stream)
+        if (after is not None and id(op) not in self.fused and id(after) in self.buffers
+                and self.buffers[id(after)].prefetch):
+            self.start(after, stream)
+
+    def check(self, op: Op, stream: CommandStream) -> None:
+        """The op was lowered reading the blob its DMA copied (the trial lowering matched)."""
+        if id(op) in self.buffers and stream.weight_copy != self.started.get(id(op)):
+            raise LoweringError("its weight stream differs from the one copied into its buffer")
+
+    def buffer(self, op: Op) -> tuple[int, int] | None:
+        found = self.buffers.get(id(op))
+        return None if found is None else (found.region, found.address)
+
+
 def lower_ops(ops: list[Op], place: Place, config: NpuConfig, keep: frozenset[int] = frozenset(),
-              striped: Striped | None = None, scratch: Scratch | None = None) -> NpuProgram:
+              striped: Striped | None = None, scratch: Scratch | None = None,
+              weights: Mapping[int, WeightBuffer] | None = None) -> NpuProgram:
     """`ops` as one command stream for `config`; LoweringError naming the first op that does
     not lower. A LUT op right after the op whose output only it reads runs in that op's output
     stage, unless the output is in `keep` (ids of tensors read outside the stream). The ops
     of a tiled chain (`striped`) run stripe by stripe at the chain's last op. `scratch` says
-    where each op's planned scratch is (stream.scratch while it is lowered)."""
+    where each op's planned scratch is (stream.scratch while it is lowered). An op in `weights`
+    reads its weights and scales from that SRAM buffer, copied there by DMA (weight_dma.py)."""
     striped = striped or {}
     stream, flash = CommandStream(), Flash()
+    fused = _fusions(ops, keep, striped)
+    copies = _WeightCopies(weights or {}, fused, place, flash, config)
+    inner = {id(then) for then in fused.values()}
     operations = 0
-    fused: set[int] = set()
     for n, op in enumerate(ops):
-        if id(op) in fused:
+        if id(op) in inner:
             continue
         before = len(stream.words)
-        then = ops[n + 1] if n + 1 < len(ops) else None
+        then = fused.get(id(op))
+        after = ops[n + 1] if n + 1 < len(ops) else None
         where = scratch(op) if scratch is not None else None
         stream.scratch = (where.region, where.address) if where is not None else None
         try:
             if id(op) in striped:
                 chain, region = striped[id(op)]
                 if op is chain.ops[-1]:
+                    copies.before_kernel(op, after, stream)
                     lower_chain(chain, region, lower_op, place, flash, config, stream)
-            elif then is not None and _fusable(op, then, keep):
-                _fused(op, then, place, flash, config, stream)
-                fused.add(id(then))
             else:
-                lower_op(op, place, flash, config, stream)
+                copies.before_kernel(op, after, stream)
+                stream.weight_buffer, stream.weight_copy = copies.buffer(op), None
+                if then is not None:
+                    _fused(op, then, place, flash, config, stream)
+                else:
+                    lower_op(op, place, flash, config, stream)
+                copies.check(op, stream)
         except LoweringError as e:
             raise LoweringError(f"{op.where()}: {e}") from None
+        finally:
+            stream.weight_buffer = None
         operations += len(stream.words) != before
     stream.stop()
     return NpuProgram(write_payload(stream, config), bytes(flash.data) or bytes(16), operations)

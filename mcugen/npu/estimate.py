@@ -17,6 +17,10 @@ Vela's default system config (Ethos_U55_High_End_Embedded, Shared_Sram), as the 
 defaults. It ignores the timeline of DMAs (the LUT loads) and bursts of odd shapes;
 tests/test_npu_figures.py states the band it keeps to the measured cycles.
 
+An op whose weights a DMA copied into an SRAM buffer (--npu-weights, weight_buffers.py) reads
+them and its scales from SRAM, with the blocks the lowering picks for that; its DMA runs beside
+the op before it and adds what it takes beyond that op.
+
 A striped chain (mcugen/npu/stripes.py) is one operation per call of every stripe: each call is
 estimated on its own rows (`chain_cycles`), so the per-operation fill and latencies, the weights
 re-streamed per call and the recomputed halo rows all count; stripes.choose_stripes weighs them.
@@ -36,7 +40,7 @@ from ..ops.registry import op_macs
 from .blocks import Kernel, OpShape, choose_block, is_part_kernel_first
 from .config import Block, NpuConfig
 from .kernel_cycles import KernelShape, kernel_cycles
-from .lower import FLASH_WEIGHT_COST
+from .lower import FLASH_WEIGHT_COST, SRAM_WEIGHT_COST
 from .weights import WeightOrder, encode_weights
 
 SRAM_BYTES_PER_CYCLE = 8
@@ -123,7 +127,7 @@ def encoded_weight_bytes(op: Op, config: NpuConfig, block_depth: int, pkf: bool)
     return _encoded(contiguous.tobytes(), contiguous.shape, order)
 
 
-def kernel_shape(op: Op, config: NpuConfig) -> tuple[KernelShape, OpShape] | None:
+def kernel_shape(op: Op, config: NpuConfig, sram_weights: bool = False) -> tuple[KernelShape, OpShape] | None:
     """A CONV_2D, DEPTHWISE_CONV_2D or pool on 4-D feature maps as the device's cycle model and
     the lowering's block search see it (lower.py's shape of the operation); else None."""
     x, y, o = op.inputs[0], op.outputs[0], op.options
@@ -144,38 +148,49 @@ def kernel_shape(op: Op, config: NpuConfig) -> tuple[KernelShape, OpShape] | Non
     acc40 = kind != "pool" and bits == 16 and (bias is None or bias.dtype.short == "int64")
     pkf = kind == "conv" and is_part_kernel_first(ic, kernel, bits)
     search = OpShape(kind, Block(ow, oh, oc), Block(iw, ih, ic), kernel, bits, acc_bits=40 if acc40 else 32,
-                     part_kernel_first=pkf, weight_cost=FLASH_WEIGHT_COST)
+                     part_kernel_first=pkf,
+                     weight_cost=SRAM_WEIGHT_COST if sram_weights else FLASH_WEIGHT_COST)
     rate = output_cycles(op, config) / y.num_elements
     cycles = KernelShape(kind, Block(ow, oh, oc), Block(iw, ih, ic), kh, kw, kernel.stride_y, kernel.stride_x,
                          bits, pkf, acc40, rate, weights.nbytes if kind != "pool" and weights is not None else 0)
     return cycles, search
 
 
-def memory_cycles(op: Op) -> tuple[float, float]:
-    """(SRAM, flash) cycles: feature maps in SRAM, constants (and bias and scales) in flash."""
-    tensors = [t for t in [*op.inputs, *op.outputs] if t is not None]
-    sram = sum(t.nbytes for t in tensors if not t.is_constant)
-    flash = sum(t.nbytes for t in tensors if t.is_constant)
+def constant_bytes(op: Op) -> int:
+    """The op's constants (and 10 bytes of bias and scale per OFM channel if any)."""
+    flash = sum(t.nbytes for t in op.inputs if t is not None and t.is_constant)
     if flash:
         flash += SCALE_BYTES_PER_CHANNEL * op.outputs[0].shape[-1]  # type: ignore[union-attr]
+    return flash
+
+
+def memory_cycles(op: Op, sram_weights: bool = False) -> tuple[float, float]:
+    """(SRAM, flash) cycles: feature maps in SRAM, constants (and bias and scales) in flash, or
+    in SRAM too (`sram_weights`: a DMA copied them into a weight buffer, --npu-weights)."""
+    sram = sum(t.nbytes for t in [*op.inputs, *op.outputs] if t is not None and not t.is_constant)
+    flash = constant_bytes(op)
+    if sram_weights:
+        sram, flash = sram + flash, 0
     return (sram / SRAM_BYTES_PER_CYCLE + SRAM_LATENCY,
             flash / FLASH_BYTES_PER_CYCLE + FLASH_LATENCY if flash else 0.0)
 
 
-def op_cycles(op: Op, config: NpuConfig) -> int:
-    """One IR op's estimated cycles on the NPU (0 for ops that move no data)."""
+def op_cycles(op: Op, config: NpuConfig, sram_weights: bool = False) -> int:
+    """One IR op's estimated cycles on the NPU (0 for ops that move no data); `sram_weights`:
+    its weights and scales read from a weight buffer in SRAM."""
     if op.kind in NO_WORK:
         return 0
-    shapes = kernel_shape(op, config)
+    shapes = kernel_shape(op, config, sram_weights)
     block = _chosen_block(config, shapes[1]) if shapes is not None else None
     if shapes is not None and block is not None:  # the device's own model, block by block
         shape = shapes[0]
         if shape.kind != "pool":
             shape = dataclasses.replace(shape, weight_bytes=encoded_weight_bytes(op, config, block.depth,
-                                                                                 shape.part_kernel))
+                                                                                 shape.part_kernel),
+                                        weights_in_sram=sram_weights)
         return math.ceil(kernel_cycles(shape, config, block))
     compute = max(mac_cycles(op, config), output_cycles(op, config))
-    return math.ceil(max(compute, *memory_cycles(op)))
+    return math.ceil(max(compute, *memory_cycles(op, sram_weights)))
 
 
 def call_cycles(op: Op, rows: OpRows, config: NpuConfig) -> int:
@@ -193,14 +208,27 @@ def chain_cycles(chain: Chain, config: NpuConfig) -> int:
                for op, rows in zip(chain.ops, stripe.calls, strict=True) if rows is not None)
 
 
-def segment_cycles(ops: tuple[Op, ...], config: NpuConfig, tiling: Tiling | None = None) -> int:
+def weight_copy_cycles(op: Op) -> int:
+    """The DMA of the op's constants from flash into its weight buffer."""
+    return math.ceil(constant_bytes(op) / FLASH_BYTES_PER_CYCLE + FLASH_LATENCY)
+
+
+def segment_cycles(ops: tuple[Op, ...], config: NpuConfig, tiling: Tiling | None = None,
+                   sram_weights: frozenset[int] = frozenset()) -> int:
     """A segment's ops one after the other (the device runs them in stream order); the ops of a
-    chain of `tiling` as its stripes' calls."""
-    total = 0
+    chain of `tiling` as its stripes' calls; an op in `sram_weights` (ids) reads its constants
+    from SRAM after a DMA that runs beside the previous op and adds what it takes beyond it."""
+    total = previous = 0
     for op in ops:
         chain = tiling.chain_of(op) if tiling is not None else None
         if chain is None:
-            total += op_cycles(op, config)
+            cycles = op_cycles(op, config, id(op) in sram_weights)
+            if id(op) in sram_weights:
+                total += max(0, weight_copy_cycles(op) - previous)
         elif op is chain.ops[-1]:
-            total += chain_cycles(chain, config)
+            cycles = chain_cycles(chain, config)
+        else:
+            continue
+        total += cycles
+        previous = cycles
     return total

@@ -44,6 +44,7 @@ class KernelShape:
     acc40: bool
     output_rate: float  # cycles per OFM element of the output stage (estimate.output_cycles' rate)
     weight_bytes: int  # 0 for a pool
+    weights_in_sram: bool = False  # a DMA copied the weights and scales into SRAM (--npu-weights)
 
 
 def _ceil_div(a: int, b: int) -> int:
@@ -189,8 +190,11 @@ def kernel_cycles(op: KernelShape, config: NpuConfig, block: Block) -> float:
     ifm_bytes = in_blk.height * in_blk.width * op.ifm.depth * elem * sub_kernels * fetches
     sram = (_used(ifm_bytes, _read_burst(elem, ifm_block, whole_in), SRAM_BURST)
             + _used(_volume(op.ofm) * elem, _write_burst(elem, block, whole_out), SRAM_BURST)) / SRAM_BYTES_PER_CYCLE
-    flash = (op.weight_bytes * xy_blocks + (SCALE_BYTES_PER_CHANNEL * op.ofm.depth if op.kind != "pool" else 0)) \
-        / FLASH_BYTES_PER_CYCLE
+    constants = op.weight_bytes * xy_blocks + (SCALE_BYTES_PER_CHANNEL * op.ofm.depth if op.kind != "pool" else 0)
+    if op.weights_in_sram:
+        sram, flash = sram + constants / SRAM_BYTES_PER_CYCLE, 0.0
+    else:
+        flash = constants / FLASH_BYTES_PER_CYCLE
     return max(math.ceil(compute), math.ceil(sram), math.ceil(flash))
 
 

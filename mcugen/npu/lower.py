@@ -41,6 +41,7 @@ MAX_PAD = 255  # the engine's limit on IFM padding
 # Weights stream from flash (region 0) at 1 byte/cycle against SRAM's 8 in the default system
 # config: a block that refetches them less is worth that much more (blocks.OpShape.weight_cost).
 FLASH_WEIGHT_COST = 8.0
+SRAM_WEIGHT_COST = 1.0
 
 
 class Flash:
@@ -73,8 +74,9 @@ class KernelOp:
     pads: tuple[int, int, int, int]  # top, left, bottom, right
     clamp: tuple[int, int]
     part_kernel_first: bool = False
-    weights: tuple[int, int] | None = None  # flash address and length of the weight stream
+    weights: tuple[int, int] | None = None  # address and length of the weight stream
     scales: tuple[int, int] | None = None
+    constants_region: int = FLASH_REGION  # where weights and scales are: flash, or a weight buffer
     global_scale: tuple[int, int] | None = None  # OFM_SCALE (scale, shift); None: per channel
     rounding: Rounding = Rounding.TFL
     acc40: bool = False  # 40-bit accumulators (16-bit IFM convolutions)
@@ -128,10 +130,9 @@ def reduced_scale_shift(multiplier: int, exponent: int) -> tuple[int, int]:
     return reduced, shift
 
 
-def _bias_scale(op: Op, channels: int, flash: Flash, reduced: bool) -> tuple[int, int]:
+def _bias_scale(op: Op, channels: int, reduced: bool) -> bytes:
     """The bias/scale stream of a convolution or FULLY_CONNECTED (per-channel TFLite multipliers
-    from the float32 scales in double, as TFLM; `reduced`: TFLite's 16-bit int64 form); its
-    flash address and length."""
+    from the float32 scales in double, as TFLM; `reduced`: TFLite's 16-bit int64 form)."""
     x, w = op.inputs[0], op.inputs[1]
     y = op.outputs[0]
     assert x is not None and w is not None
@@ -144,16 +145,27 @@ def _bias_scale(op: Op, channels: int, flash: Flash, reduced: bool) -> tuple[int
     bias_tensor = op.inputs[2] if len(op.inputs) > 2 else None
     bias = np.zeros(channels, np.int64) if bias_tensor is None or bias_tensor.data is None \
         else bias_tensor.data.astype(np.int64).reshape(-1)
-    blob = encode_bias_scale(bias, np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs]))
-    return flash.add(blob), len(blob)
+    return encode_bias_scale(bias, np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs]))
 
 
-def _weights(w: Tensor, ohwi: np.ndarray, order: WeightOrder, flash: Flash) -> tuple[int, int]:
+def _weights(w: Tensor, ohwi: np.ndarray, order: WeightOrder) -> bytes:
     zero_points = np.array(w.quant.zero_point if w.quant else (0,), np.int16)
     if (zero_points != 0).any():
         raise LoweringError(f"weights '{w.name}' have a nonzero zero point")
-    blob = encode_weights(ohwi.astype(np.int16), order)
-    return flash.add(blob), len(blob)
+    return encode_weights(ohwi.astype(np.int16), order)
+
+
+def _with_constants(k: KernelOp, weights: bytes, scales: bytes, flash: Flash, stream: CommandStream) -> KernelOp:
+    """`k` reading `weights` and `scales` from flash, each added on its own; or, while the
+    stream has a weight buffer, from that buffer, into which a DMA copies them as one blob
+    (weights, then scales at the next 16 bytes) that this records in `stream.weight_copy`."""
+    if stream.weight_buffer is None:
+        return replace(k, weights=(flash.add(weights), len(weights)), scales=(flash.add(scales), len(scales)))
+    region, base = stream.weight_buffer
+    at = len(weights) + -len(weights) % STREAM_ALIGN
+    blob = weights + bytes(at - len(weights)) + scales
+    stream.weight_copy = (flash.add(blob), len(blob))
+    return replace(k, weights=(base, len(weights)), scales=(base + at, len(scales)), constants_region=region)
 
 
 def emit_kernel_op(stream: CommandStream, k: KernelOp, block: BlockConfig, function: int = 0) -> None:
@@ -170,10 +182,10 @@ def emit_kernel_op(stream: CommandStream, k: KernelOp, block: BlockConfig, funct
     stream.cmd0(Cmd0.KERNEL_STRIDE, kernel_stride(kern.stride_x, kern.stride_y, kern.dilation_x, kern.dilation_y,
                                                   k.part_kernel_first))
     if k.weights is not None and k.scales is not None:
-        stream.cmd0(Cmd0.WEIGHT_REGION, FLASH_REGION)
+        stream.cmd0(Cmd0.WEIGHT_REGION, k.constants_region)
         stream.cmd1(Cmd1.WEIGHT_BASE, k.weights[0])
         stream.cmd1(Cmd1.WEIGHT_LENGTH, k.weights[1])
-        stream.cmd0(Cmd0.SCALE_REGION, FLASH_REGION)
+        stream.cmd0(Cmd0.SCALE_REGION, k.constants_region)
         stream.cmd1(Cmd1.SCALE_BASE, k.scales[0])
         stream.cmd1(Cmd1.SCALE_LENGTH, k.scales[1])
     if k.global_scale is not None:
@@ -238,11 +250,12 @@ def _geometry(ifm: FeatureMap, ofm: FeatureMap, kernel: Kernel, padding: Padding
     return top, left, bottom, right
 
 
-def _block_for(config: NpuConfig, kind: str, k: KernelOp, lut: bool) -> BlockConfig:
+def _block_for(config: NpuConfig, kind: str, k: KernelOp, lut: bool,
+               weight_cost: float = FLASH_WEIGHT_COST) -> BlockConfig:
     shape = OpShape(kind, Block(k.ofm.width, k.ofm.height, k.ofm.depth),
                     Block(k.ifm.width, k.ifm.height, k.ifm.depth), k.kernel, k.ifm.bits,
                     acc_bits=40 if k.acc40 else 32, part_kernel_first=k.part_kernel_first, lut=lut,
-                    weight_cost=FLASH_WEIGHT_COST)
+                    weight_cost=weight_cost)
     try:
         return choose_block(config, shape)
     except ValueError as e:
@@ -288,15 +301,16 @@ def _emit_weighted(op: Op, k: KernelOp, ohwi: np.ndarray, config: NpuConfig, fla
                    stream: CommandStream, kind: str) -> None:
     """Block, weight stream, bias/scale stream, commands of a CONV or DEPTHWISE operation."""
     k = _wide(k, op)
-    block = _block_for(config, kind, k, stream.lut_slot is not None)
+    # weights in an SRAM buffer cost what feature maps do (Vela's assumption)
+    block = _block_for(config, kind, k, stream.lut_slot is not None,
+                       FLASH_WEIGHT_COST if stream.weight_buffer is None else SRAM_WEIGHT_COST)
     dilation = (k.kernel.dilation_y, k.kernel.dilation_x)
     order = WeightOrder(block.ofm.depth, kind == "depthwise", k.part_kernel_first, k.ifm.bits,
                         config.ofm_ublock.depth, config.ifm_ublock.depth, dilation)
     w = op.inputs[1]
     assert w is not None
-    weights = _weights(w, ohwi, order, flash)
-    scales = _bias_scale(op, k.ofm.depth, flash, k.acc40)
-    emit_kernel_op(stream, replace(k, weights=weights, scales=scales), block)
+    k = _with_constants(k, _weights(w, ohwi, order), _bias_scale(op, k.ofm.depth, k.acc40), flash, stream)
+    emit_kernel_op(stream, k, block)
 
 
 def lower_depthwise(op: Op, place: Place, flash: Flash, config: NpuConfig, stream: CommandStream) -> None:

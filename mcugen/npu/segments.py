@@ -29,6 +29,7 @@ from .lower_softmax import softmax_scratch_bytes
 from .partition import Segment, partition
 from .support import Placement as Decision
 from .support import npu_reasons
+from .weight_dma import WeightBuffer
 
 
 def npu_takes(op: Op, config: NpuConfig) -> bool:
@@ -109,6 +110,22 @@ def _striped(ops: list[Op], plan: Plan, region: dict[str, int], number: int) -> 
     return found
 
 
+def _weight_buffers(ops: list[Op], plan: Plan, region: dict[str, int], number: int) -> dict[int, WeightBuffer]:
+    """Each op of `ops` with a weight buffer in the plan (--npu-weights) -> where it is; prefetch
+    where the buffer is live from the step before the op's (weight_buffers.py plans that only
+    when the previous op of the order is an NPU op, which then is in this segment)."""
+    found: dict[int, WeightBuffer] = {}
+    for op in ops:
+        buffer = plan.weights_buffer_of(op)
+        if buffer is None:
+            continue
+        if buffer.pool not in region:
+            raise BuildError(f"NPU segment {number}: the weight buffer of op {op.index} is in pool "
+                             f"'{buffer.pool}', which holds none of its tensors")
+        found[id(op)] = WeightBuffer(region[buffer.pool], buffer.offset, buffer.first < buffer.last)
+    return found
+
+
 def _constant(graph: Graph, name: str, blob: bytes) -> Tensor:
     data = np.frombuffer(blob, dtype=np.uint8).copy()
     tensor = Tensor(index=len(graph.tensors), name=name, shape=(len(blob),), dtype=DType.UINT8, data=data)
@@ -136,13 +153,15 @@ def segment_op(graph: Graph, segment: Segment, plan: Plan, config: NpuConfig) ->
     ifms, ofms = list(segment.inputs), list(segment.outputs)
     try:
         program = lower_ops(ops, place, config, frozenset(id(t) for t in ofms),
-                            _striped(ops, plan, region, number), scratch)
+                            _striped(ops, plan, region, number), scratch,
+                            _weight_buffers(ops, plan, region, number))
     except LoweringError as e:
         raise BuildError(f"NPU segment {number}: {e}") from None
     payload = _constant(graph, f"npu_segment{number}_payload", program.payload)
     flash = _constant(graph, f"npu_segment{number}_weights", program.flash)
+    sram_weights = tuple(op for op in ops if plan.weights_buffer_of(op) is not None)
     return Op(kind=OpKind.ETHOS_U, inputs=[payload, flash, *ifms], outputs=ofms,
-              options=NpuSegmentOptions(tuple(ops), tuple(pools)), index=ops[0].index, backend="npu")
+              options=NpuSegmentOptions(tuple(ops), tuple(pools), sram_weights=sram_weights), index=ops[0].index, backend="npu")
 
 
 def lower_segments(graph: Graph, order: list[Op], plan: Plan, config: NpuConfig,

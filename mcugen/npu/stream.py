@@ -29,13 +29,18 @@ class CommandStream:
     being lowered applies that SHRAM LUT slot in its output stage (a LUT op fused into it).
     `pad_top`: while set, the operation being lowered is one stripe of its op (mcugen/npu/stripes.py):
     its IFM is the stripe's input rows, with this many padding rows above them. `scratch`: where
-    the scratch the planner gave the op being lowered starts (a SOFTMAX's intermediates)."""
+    the scratch the planner gave the op being lowered starts (a SOFTMAX's intermediates).
+    `weight_buffer`: while set, (region, address) of the SRAM buffer the operation being lowered
+    reads its weights and scales from (--npu-weights); its lowering then sets `weight_copy`:
+    (flash address, bytes) of the one blob (weights, then scales) a DMA copies there."""
 
     def __init__(self) -> None:
         self.words: list[int] = []
         self.lut_slot: int | None = None
         self.pad_top: int | None = None
         self.scratch: tuple[int, int] | None = None  # (region, byte address)
+        self.weight_buffer: tuple[int, int] | None = None
+        self.weight_copy: tuple[int, int] | None = None
 
     def cmd0(self, opcode: Cmd0, param: int = 0) -> None:
         self.words.append(cmd0_word(opcode, param))
