@@ -64,7 +64,7 @@ class TradeOff:
     def line(self) -> str:
         """The one line `mcugen build` and `mcugen plan` print."""
         def show(f: Figures) -> str:
-            return f"{f.arena_bytes} bytes, ~{f.estimated_instructions:,} instructions"
+            return f"{f.arena_bytes} bytes, ~{f.estimated_instructions:,} CPU instructions"
 
         return (f"optimize {self.mode}: {show(self.chosen)} (ram: {show(self.ram)}; speed: {show(self.speed)}; "
                 f"balanced: least RAM within {BALANCED_PERCENT:g}% of the fastest)")

@@ -77,8 +77,9 @@ def npu_report(order: list[Op], plan: Plan) -> dict[str, Any] | None:
     }
 
 
-ESTIMATE_SOURCE = ("mcugen/npu/estimate.py at build time: per op the slowest of MACs, output stage, SRAM and "
-                   "flash traffic (a roofline of the device's cycle model), summed over the segments' ops")
+ESTIMATE_SOURCE = ("mcugen/npu/estimate.py at build time: convolutions and pools through a mirror of the device's "
+                   "cycle model (per stripe call when striped), other ops a roofline of MACs, output stage, SRAM "
+                   "and flash traffic; summed over the segments' ops")
 
 
 def _own_figures(ops: list[Op], plan: Plan) -> dict[str, Any]:
