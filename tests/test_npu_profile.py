@@ -23,7 +23,10 @@ MODEL = Path(__file__).resolve().parent / "fixtures" / "model_transformer_block.
 
 
 def _options(npu_async: bool) -> BuildOptions:
-    return BuildOptions(target=dataclasses.replace(HOST, npu=npu_config("u55-128")), npu_async=npu_async)
+    # weights from flash in both: --npu-async builds never buffer them in SRAM, so the same
+    # segment would otherwise run other streams with and without it
+    return BuildOptions(target=dataclasses.replace(HOST, npu=npu_config("u55-128")), npu_async=npu_async,
+                        npu_weights="flash")
 
 
 def test_profile_with_npu_shows_npu_ns_per_segment_and_the_split() -> None:
