@@ -122,3 +122,19 @@ def test_lut_after_an_elementwise_op_runs_in_its_output_stage(macs: int, harness
     assert counts.get("ELEMENTWISE") == 1 and counts.get("POOL", 0) == 0, counts
     (expected,) = run_tflm(data, inputs)
     assert np.array_equal(run.outputs[0].reshape(expected.shape), expected)
+
+
+def test_stream_leaves_out_register_writes_that_change_nothing() -> None:
+    """A register write repeating the value last written is dropped; operations never are."""
+    from mcugen.npu.registers import Cmd0, Cmd1, cmd0_word, cmd1_words
+
+    stream = CommandStream()
+    stream.cmd0(Cmd0.IFM_PAD_TOP, 1)
+    stream.cmd1(Cmd1.IFM_BASE0, 0x40)
+    stream.cmd0(Cmd0.OP_CONV)
+    stream.cmd0(Cmd0.IFM_PAD_TOP, 1)  # unchanged: dropped
+    stream.cmd1(Cmd1.IFM_BASE0, 0x40)  # unchanged: dropped
+    stream.cmd1(Cmd1.IFM_BASE0, 0x80)  # changed: kept
+    stream.cmd0(Cmd0.OP_CONV)  # an operation: always kept
+    assert stream.words == [cmd0_word(Cmd0.IFM_PAD_TOP, 1), *cmd1_words(Cmd1.IFM_BASE0, 0x40),
+                            cmd0_word(Cmd0.OP_CONV), *cmd1_words(Cmd1.IFM_BASE0, 0x80), cmd0_word(Cmd0.OP_CONV)]

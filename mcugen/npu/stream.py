@@ -14,7 +14,7 @@ import struct
 
 from ..ops.npu.payload import ACTION_COMMAND_STREAM, ACTION_CONFIG, ACTION_NOP, MAGIC
 from .config import NpuConfig
-from .registers import Cmd0, Cmd1, cmd0_word, cmd1_words
+from .registers import CMD1_FLAG, Cmd0, Cmd1, cmd0_word, cmd1_words
 
 # The ID word Vela 5.2 writes: arch 1.0.6 (31:28, 27:20, 19:16) and the id register's reset
 # fields (product major 6 in 15:12, version status 1 in 3:0).
@@ -22,6 +22,7 @@ ARCH_MAJOR, ARCH_MINOR, ARCH_PATCH = 1, 0, 6
 ID_WORD = ARCH_MAJOR << 28 | ARCH_MINOR << 20 | ARCH_PATCH << 16 | 6 << 12 | 1
 CONFIG_TAG_PARAM = 1 << 4  # the CONFIG action's tag parameter as Vela writes it (patch 1, release 0)
 MAX_STREAM_WORDS = (1 << 24) - 1
+FIRST_PARAMETER_CMD0 = 0x100  # cmd0 opcodes below are operations (run, wait, stop), above register writes
 
 
 class CommandStream:
@@ -32,7 +33,11 @@ class CommandStream:
     the scratch the planner gave the op being lowered starts (a SOFTMAX's intermediates).
     `weight_buffer`: while set, (region, address) of the SRAM buffer the operation being lowered
     reads its weights and scales from (--npu-weights); its lowering then sets `weight_copy`:
-    (flash address, bytes) of the one blob (weights, then scales) a DMA copies there."""
+    (flash address, bytes) of the one blob (weights, then scales) a DMA copies there.
+
+    The NPU keeps its registers from one operation to the next, so a register write that repeats
+    the value the stream last wrote there is left out (as Vela's emitter does): lowerings write
+    every register an operation reads, the stream keeps the ones that change."""
 
     def __init__(self) -> None:
         self.words: list[int] = []
@@ -41,12 +46,24 @@ class CommandStream:
         self.scratch: tuple[int, int] | None = None  # (region, byte address)
         self.weight_buffer: tuple[int, int] | None = None
         self.weight_copy: tuple[int, int] | None = None
+        self._registers: dict[int, tuple[int, ...]] = {}  # command word's opcode bits -> the words last written
 
     def cmd0(self, opcode: Cmd0, param: int = 0) -> None:
-        self.words.append(cmd0_word(opcode, param))
+        word = cmd0_word(opcode, param)
+        if opcode < FIRST_PARAMETER_CMD0 or self._changes(opcode, (word,)):
+            self.words.append(word)
 
     def cmd1(self, opcode: Cmd1, data: int, param: int = 0) -> None:
-        self.words.extend(cmd1_words(opcode, data, param))
+        words = cmd1_words(opcode, data, param)
+        if self._changes(CMD1_FLAG | opcode, words):
+            self.words.extend(words)
+
+    def _changes(self, key: int, words: tuple[int, ...]) -> bool:
+        """Whether writing `words` changes the register (and remember them)."""
+        if self._registers.get(key) == words:
+            return False
+        self._registers[key] = words
+        return True
 
     def stop(self) -> None:
         """NPU_OP_STOP with the IRQ mask 0xFFFF, as the stream's last command."""
