@@ -69,12 +69,12 @@ def test_run_sequence_is_bit_exact_with_the_runtime(rounding: str, stream_file: 
 
 
 def test_npu_build_runs_the_sequence_with_state_on_the_cpu(stream_file: Path, tmp_path: Path) -> None:
-    """--npu: the convolutions go to the NPU, the state ops stay on the CPU, and the 24-step
+    """--npu: the convolutions and concatenations go to the NPU, the state ops stay on the CPU, and the 24-step
     sequence is still TFLM's (the partition knows a state has no producer)."""
     listing = invoke("inspect", stream_file, "--npu", "u55-128")
     assert listing.exit_code == 0, listing.output
     assert "a copy of a model's state, made by the CPU" in listing.output
-    assert "2 op(s) on the NPU" in listing.output
+    assert "4 op(s) on the NPU" in listing.output
     xs = frames(STEPS, seed=6)
     np.savez(tmp_path / "in.npz", input0=xs)
     result = invoke("run", stream_file, "--npu", "u55-128", "--input", tmp_path / "in.npz", "--sequence",
