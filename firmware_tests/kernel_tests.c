@@ -283,8 +283,30 @@ static mcugen_fully_connected_fast_params fast_fc(const mcugen_fc_params *p)
 {
     const mcugen_fully_connected_fast_params f = {p->input_offset, p->output_offset,
                                                   p->activation, p->per_channel,
-                                                  p->kernel_sums};
+                                                  p->kernel_sums, p->filter_layout};
     return f;
+}
+
+/* What mcugen builds for FULLY_CONNECTED on Cortex-M4/M7 (mcugen/ops/matmul/emit.py,
+ * blocks4_weights, written again here from its description): filter [units][depth], depth % 4
+ * == 0, re-ordered into blocks of four units, each group of four depth values as the four
+ * rows' words side by side, the units % 4 last units as plain rows. Word-aligned. */
+static const int8_t *make_fc_blocks4(int32_t units, int32_t depth)
+{
+    static int32_t words[MAX_FILTER / 4];
+    int8_t *packed = (int8_t *)words;
+    int32_t i = 0;
+    for (int32_t u0 = 0; u0 + 4 <= units; u0 += 4) {
+        for (int32_t g = 0; g < depth; g += 4) {
+            for (int32_t r = 0; r < 4; ++r) {
+                for (int32_t k = 0; k < 4; ++k) {
+                    packed[i++] = filter[(u0 + r) * depth + g + k];
+                }
+            }
+        }
+    }
+    memcpy(packed + i, filter + i, (size_t)(units * depth - i));
+    return packed;
 }
 
 static void prepare_outputs(int32_t bytes)
@@ -466,6 +488,7 @@ static void test_fully_connected(int32_t index)
     params.activation = random_activation();
     params.per_channel = uniform(0, 1);
     params.real_scale = NULL;
+    params.filter_layout = 0;
     fill_s8(input, in.n * in.c);
     fill_s8(filter, fd.n * fd.c);
     fill_quant(od.c, in.c);
@@ -491,6 +514,33 @@ static void test_fully_connected(int32_t index)
         memcpy(out_fast, out_ref, (size_t)bytes);
     }
     count_spread(bytes, params.activation);
+    if (!compare("fully_connected", index, bytes) || in.c % 4 != 0) {
+        return;
+    }
+    /* the same case over the weights as mcugen builds them for Cortex-M4/M7 (no extra random
+     * numbers): the portable loop and the fast path must both give out_ref */
+    const int8_t *packed = make_fc_blocks4(od.c, in.c);
+    params.filter_layout = MCUGEN_FC_LAYOUT_BLOCKS4;
+    memset(out_fast, GUARD, (size_t)bytes + 1);
+    if (mcugen_fully_connected_s8(&ctx, &params, &quant, &in, input, &fd, packed, &bd, b, &od,
+                                  out_fast) != MCUGEN_OK) {
+        put_text("FAIL fully_connected: portable kernel rejected blocks4 case ");
+        put_int(index);
+        end_line();
+        ++failures;
+        return;
+    }
+    if (!compare("fully_connected", index, bytes)) {
+        return;
+    }
+    memset(out_fast, GUARD, (size_t)bytes + 1);
+    const mcugen_fully_connected_fast_params fp4 = fast_fc(&params);
+    if (mcugen_fully_connected_fast_s8(&ctx, &fp4, &quant, &in, input, &fd, packed, b, &od,
+                                       out_fast)) {
+        ++fast_cases;
+    } else {
+        memcpy(out_fast, out_ref, (size_t)bytes);
+    }
     compare("fully_connected", index, bytes);
 }
 

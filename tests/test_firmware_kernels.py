@@ -124,6 +124,10 @@ MUTATIONS = [
     ("qemu-m4", "mcugen_conv_fast_dsp.c",
      "    const int32_t add = (int32_t)((2u * (uint32_t)zp + 1u) << (right - 1));\n",
      "    const int32_t add = (int32_t)((2u * (uint32_t)zp) << (right - 1));\n"),
+    # FULLY_CONNECTED over the weights in blocks of four units: the LDM loop's fourth row
+    # summed into the third, and the portable loop stepping one word short per group
+    ("qemu-m4", "mcugen_conv_fast_dsp.c", 'DSP_FCB_ROW("k3", "a3")', 'DSP_FCB_ROW("k3", "a2")'),
+    ("qemu-m4", "mcugen_fully_connected.c", "g += 4, w += 16, x += 4", "g += 4, w += 12, x += 4"),
     # the Helium conv's assembly: the pair requantization without the second pixel's -1 for
     # negatives, and the three-row pass reading the second pixel's later window rows from
     # the wrong place (in-place windows: the segment step forgotten)
@@ -226,3 +230,40 @@ def test_fully_connected_kernel_sums_are_built_for_helium(target: str) -> None:
         body = re.search(rf"{used[str(op.index)]}\[\d+\][^=]*= \{{([^}}]*)\}}", source)
         assert body is not None
         assert [int(v) for v in body.group(1).split(",")] == expected.tolist()
+
+
+@pytest.mark.parametrize("target", ["host", "cortex-m4", "cortex-m55"])
+def test_fully_connected_weights_in_blocks4_for_dsp(target: str) -> None:
+    """--target cortex-m4 stores every int8 FULLY_CONNECTED's weights in blocks of four units
+    (MCUGEN_FC_LAYOUT_BLOCKS4: unit u's value i at block u // 4, group i // 4, word u % 4, byte
+    i % 4) instead of TFLite's rows, in the same bytes of flash; the other targets keep the rows.
+    That the DSP path and the portable loop compute the same outputs from them is checked on
+    QEMU (kernel_tests.c's blocks4 cases, the public models against TFLM's outputs)."""
+    compiled = compile_model(public_model("ad_autoencoder"), BuildOptions(target=target))
+    source = compiled.code.files[f"{compiled.prefix}_model.c"]
+    fcs = [op for op in compiled.order if op.kind is OpKind.FULLY_CONNECTED]
+    layouts = dict(re.findall(r"fc_params_(\d+) = \{[^;]*\.filter_layout = (\d+)", source))
+    if target != "cortex-m4":
+        assert not layouts
+        return
+    host = compile_model(public_model("ad_autoencoder"), BuildOptions(target="host"))
+    assert compiled.code.weights_bytes == host.code.weights_bytes
+    assert layouts == {str(op.index): "1" for op in fcs}
+    for op in fcs:
+        w = op.inputs[1].data
+        units, depth = w.shape
+        call = re.search(rf"mcugen_fully_connected_s8\(&fc_ctx_{op.index}, [^;]*?&fc_filter_dims_"
+                         rf"{op.index}, (\w+),", source)
+        assert call is not None
+        body = re.search(rf"{call.group(1)}\[\d+\][^=]*= \{{([^}}]*)\}}", source)
+        assert body is not None
+        stored = np.array([int(v) for v in body.group(1).split(",")], dtype=np.int8)
+        expected = np.empty(units * depth, dtype=np.int8)
+        for u in range(units):
+            for i in range(depth):
+                if u < units - units % 4:
+                    position = (u // 4) * 4 * depth + (i // 4) * 16 + (u % 4) * 4 + i % 4
+                else:
+                    position = u * depth + i
+                expected[position] = w[u, i]
+        assert np.array_equal(stored, expected)

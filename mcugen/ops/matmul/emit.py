@@ -77,6 +77,30 @@ def _fc_kernel_sums(op: Op, ctx: EmitContext, p: FullyConnectedParams) -> str:
     return f", .kernel_sums = {name}"
 
 
+def blocks4_weights(weights: np.ndarray) -> np.ndarray:
+    """[units][depth] int8 weights (depth % 4 == 0) in MCUGEN_FC_LAYOUT_BLOCKS4 order: the units
+    in blocks of four, each block group by group of four depth values, the four rows' words
+    of a group side by side; the units % 4 last units as plain rows. The same bytes."""
+    units, depth = weights.shape
+    full = units & ~3
+    blocks = weights[:full].reshape(full // 4, 4, depth // 4, 4).transpose(0, 2, 1, 3)
+    return np.concatenate([blocks.reshape(-1), weights[full:].reshape(-1)])
+
+
+def _fc_blocks4_filter(op: Op, ctx: EmitContext, p: FullyConnectedParams) -> str | None:
+    """The C name of the weights re-ordered for the Cortex-M4/M7 fast path (one LDM brings a
+    group of four rows), or None where the weights stay in TFLite's rows: other cores, int16,
+    the double rescale, a filter zero point, computed weights, a depth that is not a multiple
+    of 4, fewer than four units."""
+    w = op.inputs[1]
+    if (ctx.target.fast_path != "dsp" or p.int16 or p.rescale.kind is RescaleKind.DOUBLE
+            or p.filter_offset != 0 or w is None or w.data is None or len(w.shape) != 2
+            or p.depth % 4 != 0 or p.units < 4):
+        return None
+    data = np.asarray(w.data, dtype=np.int8).reshape(p.units, p.depth)
+    return ctx.constant(f"{w.name} blocks4", blocks4_weights(data), "int8_t")
+
+
 def _flat_dims(n: int, c: int) -> str:
     return f"{{ .n = {n}, .h = 1, .w = 1, .c = {c} }}"
 
@@ -89,6 +113,8 @@ def emit_fully_connected(op: Op, ctx: EmitContext) -> KernelCall:
     i = op.index
     low, high = p.clamp
     declarations: list[str] = []
+    sparse = ctx.sparse_weights and choose_sparse(op).sparse  # --sparse: mask-and-values weights
+    blocks4 = None if sparse else _fc_blocks4_filter(op, ctx, p)
     if p.int16:
         declarations += rescale_decls(ctx, op, f"fc_quant_{i}", p.rescale)
         function, real_scale, quant_arg = "mcugen_fully_connected_s16", "NULL", f"&fc_quant_{i}, "
@@ -109,7 +135,8 @@ def emit_fully_connected(op: Op, ctx: EmitContext) -> KernelCall:
         f".output_offset = {p.output_offset}, "
         f".activation = {{ .min = {low}, .max = {high} }}, "
         f".per_channel = {int(p.per_channel)}, .real_scale = {real_scale}"
-        f"{_fc_kernel_sums(op, ctx, p)} }};"
+        f"{_fc_kernel_sums(op, ctx, p)}"
+        f"{', .filter_layout = 1 /* MCUGEN_FC_LAYOUT_BLOCKS4 */' if blocks4 else ''} }};"
     )
     if p.int16:
         bias_decls, bias_args = bias64_args(ctx, op, bias, f"fc_bias_dims_{i}")
@@ -126,13 +153,13 @@ def emit_fully_connected(op: Op, ctx: EmitContext) -> KernelCall:
         context_decl(op, ctx, f"fc_ctx_{i}"),
     ]
     runtime = set(RUNTIME_FC)
-    if ctx.sparse_weights and choose_sparse(op).sparse:  # --sparse: mask-and-values weights
+    if sparse:
         sparse_decls, filter_arg = sparse_filter_arg(op, ctx)
         declarations += sparse_decls
         function = function.replace("fully_connected_s8", "fully_connected_sparse_s8")
         runtime.add(SPARSE_RUNTIME)
     else:
-        filter_arg = ctx.ptr(w)
+        filter_arg = blocks4 or ctx.ptr(w)
     call = (
         f"{function}(&fc_ctx_{i}, &fc_params_{i}, {quant_arg}"
         f"&fc_input_dims_{i}, {ctx.ptr(x)}, &fc_filter_dims_{i}, {filter_arg}, {bias_args}, "

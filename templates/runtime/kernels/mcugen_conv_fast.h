@@ -86,7 +86,12 @@ typedef struct {
     mcugen_activation activation;
     int32_t per_channel;
     const int32_t *kernel_sums; /* optional: mcugen_fc_params.kernel_sums */
+    int32_t filter_layout;      /* mcugen_fc_params.filter_layout */
 } mcugen_fully_connected_fast_params;
+
+/* mcugen_fc_params.filter_layout of the weights in blocks of four units (word-interleaved rows),
+ * which the DSP path reads with one LDM a group; the Helium path declines it. */
+#define MCUGEN_FC_LAYOUT_BLOCKS4 1
 
 /* Scratch bytes of the conv fast path compiled in (0 without one): the im2col columns and
  * per-channel sums. */

@@ -1081,6 +1081,72 @@ static inline void rows_4x1(const int8_t *w, const int32_t *x, int32_t depth, in
 }
 #endif
 
+/* ---- FULLY_CONNECTED over weights in blocks of four units (MCUGEN_FC_LAYOUT_BLOCKS4) -------
+ * Group g (four depth values) of a block is 16 bytes at 16 g: row r's four int8 weights in
+ * word r. The column x is the input row widened as for the row kernels (x0 x2, x1 x3 per
+ * group), so each word unpacks with SXTB16 and SXTB16 ROR 8 into two SMLAD operands and one
+ * LDM brings a group's weights of all four rows. */
+
+/* Row r of a block (w = the block + 4 r) over `groups` groups: any optimisation level. */
+static inline int32_t block_row(const int8_t *w, const int32_t *x, int32_t groups, int32_t a)
+{
+    for (int32_t g = 0; g < groups; ++g, w += 16, x += 2) {
+        const int32_t raw = load32(w);
+        a = __smlad(sxtb16_ror8(raw), x[1], __smlad(__sxtb16(raw), x[0], a));
+    }
+    return a;
+}
+
+#if DSP_FC_ROWS4
+/* Row `acc`'s word `word` against the column group in xa, xb. */
+#define DSP_FCB_ROW(word, acc)                                                                 \
+    "sxtb16 %[we], %[" word "]\n\t"                                                            \
+    "sxtb16 %[" word "], %[" word "], ror #8\n\t"                                              \
+    "smlad  %[" acc "], %[we], %[xa], %[" acc "]\n\t"                                          \
+    "smlad  %[" acc "], %[" word "], %[xb], %[" acc "]\n\t"
+#define DSP_FCB_GROUP                                                                          \
+    "ldrd   %[xa], %[xb], [%[x]], #8\n\t"                                                      \
+    "ldmia  %[w]!, {%[k0], %[k1], %[k2], %[k3]}\n\t"                                           \
+    DSP_FCB_ROW("k0", "a0") DSP_FCB_ROW("k1", "a1") DSP_FCB_ROW("k2", "a2")                    \
+    DSP_FCB_ROW("k3", "a3")
+#define DSP_FCB_OPERANDS                                                                       \
+    [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [w] "+r"(w), [x] "+r"(x),    \
+        [k0] "=&r"(k0), [k1] "=&r"(k1), [k2] "=&r"(k2), [k3] "=&r"(k3), [we] "=&r"(we),      \
+        [xa] "=&r"(xa), [xb] "=&r"(xb)
+
+/* The four rows of a block (w word-aligned): 16 MACs in 18 instructions a group, four groups
+ * a pass. The LDM's registers are fixed in ascending order (word r into k_r); the loop's end
+ * is compared from memory (thirteen registers are taken). */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline void block_4x1(const int8_t *w, const int32_t *x, int32_t groups, int32_t acc[4])
+{
+    int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3], we, xa, xb;
+    register int32_t k0 __asm__("r8");
+    register int32_t k1 __asm__("r9");
+    register int32_t k2 __asm__("r10");
+    register int32_t k3 __asm__("r11");
+    if (groups >= 4) {
+        const int32_t *end = x + 2 * (groups & ~3);
+        __asm__ volatile("1:\n\t" DSP_FCB_GROUP DSP_FCB_GROUP DSP_FCB_GROUP DSP_FCB_GROUP
+                         "ldr    %[k0], %[end]\n\t"
+                         "cmp    %[x], %[k0]\n\t"
+                         "bne    1b"
+                         : DSP_FCB_OPERANDS
+                         : [end] "m"(end)
+                         : "cc", "memory");
+    }
+    for (int32_t g = groups & 3; g > 0; --g) {
+        __asm__ volatile(DSP_FCB_GROUP : DSP_FCB_OPERANDS : : "memory");
+    }
+    acc[0] = a0;
+    acc[1] = a1;
+    acc[2] = a2;
+    acc[3] = a3;
+}
+#endif
+
 /* One output, the fast requantization decided per value rather than from a table (the
  * bound it needs, |acc| < 2^30 so that 2 acc fits int32, is checked on acc itself):
  * rq_table's argument holds for shift in [-22, -1] and |zp| <= 128 (zp_ok), else rq_exact. */
@@ -1141,7 +1207,7 @@ __attribute__((always_inline))
 static inline void fc_blocks4_of(const int8_t *w, const int32_t *x, int32_t depth,
                                  int32_t blocks, const int32_t *bias, const int32_t *mult,
                                  const int32_t *shift, int32_t step, int zp_ok, const int quick,
-                                 const rq_params p, int8_t *out)
+                                 const int packed, const rq_params p, int8_t *out)
 {
     const int32_t s1 = step >> 2, s2 = 2 * s1, s3 = 3 * s1; /* within a block */
     for (; blocks > 0; --blocks, w += 4 * depth, out += 4, mult += step, shift += step) {
@@ -1150,7 +1216,11 @@ static inline void fc_blocks4_of(const int8_t *w, const int32_t *x, int32_t dept
             acc[0] = bias[0], acc[1] = bias[1], acc[2] = bias[2], acc[3] = bias[3];
             bias += 4;
         }
-        rows_4x1(w, x, depth, acc);
+        if (packed) {
+            block_4x1(w, x, depth >> 2, acc);
+        } else {
+            rows_4x1(w, x, depth, acc);
+        }
         if (quick) {
             out[0] = fc_quick_out(acc[0], mult[0], shift[0], p.zp);
             out[1] = fc_quick_out(acc[1], mult[s1], shift[s1], p.zp);
@@ -1172,7 +1242,7 @@ DSP_NOINLINE static void fc_blocks4(const int8_t *w, const int32_t *x, int32_t d
                                     const int32_t *shift, int32_t step, int zp_ok,
                                     const rq_params p, int8_t *out)
 {
-    fc_blocks4_of(w, x, depth, blocks, bias, mult, shift, step, zp_ok, 0, p, out);
+    fc_blocks4_of(w, x, depth, blocks, bias, mult, shift, step, zp_ok, 0, 0, p, out);
 }
 
 DSP_NOINLINE static void fc_blocks4_quick(const int8_t *w, const int32_t *x, int32_t depth,
@@ -1180,7 +1250,24 @@ DSP_NOINLINE static void fc_blocks4_quick(const int8_t *w, const int32_t *x, int
                                           const int32_t *mult, const int32_t *shift,
                                           int32_t step, const rq_params p, int8_t *out)
 {
-    fc_blocks4_of(w, x, depth, blocks, bias, mult, shift, step, 1, 1, p, out);
+    fc_blocks4_of(w, x, depth, blocks, bias, mult, shift, step, 1, 1, 0, p, out);
+}
+
+/* The same over weights in MCUGEN_FC_LAYOUT_BLOCKS4 (block_4x1). */
+DSP_NOINLINE static void fc_packed4(const int8_t *w, const int32_t *x, int32_t depth,
+                                    int32_t blocks, const int32_t *bias, const int32_t *mult,
+                                    const int32_t *shift, int32_t step, int zp_ok,
+                                    const rq_params p, int8_t *out)
+{
+    fc_blocks4_of(w, x, depth, blocks, bias, mult, shift, step, zp_ok, 0, 1, p, out);
+}
+
+DSP_NOINLINE static void fc_packed4_quick(const int8_t *w, const int32_t *x, int32_t depth,
+                                          int32_t blocks, const int32_t *bias,
+                                          const int32_t *mult, const int32_t *shift,
+                                          int32_t step, const rq_params p, int8_t *out)
+{
+    fc_blocks4_of(w, x, depth, blocks, bias, mult, shift, step, 1, 1, 1, p, out);
 }
 #endif
 
@@ -1193,7 +1280,10 @@ int mcugen_fully_connected_fast_s8(const mcugen_context *ctx,
                                    int8_t *output)
 {
     const int32_t depth = input_dims->c, units = output_dims->c;
-    if (!multipliers_ok(quant->multiplier, params->per_channel ? units : 1) ||
+    const int packed = params->filter_layout == MCUGEN_FC_LAYOUT_BLOCKS4;
+    if ((packed && (((uintptr_t)filter & 3u) != 0 || (depth & 3) != 0)) ||
+        (params->filter_layout != 0 && !packed) ||
+        !multipliers_ok(quant->multiplier, params->per_channel ? units : 1) ||
         !scratch_ok(ctx, mcugen_fully_connected_fast_dsp_s8_buffer_size(filter_dims))) {
         return 0;
     }
@@ -1220,14 +1310,25 @@ int mcugen_fully_connected_fast_s8(const mcugen_context *ctx,
         int32_t u = 0;
 #if DSP_FC_ROWS4
         u = units & ~3;
-        if (quick) {
-            fc_blocks4_quick(filter, x, depth, u >> 2, bias, mult, shift, per_channel ? 4 : 0,
-                             rp, out);
+        const int32_t step = per_channel ? 4 : 0;
+        if (packed && quick) {
+            fc_packed4_quick(filter, x, depth, u >> 2, bias, mult, shift, step, rp, out);
+        } else if (packed) {
+            fc_packed4(filter, x, depth, u >> 2, bias, mult, shift, step, zp_ok, rp, out);
+        } else if (quick) {
+            fc_blocks4_quick(filter, x, depth, u >> 2, bias, mult, shift, step, rp, out);
         } else {
-            fc_blocks4(filter, x, depth, u >> 2, bias, mult, shift, per_channel ? 4 : 0, zp_ok,
-                       rp, out);
+            fc_blocks4(filter, x, depth, u >> 2, bias, mult, shift, step, zp_ok, rp, out);
+        }
+#else
+        for (; packed && u < (units & ~3); ++u) { /* -Os, -O0: a row at a time */
+            const int32_t q = per_channel ? u : 0;
+            const int32_t acc = block_row(filter + (u & ~3) * depth + 4 * (u & 3), x, depth >> 2,
+                                          bias != NULL ? bias[u] : 0);
+            out[u] = fc_out(acc, mult[q], shift[q], zp_ok, rp);
         }
 #endif
+        /* the units % 4 last units: plain rows in either layout */
         for (; u < units; ++u) {
             const int32_t q = per_channel ? u : 0;
             const int32_t acc = row_1x1(filter + u * depth, x, depth, bias != NULL ? bias[u] : 0);

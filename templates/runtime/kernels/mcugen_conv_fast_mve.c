@@ -1700,6 +1700,9 @@ int mcugen_fully_connected_fast_s8(const mcugen_context *ctx,
 {
     (void)ctx;
     (void)filter_dims;
+    if (params->filter_layout != 0) {
+        return 0; /* the Cortex-M4/M7 layout: mcugen builds it for DSP targets only */
+    }
     const int32_t depth = input_dims->c, units = output_dims->c, batch = input_dims->n;
     const int per_channel = params->per_channel;
     const int32_t *mult = quant->multiplier, *shift = quant->shift;

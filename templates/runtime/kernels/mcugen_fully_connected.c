@@ -39,6 +39,32 @@ static inline int32_t dot_s8(const int8_t *x, const int8_t *w, int32_t n, int32_
     return (int32_t)acc;
 }
 
+/* dot_s8 over a unit stored MCUGEN_FC_LAYOUT_BLOCKS4: value i at w[(i / 4) 16 + i % 4]
+ * (n % 4 == 0). */
+static inline int32_t dot_s8_blocks4(const int8_t *x, const int8_t *w, int32_t n,
+                                     int32_t x_offset, int32_t w_offset)
+{
+    uint32_t acc = 0;
+    for (int32_t g = 0; g < n; g += 4, w += 16, x += 4) {
+        for (int32_t k = 0; k < 4; ++k) {
+            acc += (uint32_t)(((int32_t)w[k] + w_offset) * ((int32_t)x[k] + x_offset));
+        }
+    }
+    return (int32_t)acc;
+}
+
+/* Unit u's dot product under either filter layout (mcugen_fc_params.filter_layout). */
+static int32_t unit_dot(const mcugen_fc_params *params, const int8_t *row, const int8_t *filter,
+                        int32_t u, int32_t depth, int32_t units)
+{
+    if (params->filter_layout == MCUGEN_FC_LAYOUT_BLOCKS4 && u < (units & ~3)) {
+        /* block u / 4 starts at (u & ~3) depth; its row u % 4 at word u % 4 of each group */
+        return dot_s8_blocks4(row, filter + (u & ~3) * depth + 4 * (u & 3), depth,
+                              params->input_offset, params->filter_offset);
+    }
+    return dot_s8(row, filter + u * depth, depth, params->input_offset, params->filter_offset);
+}
+
 static int dims_flat(const mcugen_dims *d)
 {
     return d != NULL && d->n > 0 && d->c > 0 && d->h == 1 && d->w == 1;
@@ -61,7 +87,8 @@ static int quant_ok(const mcugen_fc_params *params, const mcugen_per_channel_qua
 static int params_ok(const mcugen_fc_params *params)
 {
     const mcugen_activation act = params->activation;
-    return params->input_offset >= -127 && params->input_offset <= 128 &&
+    const int layout_ok = params->filter_layout == 0 || params->filter_layout == MCUGEN_FC_LAYOUT_BLOCKS4;
+    return layout_ok && params->input_offset >= -127 && params->input_offset <= 128 &&
            params->filter_offset >= -127 && params->filter_offset <= 128 &&
            act.min >= INT8_MIN && act.max <= INT8_MAX && act.min <= act.max;
 }
@@ -92,7 +119,8 @@ static mcugen_status fully_connected_s8(const mcugen_context *ctx, const mcugen_
     }
     const int32_t batch = input_dims->n, depth = input_dims->c, units = output_dims->c;
     if (filter_dims->n != depth || filter_dims->c != units || output_dims->n != batch ||
-        !params_ok(params) || !quant_ok(params, quant, units)) {
+        !params_ok(params) || !quant_ok(params, quant, units) ||
+        (params->filter_layout != 0 && (depth & 3) != 0)) {
         return MCUGEN_ARG_ERROR;
     }
     if (bias != NULL && (bias_dims == NULL || bias_dims->n * bias_dims->h * bias_dims->w *
@@ -104,7 +132,8 @@ static mcugen_status fully_connected_s8(const mcugen_context *ctx, const mcugen_
     const mcugen_fully_connected_fast_params fast = {params->input_offset,
                                                      params->output_offset, params->activation,
                                                      params->per_channel,
-                                                     params->kernel_sums};
+                                                     params->kernel_sums,
+                                                     params->filter_layout};
     if (params->filter_offset == 0 && requantize_real == NULL &&
         mcugen_fully_connected_fast_s8(ctx, &fast, quant, input_dims, input, filter_dims, filter,
                                        bias, output_dims, output)) {
@@ -117,8 +146,7 @@ static mcugen_status fully_connected_s8(const mcugen_context *ctx, const mcugen_
         int8_t *out = output + b * units;
         for (int32_t u = 0; u < units; ++u) {
             const int32_t q = params->per_channel ? u : 0;
-            int32_t acc = dot_s8(row, filter + u * depth, depth, params->input_offset,
-                                 params->filter_offset);
+            int32_t acc = unit_dot(params, row, filter, u, depth, units);
             if (bias != NULL) {
                 acc = wrap_add(acc, bias[u]);
             }
@@ -169,7 +197,7 @@ mcugen_status mcugen_fully_connected_s16(const mcugen_context *ctx, const mcugen
     const int32_t batch = input_dims->n, depth = input_dims->c, units = output_dims->c;
     const mcugen_activation act = params->activation;
     if (filter_dims->n != depth || filter_dims->c != units || output_dims->n != batch ||
-        params->input_offset != 0 || params->output_offset != 0 ||
+        params->input_offset != 0 || params->output_offset != 0 || params->filter_layout != 0 ||
         params->filter_offset < -127 || params->filter_offset > 128 || act.min < INT16_MIN ||
         act.max > INT16_MAX || act.min > act.max || !mcugen_rescale_ok(rescale, units)) {
         return MCUGEN_ARG_ERROR;

@@ -44,6 +44,12 @@ typedef struct {
      * bias + input_offset * (the sum of the unit's weights), modulo 2^32, as
      * mcugen_conv_params.kernel_sums; mcugen makes them at build time for the fast paths. */
     const int32_t *kernel_sums;
+    /* How the filter is stored: 0, TFLite's rows [units][depth]; MCUGEN_FC_LAYOUT_BLOCKS4
+     * (mcugen_conv_fast.h, depth % 4 == 0 only), what mcugen builds for the Cortex-M4/M7 fast
+     * path: the units in blocks of four, each block group by group (four depth values), the
+     * block's four rows' words of a group side by side (16 bytes); the units % 4 last units
+     * as plain rows. Same bytes, so the same flash. */
+    int32_t filter_layout;
 } mcugen_fc_params;
 
 mcugen_status mcugen_fully_connected_s8(const mcugen_context *ctx, const mcugen_fc_params *params,
