@@ -283,8 +283,35 @@ static mcugen_fully_connected_fast_params fast_fc(const mcugen_fc_params *p)
 {
     const mcugen_fully_connected_fast_params f = {p->input_offset, p->output_offset,
                                                   p->activation, p->per_channel,
-                                                  p->kernel_sums, p->filter_layout};
+                                                  p->kernel_sums, p->filter_layout,
+                                                  p->rq_checked};
     return f;
+}
+
+/* What mcugen decides at build time for mcugen_fc_params.rq_checked (mcugen/ops/matmul/
+ * emit.py, rq_checked, written again here from its description). */
+static int32_t fc_rq_checked(const mcugen_fc_params *p, const int32_t *b, int32_t units,
+                             int32_t depth)
+{
+    const int32_t off = p->input_offset;
+    const int32_t lo = off - 128 < 0 ? 128 - off : off - 128;
+    const int32_t hi = off + 127 < 0 ? -(off + 127) : off + 127;
+    const int64_t limit = ((int64_t)1 << 30) - (int64_t)depth * 128 * (lo > hi ? lo : hi);
+    if (p->activation.min != -128 || p->activation.max != 127 || p->output_offset < -128 ||
+        p->output_offset > 128 || limit <= 0) {
+        return 0;
+    }
+    for (int32_t u = 0; u < (p->per_channel ? units : 1); ++u) {
+        if (shift[u] < -22 || shift[u] > -1 || multiplier[u] == INT32_MIN) {
+            return 0;
+        }
+    }
+    for (int32_t u = 0; b != NULL && u < units; ++u) {
+        if ((b[u] < 0 ? -(int64_t)b[u] : b[u]) >= limit) {
+            return 0;
+        }
+    }
+    return 1;
 }
 
 /* What mcugen builds for FULLY_CONNECTED on Cortex-M4/M7 (mcugen/ops/matmul/emit.py,
@@ -489,6 +516,7 @@ static void test_fully_connected(int32_t index)
     params.per_channel = uniform(0, 1);
     params.real_scale = NULL;
     params.filter_layout = 0;
+    params.rq_checked = 0;
     fill_s8(input, in.n * in.c);
     fill_s8(filter, fd.n * fd.c);
     fill_quant(od.c, in.c);
@@ -521,6 +549,7 @@ static void test_fully_connected(int32_t index)
      * numbers): the portable loop and the fast path must both give out_ref */
     const int8_t *packed = make_fc_blocks4(od.c, in.c);
     params.filter_layout = MCUGEN_FC_LAYOUT_BLOCKS4;
+    params.rq_checked = fc_rq_checked(&params, b, od.c, in.c);
     memset(out_fast, GUARD, (size_t)bytes + 1);
     if (mcugen_fully_connected_s8(&ctx, &params, &quant, &in, input, &fd, packed, &bd, b, &od,
                                   out_fast) != MCUGEN_OK) {

@@ -267,3 +267,31 @@ def test_fully_connected_weights_in_blocks4_for_dsp(target: str) -> None:
                     position = u * depth + i
                 expected[position] = w[u, i]
         assert np.array_equal(stored, expected)
+
+
+def test_fully_connected_rq_checked_is_fc_quick_at_build_time() -> None:
+    """mcugen_fc_params.rq_checked lets the DSP path skip its per-call fc_quick check, so it
+    must be 0 as soon as one condition misses: each boundary of the kernel's check (shift in
+    [-22, -1], no INT32_MIN multiplier, zero point in [-128, 128], the int8 clamp,
+    |bias| < 2^30 - depth * 128 * the largest |x + input_offset|) on both sides. That outputs
+    are exact when it is 1 is checked on QEMU (kernel_tests.c, the public models vs TFLM)."""
+    from mcugen.ops.conv.prepare import Rescale, RescaleKind
+    from mcugen.ops.matmul.emit import rq_checked
+    from mcugen.ops.matmul.prepare import FullyConnectedParams
+
+    def params(mult: int = 1 << 30, shift: int = -8, zp: int = -128,
+               clamp: tuple[int, int] = (-128, 127)) -> FullyConnectedParams:
+        rescale = Rescale(RescaleKind.Q31, 32, np.array([mult, 1 << 30], np.int32),
+                          np.array([shift, -1], np.int32), np.zeros(2), True)
+        return FullyConnectedParams(False, rescale, 1, 128, 2, 128, 0, zp, clamp, True)
+
+    limit = 2**30 - 128 * 128 * 255  # input_offset 128: |x + 128| <= 255
+    bias = np.array([limit - 1, -(limit - 1)], np.int32)
+    assert rq_checked(params(), bias) and rq_checked(params(), None)
+    assert not rq_checked(params(), np.array([limit, 0], np.int32))
+    assert not rq_checked(params(), np.array([0, -limit], np.int32))
+    assert rq_checked(params(shift=-22), bias) and not rq_checked(params(shift=-23), bias)
+    assert not rq_checked(params(shift=0), bias)
+    assert not rq_checked(params(mult=-2**31), bias)
+    assert rq_checked(params(zp=128), bias) and not rq_checked(params(zp=129), bias)
+    assert not rq_checked(params(clamp=(-128, 100)), bias)

@@ -130,7 +130,7 @@ int main(void)
     int8_t output[2] = { 0, 0 };
     const int32_t multiplier[1] = { 1073741824 }, shift[1] = { 1 }; /* x 1.0 */
     const mcugen_per_channel_quant_params quant = { multiplier, shift };
-    mcugen_fc_params params = { 0, 0, 0, { -128, 127 }, 0, NULL, NULL };
+    mcugen_fc_params params = { 0, 0, 0, { -128, 127 }, 0, NULL, NULL, 0, 0 };
     const mcugen_dims in = { 1, 1, 1, 10 }, filter = { 10, 1, 1, 2 }, out = { 1, 1, 1, 2 };
     const mcugen_context ctx = { NULL, 0 };
     const mcugen_sparse_weights good = { mask_ok, values, 2, 3 };

@@ -101,6 +101,31 @@ def _fc_blocks4_filter(op: Op, ctx: EmitContext, p: FullyConnectedParams) -> str
     return ctx.constant(f"{w.name} blocks4", blocks4_weights(data), "int8_t")
 
 
+def rq_checked(p: FullyConnectedParams, bias: np.ndarray | None) -> bool:
+    """Whether every unit takes the DSP path's check-free requantization (fc_quick in
+    mcugen_conv_fast_dsp.c, checked there on every call otherwise): shifts in [-22, -1], no
+    INT32_MIN multiplier, output zero point in [-128, 128], the int8 clamp, and
+    |bias| + depth * (the largest |w (x + input_offset)|) < 2^30."""
+    x_off = p.input_offset
+    max_sum = p.depth * 128 * max(abs(x_off - 128), abs(x_off + 127))
+    shifts, mults = p.rescale.shifts.astype(np.int64), p.rescale.multipliers.astype(np.int64)
+    limit = 2**30 - max_sum
+    return (p.clamp == (-128, 127) and -128 <= p.output_offset <= 128 and limit > 0
+            and bool(np.all((shifts >= -22) & (shifts <= -1))) and bool(np.all(mults != -2**31))
+            and (bias is None or bool(np.all(np.abs(bias.astype(np.int64)) < limit))))
+
+
+def _fc_rq_checked(op: Op, ctx: EmitContext, p: FullyConnectedParams) -> str:
+    """mcugen_fc_params.rq_checked for the Cortex-M4/M7 fast path (int8, fixed-point rescale,
+    filter_offset 0, constant bias): the initialiser field, or "" (0: the kernel checks)."""
+    bias = op.inputs[2] if len(op.inputs) > 2 else None
+    if (ctx.target.fast_path != "dsp" or p.int16 or p.rescale.kind is RescaleKind.DOUBLE
+            or p.filter_offset != 0 or (bias is not None and bias.data is None)):
+        return ""
+    values = None if bias is None else np.asarray(bias.data).reshape(-1)
+    return ", .rq_checked = 1" if rq_checked(p, values) else ""
+
+
 def _flat_dims(n: int, c: int) -> str:
     return f"{{ .n = {n}, .h = 1, .w = 1, .c = {c} }}"
 
@@ -136,7 +161,8 @@ def emit_fully_connected(op: Op, ctx: EmitContext) -> KernelCall:
         f".activation = {{ .min = {low}, .max = {high} }}, "
         f".per_channel = {int(p.per_channel)}, .real_scale = {real_scale}"
         f"{_fc_kernel_sums(op, ctx, p)}"
-        f"{', .filter_layout = 1 /* MCUGEN_FC_LAYOUT_BLOCKS4 */' if blocks4 else ''} }};"
+        f"{', .filter_layout = 1 /* MCUGEN_FC_LAYOUT_BLOCKS4 */' if blocks4 else ''}"
+        f"{_fc_rq_checked(op, ctx, p)} }};"
     )
     if p.int16:
         bias_decls, bias_args = bias64_args(ctx, op, bias, f"fc_bias_dims_{i}")

@@ -87,6 +87,7 @@ typedef struct {
     int32_t per_channel;
     const int32_t *kernel_sums; /* optional: mcugen_fc_params.kernel_sums */
     int32_t filter_layout;      /* mcugen_fc_params.filter_layout */
+    int32_t rq_checked;         /* mcugen_fc_params.rq_checked */
 } mcugen_fully_connected_fast_params;
 
 /* mcugen_fc_params.filter_layout of the weights in blocks of four units (word-interleaved rows),

@@ -1281,9 +1281,10 @@ int mcugen_fully_connected_fast_s8(const mcugen_context *ctx,
 {
     const int32_t depth = input_dims->c, units = output_dims->c;
     const int packed = params->filter_layout == MCUGEN_FC_LAYOUT_BLOCKS4;
+    const int checked = DSP_FC_ROWS4 && params->rq_checked; /* fc_quick holds: no INT32_MIN */
     if ((packed && (((uintptr_t)filter & 3u) != 0 || (depth & 3) != 0)) ||
         (params->filter_layout != 0 && !packed) ||
-        !multipliers_ok(quant->multiplier, params->per_channel ? units : 1) ||
+        (!checked && !multipliers_ok(quant->multiplier, params->per_channel ? units : 1)) ||
         !scratch_ok(ctx, mcugen_fully_connected_fast_dsp_s8_buffer_size(filter_dims))) {
         return 0;
     }
@@ -1294,8 +1295,8 @@ int mcugen_fully_connected_fast_s8(const mcugen_context *ctx,
     const int32_t *mult = quant->multiplier, *shift = quant->shift;
     const int zp_ok = rp.zp >= -128 && rp.zp <= 128;
 #if DSP_FC_ROWS4
-    const int quick = fc_quick(bias, units, shift, per_channel ? units : 1, &rp,
-                               depth * max_product(params->input_offset));
+    const int quick = checked || fc_quick(bias, units, shift, per_channel ? units : 1, &rp,
+                                          depth * max_product(params->input_offset));
 #endif
     /* the input row as a one-column im2col of a 1 x 1 x depth image */
     const mcugen_dims row = {1, 1, 1, depth};

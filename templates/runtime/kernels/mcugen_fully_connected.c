@@ -133,7 +133,8 @@ static mcugen_status fully_connected_s8(const mcugen_context *ctx, const mcugen_
                                                      params->output_offset, params->activation,
                                                      params->per_channel,
                                                      params->kernel_sums,
-                                                     params->filter_layout};
+                                                     params->filter_layout,
+                                                     params->rq_checked};
     if (params->filter_offset == 0 && requantize_real == NULL &&
         mcugen_fully_connected_fast_s8(ctx, &fast, quant, input_dims, input, filter_dims, filter,
                                        bias, output_dims, output)) {
