@@ -202,20 +202,6 @@ static inline int32_t pack2(int32_t v)
     return (int32_t)(((uint32_t)v & 0xFFFFu) | ((uint32_t)v << 16));
 }
 
-/* SXTAB16 of x rotated right by 8: bytes 1 and 3 sign-extended and added to acc's halfwords
- * (gcc 12 folds no separate rotation into it). */
-static inline int32_t sxtab16_ror8(int32_t acc, int32_t x)
-{
-#if defined(__GNUC__)
-    int32_t r;
-    __asm__("sxtab16 %0, %1, %2, ror #8" : "=r"(r) : "r"(acc), "r"(x));
-    return r;
-#else
-    const uint32_t u = (uint32_t)x;
-    return __sxtab16(acc, (int32_t)((u >> 8) | (u << 24)));
-#endif
-}
-
 /* One group of a column: the four int8 values of v plus the offset (offset2: in both
  * halfwords), as the two int16 words x0 x2, x1 x3: one SXTAB16 each. */
 static inline void widen_group(int16_t *dst, int32_t v, int32_t offset2)
