@@ -109,17 +109,6 @@ static int rq_table(rq_chan *t, const int32_t *bias, const int32_t *mult, const 
     return all;
 }
 
-/* Whether every channel of a build-made table (mcugen_conv_params.rq_table) takes the fast
- * requantization: rq_table's return value. */
-static int table_all_fast(const rq_chan *t, int32_t count)
-{
-    int32_t all = 1;
-    for (int32_t c = 0; c < count; ++c) {
-        all &= t[c].right != 0;
-    }
-    return all;
-}
-
 /* Largest |x + offset| for int8 x, times 128 (the largest |w|): one product's bound. */
 static inline int64_t max_product(int32_t offset)
 {
@@ -955,10 +944,14 @@ int mcugen_depthwise_conv_fast_s8(const mcugen_context *ctx, const mcugen_conv_f
     const int32_t kh = filter_dims->h, kw = filter_dims->w, taps = kh * kw;
     const int32_t dil_h = params->dilation.h, dil_w = params->dilation.w;
     const int32_t off = params->input_offset;
-    const int32_t chunk = 4 * dw_quads(filter_dims); /* channels per pass over the pixels */
+    /* channels per pass over the pixels: with the build's table the scratch holds no
+     * per-channel tables but the zero row, so one pass when that fits (a pixel's set-up and
+     * border offsets once, not once per chunk) */
+    const int whole = params->rq_table != NULL && channels / 4 <= ctx->size / 4 - 2 * taps;
+    const int32_t chunk = whole ? channels : 4 * dw_quads(filter_dims);
     rq_chan *table = (rq_chan *)ctx->buf;
-    int32_t *init = (int32_t *)(void *)(table + chunk);
-    int32_t *offset = init + chunk;
+    int32_t *init = (int32_t *)(void *)(table + (whole ? 0 : chunk));
+    int32_t *offset = init + (whole ? 0 : chunk);
     int32_t *edge = offset + taps; /* a border pixel's offsets */
     int32_t *zero = edge + taps;   /* a row of input zero points, -input_offset */
     int32_t *const wide0 = zero + chunk / 4;
@@ -984,7 +977,8 @@ int mcugen_depthwise_conv_fast_s8(const mcugen_context *ctx, const mcugen_conv_f
             d.rq = (const rq_chan *)(const void *)built + c0;
             d.init = built + 4 * channels + c0;
             d.wide = built + 5 * channels + 2 * taps * (c0 >> 2);
-            d.quick = table_all_fast(d.rq, d.channels) && d.p.full;
+            /* its last word: whether every channel takes the fast requantization */
+            d.quick = built[5 * channels + taps * (channels >> 1)] != 0 && d.p.full;
         } else {
             d.quick = rq_table(table, bias != NULL ? bias + c0 : NULL, quant->multiplier + c0,
                                quant->shift + c0, d.channels, d.p.zp, max_sum) &&
