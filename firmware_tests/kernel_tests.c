@@ -235,17 +235,19 @@ static const int32_t *make_kernel_sums(const int32_t *b, int32_t channels, int32
  * dsp_table.py, written again here from its description): per channel the requantization row
  * (bias, multiplier, right shift or 0 for the exact form, add), then per channel
  * bias + input_offset * sum(w), then per quad of channels and per tap the weights widened,
- * (w0, w2) and (w1, w3) as int16 lanes. filter: [taps][channels]. */
+ * (w0, w2) and (w1, w3) as int16 lanes, and last whether every channel is fast (1 or 0).
+ * filter: [taps][channels]. */
 static const int32_t *make_dw_table(const int32_t *b, int32_t channels, int32_t taps,
                                     int32_t input_offset, int32_t zero_point)
 {
-    static int32_t table[5 * MAX_CHANNELS + 2 * 25 * MAX_CHANNELS / 4];
+    static int32_t table[5 * MAX_CHANNELS + 2 * 25 * MAX_CHANNELS / 4 + 1];
     const int32_t lo = input_offset - 128 < 0 ? 128 - input_offset : input_offset - 128;
     const int32_t hi = input_offset + 127 < 0 ? -(input_offset + 127) : input_offset + 127;
     const int64_t max_sum = (int64_t)taps * 128 * (lo > hi ? lo : hi);
     const int fits = max_sum < ((int64_t)1 << 30) && zero_point >= -128 && zero_point <= 128;
     const int64_t limit = fits ? ((int64_t)1 << 30) - max_sum : 0;
     int32_t *init = table + 4 * channels, *wide = table + 5 * channels;
+    int32_t all_fast = 1;
     for (int32_t c = 0; c < channels; ++c) {
         const int32_t bc = b != NULL ? b[c] : 0, right = -shift[c];
         const int fast = (bc < 0 ? -(int64_t)bc : bc) < limit && right >= 1 && right <= 22 &&
@@ -253,6 +255,7 @@ static const int32_t *make_dw_table(const int32_t *b, int32_t channels, int32_t 
         table[4 * c] = bc;
         table[4 * c + 1] = multiplier[c];
         table[4 * c + 2] = fast ? right : 0;
+        all_fast &= fast;
         table[4 * c + 3] =
             fast ? (int32_t)((2u * (uint32_t)zero_point + 1u) << (right - 1)) : -right;
         uint32_t sum = 0;
@@ -268,6 +271,7 @@ static const int32_t *make_dw_table(const int32_t *b, int32_t channels, int32_t 
             wide[1] = (int32_t)(((uint32_t)w[1] & 0xFFFFu) | ((uint32_t)w[3] << 16));
         }
     }
+    *wide = all_fast;
     return table;
 }
 

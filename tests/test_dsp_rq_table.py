@@ -112,10 +112,11 @@ def test_depthwise_table_gives_the_reference_sums(kh: int, kw: int, channels: in
     rq = dsp_rq_table(bias, one * 2**30, -one * 7, channels, -5, kh * kw * max_product(offset))
     table = dsp_dw_table(rq, weights, offset).astype(np.int64)
     taps = kh * kw
-    assert table.shape == (channels * 5 + taps * channels // 2,)
+    assert table.shape == (channels * 5 + taps * channels // 2 + 1,)
     assert (table[:4 * channels] == rq.reshape(-1)).all()
+    assert table[-1] == 1  # shift -7, small biases: every row fast
     init = table[4 * channels:5 * channels]
-    wide = table[5 * channels:].reshape(channels // 4, taps, 2)
+    wide = table[5 * channels:-1].reshape(channels // 4, taps, 2)
     x = rng.integers(-128, 128, (taps, channels))
     for c in range(channels):
         q, lane = divmod(c, 4)
@@ -125,3 +126,16 @@ def test_depthwise_table_gives_the_reference_sums(kh: int, kw: int, channels: in
         reference = int(bias[c]) + int((weights.reshape(taps, channels)[:, c].astype(np.int64)
                                         * (x[:, c] + offset)).sum())
         assert kernel == reference % 2**32
+
+
+def test_depthwise_table_ends_with_whether_every_row_is_fast() -> None:
+    """The last word lets the kernel skip its per-output checks: 1 only when no row takes the
+    exact requantization (right == 0), here a multiplier of INT32_MIN in one channel."""
+    weights = np.ones((1, 3, 3, 8), np.int8)
+    mult = np.full(8, 2**30, np.int32)
+    fast = dsp_rq_table(None, mult, np.full(8, -7), 8, 0, 9 * max_product(0))
+    mult[5] = -(2**31)
+    mixed = dsp_rq_table(None, mult, np.full(8, -7), 8, 0, 9 * max_product(0))
+    assert (fast[:, 2] != 0).all() and (mixed[:, 2] == 0).sum() == 1
+    assert dsp_dw_table(fast, weights, 0)[-1] == 1
+    assert dsp_dw_table(mixed, weights, 0)[-1] == 0

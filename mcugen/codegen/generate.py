@@ -7,6 +7,7 @@ The output is deterministic: the same graph, plan and options give byte-identica
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -32,8 +33,9 @@ from .weights import blob_layout, c_bytes, header_data, pack_blob, structure_has
 RUNTIME = TEMPLATES / "runtime" / "kernels"
 # Headers every generated model includes, whatever its ops.
 COMMON_RUNTIME = ("mcugen_nn_types.h", "mcugen_fixedpoint.h", "mcugen_platform.h")
-# Fast-path interfaces that only their kernels include: copied, not included by the model.
-INTERNAL_HEADERS = ("mcugen_elementwise_fast.h", "mcugen_pool_fast.h")
+# A runtime header that only kernels include (fast-path interfaces and helpers) says so in
+# this comment: it is copied beside the model, and model.c does not include it.
+INTERNAL_MARK = "/* mcugen: kernel-internal (the generated model does not include this header) */"
 
 
 @dataclass
@@ -263,8 +265,7 @@ def generate(graph: Graph, order: list[Op], plan: Plan, prefix: str, rounding: R
                         for s in steps if s.op is not None],
         "inputs": inputs,
         "outputs": outputs,
-        "kernel_headers": sorted(f for f in kernel_files
-                                 if f.endswith(".h") and f not in INTERNAL_HEADERS),
+        "kernel_headers": sorted(f for f in kernel_files if f.endswith(".h") and not kernel_internal(f)),
         "npu": npu,
         "weights_file": weights_file,
         "states": _state_entries(graph, ctx),  # stateful models: <prefix>_reset_state()
@@ -336,6 +337,13 @@ def _stem_files(stems: set[str]) -> list[str]:
     if missing:
         raise BuildError(f"runtime files for {', '.join(missing)} are missing from {RUNTIME}")
     return files
+
+
+@cache
+def kernel_internal(header: str) -> bool:
+    """Whether runtime `header` carries INTERNAL_MARK: only kernels include it, not model.c."""
+    path = RUNTIME / header
+    return path.exists() and INTERNAL_MARK in path.read_text()
 
 
 def render_harness(prefix: str, model_label: str, graph: Graph) -> str:

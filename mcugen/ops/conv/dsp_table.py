@@ -12,7 +12,9 @@ requantization, add then holding TFLite's shift.
 For the depthwise (channel multiplier 1, channels % 4 == 0) the build's table goes on with what
 the kernel would otherwise rebuild from the weights on every stripe (dsp_dw_table): per channel
 the starting sum bias + input_offset * sum(w), then per quad of four channels and per tap the
-two widened weight words, SXTB16 (w0, w2) and SXTB16 ROR 8 (w1, w3), int16 lanes low first.
+two widened weight words, SXTB16 (w0, w2) and SXTB16 ROR 8 (w1, w3), int16 lanes low first,
+and last one word, 1 when every channel takes the fast requantization (right > 0), else 0:
+the kernel then picks its check-free output loop without scanning the rows on every stripe.
 """
 
 from __future__ import annotations
@@ -56,8 +58,9 @@ def _lanes(low: np.ndarray, high: np.ndarray) -> np.ndarray:
 
 def dsp_dw_table(rq_table: np.ndarray, weights: np.ndarray, input_offset: int) -> np.ndarray:
     """The depthwise table, int32: rq_table's rows ([channels, 4], dsp_rq_table), then per
-    channel bias + input_offset * sum(w) modulo 2^32, then [quads, taps, 2] widened weights.
-    weights: [1, kh, kw, channels] int8, channels % 4 == 0."""
+    channel bias + input_offset * sum(w) modulo 2^32, then [quads, taps, 2] widened weights,
+    then whether every row is fast (1 or 0). weights: [1, kh, kw, channels] int8,
+    channels % 4 == 0."""
     channels = weights.shape[-1]
     taps = weights.reshape(-1, channels).astype(np.int64)  # [taps, channels]
     init = rq_table[:, 0].astype(np.int64) + input_offset * taps.sum(axis=0)
@@ -65,5 +68,6 @@ def dsp_dw_table(rq_table: np.ndarray, weights: np.ndarray, input_offset: int) -
     quads = taps.reshape(len(taps), channels // 4, 4).transpose(1, 0, 2)  # [quads, taps, 4]
     wide = np.stack([_lanes(quads[..., 0], quads[..., 2]), _lanes(quads[..., 1], quads[..., 3])],
                     axis=-1)
+    all_fast = np.array([int((rq_table[:, 2] != 0).all())], np.int64)
     return np.concatenate([rq_table.reshape(-1).astype(np.int64), init,
-                           wide.reshape(-1)]).astype(np.int32)
+                           wide.reshape(-1), all_fast]).astype(np.int32)

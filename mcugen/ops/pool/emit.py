@@ -42,7 +42,8 @@ def _emit_pool(op: Op, ctx: EmitContext, kernel: str, pad_top: int | None = None
             f"static const mcugen_dims {out_dims} = {c_dims(y.shape)};",
         ],
         calls=[f"{function}(&{params}, &{in_dims}, {ctx.ptr(x)}, &{out_dims}, {ctx.ptr(y)})"],
-        runtime={"mcugen_pool", "mcugen_pool_fast", "mcugen_pool_fast_dsp", "mcugen_pool_fast_mve"},
+        runtime={"mcugen_pool", "mcugen_pool_fast", "mcugen_pool_fast_dsp", "mcugen_pool_fast_mve",
+                 "mcugen_fast_common"},
     )
 
 

@@ -74,11 +74,15 @@ static int32_t dims_count(const mcugen_dims *d)
     return d->n * d->h * d->w * d->c;
 }
 
-/* The checks both kernels share: geometry, offsets, clamp and shifts in range. */
+/* The checks both kernels share: geometry, offsets, clamp and shifts in range. A build-made
+ * requantization table (rq_table != NULL) vouches for the shifts: mcugen's build made it from
+ * them after checking them (SHIFT_RULE in mcugen/ops/conv/prepare.py), so a tiled chain's
+ * stripes do not scan every channel's shift again on every call. */
 static int common_args_ok(const mcugen_tile *stride, const mcugen_tile *padding,
                           const mcugen_tile *dilation, int32_t input_offset,
                           mcugen_activation activation,
-                          const mcugen_per_channel_quant_params *quant, int32_t channels)
+                          const mcugen_per_channel_quant_params *quant, int32_t channels,
+                          const int32_t *rq_table)
 {
     if (stride->w < 1 || stride->h < 1 || dilation->w < 1 || dilation->h < 1 ||
         padding->w < 0 || padding->h < 0) {
@@ -94,7 +98,7 @@ static int common_args_ok(const mcugen_tile *stride, const mcugen_tile *padding,
         return 0;
     }
     /* TFLite's QuantizeMultiplier range; outside it the shifts would be undefined. */
-    return mcugen_shifts_in_range(quant->shift, channels);
+    return rq_table != NULL || mcugen_shifts_in_range(quant->shift, channels);
 }
 
 static int bias_ok(const mcugen_dims *bias_dims, const int32_t *bias, int32_t channels)
@@ -130,7 +134,8 @@ mcugen_status mcugen_convolve_s8(const mcugen_context *ctx, const mcugen_conv_pa
     const int32_t groups = in_c / depth;
     if (out_c % groups != 0 || !bias_ok(bias_dims, bias, out_c) ||
         !common_args_ok(&params->stride, &params->padding, &params->dilation,
-                        params->input_offset, params->activation, quant, out_c)) {
+                        params->input_offset, params->activation, quant, out_c,
+                        params->rq_table)) {
         return MCUGEN_ARG_ERROR;
     }
     (void)ctx; /* scratch: only the fast paths use it */
@@ -207,7 +212,8 @@ mcugen_status mcugen_depthwise_conv_s8(const mcugen_context *ctx,
     if (input_dims->n != output_dims->n || filter_dims->n != 1 || filter_dims->c != out_c ||
         mult < 1 || out_c != in_c * mult || !bias_ok(bias_dims, bias, out_c) ||
         !common_args_ok(&params->stride, &params->padding, &params->dilation,
-                        params->input_offset, params->activation, quant, out_c)) {
+                        params->input_offset, params->activation, quant, out_c,
+                        params->rq_table)) {
         return MCUGEN_ARG_ERROR;
     }
 #if !defined(MCUGEN_PORTABLE)

@@ -40,7 +40,8 @@ typedef struct {
     /* Optional, int8 only (NULL: the kernel builds it in the scratch): the DSP path's
      * requantization table (mcugen_conv_fast.h), four int32 per output channel. mcugen makes
      * it at build time for the stripes of a tiled chain on Cortex-M4/M7, which would otherwise
-     * rebuild it on every stripe. */
+     * rebuild it on every stripe. Its maker vouches for quant's shifts (in [-31, 30]): with a
+     * table the kernel does not check them. */
     const int32_t *rq_table;
 } mcugen_conv_params;
 
@@ -53,7 +54,8 @@ typedef struct {
     mcugen_activation activation;
     int32_t ch_mult; /* depth multiplier: out_c = in_c * ch_mult */
     const int32_t *rq_table; /* optional: as mcugen_conv_params.rq_table, then per channel the
-                              * starting sum and per quad and tap the widened weights (DSP) */
+                              * starting sum, per quad and tap the widened weights, and
+                              * whether every channel is fast (DSP; dsp_table.py) */
 } mcugen_dw_conv_params;
 
 mcugen_status mcugen_convolve_s8(const mcugen_context *ctx, const mcugen_conv_params *params,

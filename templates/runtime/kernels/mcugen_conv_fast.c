@@ -57,8 +57,10 @@ int mcugen_depthwise_fast_offsets_fit(const mcugen_conv_fast_params *params,
     if (rows > INT32_MAX || cols > INT32_MAX || channels < 1) {
         return 0;
     }
+    /* rows * row_bytes < 2^62 when row_bytes fits: a product, not a division (which would
+     * link libgcc's 64-bit __aeabi_ldivmod, ~0.8 KB of flash on Cortex-M) */
     const int64_t row_bytes = cols * channels; /* < 2^62 */
-    return row_bytes <= INT32_MAX && rows <= INT32_MAX / row_bytes;
+    return row_bytes <= INT32_MAX && rows * row_bytes <= INT32_MAX;
 }
 
 int mcugen_shifts_in_range(const int32_t *shift, int32_t n)

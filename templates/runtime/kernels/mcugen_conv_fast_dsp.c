@@ -109,17 +109,6 @@ static int rq_table(rq_chan *t, const int32_t *bias, const int32_t *mult, const 
     return all;
 }
 
-/* Whether every channel of a build-made table (mcugen_conv_params.rq_table) takes the fast
- * requantization: rq_table's return value. */
-static int table_all_fast(const rq_chan *t, int32_t count)
-{
-    int32_t all = 1;
-    for (int32_t c = 0; c < count; ++c) {
-        all &= t[c].right != 0;
-    }
-    return all;
-}
-
 /* Largest |x + offset| for int8 x, times 128 (the largest |w|): one product's bound. */
 static inline int64_t max_product(int32_t offset)
 {
@@ -200,20 +189,6 @@ static inline int32_t swizzle(int32_t k)
 static inline int32_t pack2(int32_t v)
 {
     return (int32_t)(((uint32_t)v & 0xFFFFu) | ((uint32_t)v << 16));
-}
-
-/* SXTAB16 of x rotated right by 8: bytes 1 and 3 sign-extended and added to acc's halfwords
- * (gcc 12 folds no separate rotation into it). */
-static inline int32_t sxtab16_ror8(int32_t acc, int32_t x)
-{
-#if defined(__GNUC__)
-    int32_t r;
-    __asm__("sxtab16 %0, %1, %2, ror #8" : "=r"(r) : "r"(acc), "r"(x));
-    return r;
-#else
-    const uint32_t u = (uint32_t)x;
-    return __sxtab16(acc, (int32_t)((u >> 8) | (u << 24)));
-#endif
 }
 
 /* One group of a column: the four int8 values of v plus the offset (offset2: in both
@@ -969,10 +944,14 @@ int mcugen_depthwise_conv_fast_s8(const mcugen_context *ctx, const mcugen_conv_f
     const int32_t kh = filter_dims->h, kw = filter_dims->w, taps = kh * kw;
     const int32_t dil_h = params->dilation.h, dil_w = params->dilation.w;
     const int32_t off = params->input_offset;
-    const int32_t chunk = 4 * dw_quads(filter_dims); /* channels per pass over the pixels */
+    /* channels per pass over the pixels: with the build's table the scratch holds no
+     * per-channel tables but the zero row, so one pass when that fits (a pixel's set-up and
+     * border offsets once, not once per chunk) */
+    const int whole = params->rq_table != NULL && channels / 4 <= ctx->size / 4 - 2 * taps;
+    const int32_t chunk = whole ? channels : 4 * dw_quads(filter_dims);
     rq_chan *table = (rq_chan *)ctx->buf;
-    int32_t *init = (int32_t *)(void *)(table + chunk);
-    int32_t *offset = init + chunk;
+    int32_t *init = (int32_t *)(void *)(table + (whole ? 0 : chunk));
+    int32_t *offset = init + (whole ? 0 : chunk);
     int32_t *edge = offset + taps; /* a border pixel's offsets */
     int32_t *zero = edge + taps;   /* a row of input zero points, -input_offset */
     int32_t *const wide0 = zero + chunk / 4;
@@ -998,7 +977,8 @@ int mcugen_depthwise_conv_fast_s8(const mcugen_context *ctx, const mcugen_conv_f
             d.rq = (const rq_chan *)(const void *)built + c0;
             d.init = built + 4 * channels + c0;
             d.wide = built + 5 * channels + 2 * taps * (c0 >> 2);
-            d.quick = table_all_fast(d.rq, d.channels) && d.p.full;
+            /* its last word: whether every channel takes the fast requantization */
+            d.quick = built[5 * channels + taps * (channels >> 1)] != 0 && d.p.full;
         } else {
             d.quick = rq_table(table, bias != NULL ? bias + c0 : NULL, quant->multiplier + c0,
                                quant->shift + c0, d.channels, d.p.zp, max_sum) &&

@@ -24,6 +24,7 @@
  * so no sum below overflows. SUB negates E's term, which is exact. Any other configuration
  * (and steps other than 0 or 1) runs the portable row.
  */
+/* mcugen: kernel-internal (the generated model does not include this header) */
 #ifndef MCUGEN_ELEMENTWISE_FAST_H
 #define MCUGEN_ELEMENTWISE_FAST_H
 

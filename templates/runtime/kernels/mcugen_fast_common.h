@@ -1,7 +1,9 @@
 /* mcugen runtime: helpers shared by the fast int8 paths (mcugen_conv_fast_dsp.c,
- * mcugen_conv_fast_mve.c, mcugen_elementwise_fast_dsp.c, _mve.c; see README.md). Header only, all
+ * mcugen_conv_fast_mve.c, mcugen_elementwise_fast_dsp.c, _mve.c, mcugen_pool_fast_dsp.c; see
+ * README.md). Header only, all
  * static inline. Which path a file compiles is chosen in mcugen_platform.h; see
  * mcugen_conv_fast.h for the arithmetic. */
+/* mcugen: kernel-internal (the generated model does not include this header) */
 #ifndef MCUGEN_FAST_COMMON_H
 #define MCUGEN_FAST_COMMON_H
 
@@ -123,6 +125,20 @@ static inline int32_t sxtb16_ror8(int32_t x)
 #else
     const uint32_t u = (uint32_t)x;
     return __sxtb16((int32_t)((u >> 8) | (u << 24)));
+#endif
+}
+
+/* SXTAB16 of x rotated right by 8: bytes 1 and 3 sign-extended and added to acc's halfwords
+ * (gcc 12 folds no separate rotation into it). */
+static inline int32_t sxtab16_ror8(int32_t acc, int32_t x)
+{
+#if defined(__GNUC__)
+    int32_t r;
+    __asm__("sxtab16 %0, %1, %2, ror #8" : "=r"(r) : "r"(acc), "r"(x));
+    return r;
+#else
+    const uint32_t u = (uint32_t)x;
+    return __sxtab16(acc, (int32_t)((u >> 8) | (u << 24)));
 #endif
 }
 

@@ -15,6 +15,7 @@
  *                    channels a step, tail-predicated.
  * No scratch. Bit-exact with the portable C: |window sum| <= 256 * 128 fits an int16 lane.
  */
+/* mcugen: kernel-internal (the generated model does not include this header) */
 #ifndef MCUGEN_POOL_FAST_H
 #define MCUGEN_POOL_FAST_H
 

@@ -4,32 +4,10 @@
  * reference pooling); compiled only under MCUGEN_FAST_DSP. See mcugen_pool_fast.h. */
 #include "mcugen_pool_fast.h"
 
-#include <string.h>
-
+#include "mcugen_fast_common.h" /* load32, sxtab16_ror8 */
 #include "mcugen_fixedpoint.h"
 
 #if defined(MCUGEN_FAST_DSP)
-#include <arm_acle.h>
-
-static inline int32_t load32(const int8_t *p)
-{
-    int32_t v;
-    memcpy(&v, p, sizeof(v)); /* an LDR: unaligned access is fine on Armv7E-M */
-    return v;
-}
-
-/* SXTAB16 of x rotated right by 8: bytes 1 and 3 sign-extended and added to acc's halfwords. */
-static inline int32_t sxtab16_ror8(int32_t acc, int32_t x)
-{
-#if defined(__GNUC__)
-    int32_t r;
-    __asm__("sxtab16 %0, %1, %2, ror #8" : "=r"(r) : "r"(acc), "r"(x));
-    return r;
-#else
-    const uint32_t u = (uint32_t)x;
-    return __sxtab16(acc, (int32_t)((u >> 8) | (u << 24)));
-#endif
-}
 
 /* Average, eight channels at a time: SXTAB16 sums the even and the odd channels of a word in
  * halfwords, exact for windows of at most 256 taps (|sum| <= 256 * 128). Returns the
