@@ -1473,16 +1473,14 @@ static void dw_run3_fast(int8_t *out, const int8_t *x, const int8_t *w, int32_t 
     }
 }
 
-/* How many pairs of pixels from the one whose window starts at input column x0 have every
- * window column inside the input (3 columns, stride 1 or 2, dilation 1), of `left` pixels. */
-static inline int32_t dw_run_pairs(int32_t x0, int32_t stride, int32_t in_w, int32_t left)
+/* The pixels [lo, hi) of an output row whose windows (3 columns, dilation 1) lie inside the
+ * input: ox * stride - pad >= 0 and ox * stride - pad + 2 <= in_w - 1. */
+static inline void dw_inside_columns(int32_t pad, int32_t stride, int32_t in_w, int32_t out_w,
+                                     int32_t *lo, int32_t *hi)
 {
-    const int32_t room = in_w - (x0 + stride + 3); /* columns after the first pair's last */
-    if (x0 < 0 || room < 0) {
-        return 0;
-    }
-    const int32_t pairs = room / (2 * stride) + 1;
-    return pairs < left / 2 ? pairs : left / 2;
+    const int32_t last = in_w - 3 + pad; /* the largest ox * stride */
+    *lo = (pad + stride - 1) / stride;
+    *hi = last < 0 ? 0 : last / stride + 1 < out_w ? last / stride + 1 : out_w;
 }
 #endif
 
@@ -1524,6 +1522,8 @@ int mcugen_depthwise_conv_fast_s8(const mcugen_context *ctx, const mcugen_conv_f
     const int fast3 = k.mode == DW_RIGHT_ALL && k.full && ch % 8 == 0 && dw == 1;
     /* runs of pairs inside the input: stride 1 or 2 along rows, a filter three wide */
     const int run3 = fast3 && kw == 3 && (sw == 1 || sw == 2);
+    int32_t in_lo, in_hi; /* pixels [in_lo, in_hi) of a row: every window column inside */
+    dw_inside_columns(params->padding.w, sw, in_w, output_dims->w, &in_lo, &in_hi);
 #endif
     for (int32_t b = 0; b < output_dims->n; ++b) {
         const int8_t *image = input + b * in_h * in_w * ch;
@@ -1544,10 +1544,8 @@ int mcugen_depthwise_conv_fast_s8(const mcugen_context *ctx, const mcugen_conv_f
                 tap_range(x0, dw, kw + pair, in_w, &j0, &j1);
                 const int8_t *x = x_rows + (j1 > j0 ? (x0 + j0 * dw) * ch : 0);
 #if !MVE_LEAN
-                const int32_t run = run3 && g.rows > 0
-                                            ? dw_run_pairs(x0, sw, in_w, output_dims->w - ox)
-                                            : 0;
-                if (run > 0) {
+                if (run3 && g.rows > 0 && ox >= in_lo && ox + 1 < in_hi) {
+                    const int32_t run = (in_hi - ox) / 2; /* pairs */
                     dw_run3_fast(out, x_rows + x0 * ch, w_rows, run, sw, &g, k.zp);
                     ox += 2 * run;
                     out += (2 * run - 1) * ch;
