@@ -867,7 +867,8 @@ static inline int16x8_t load_x8(const int8_t *p, int16_t off)
     return vaddq_n_s16(vldrbq_s16(p), off);
 }
 
-/* The constants of the eight-channel blocks, made once per call in the scratch: per block,
+/* The constants of the eight-channel blocks, made once per call in the scratch (or by the
+ * build, params->mve_table, for a tiled chain's stripes: mcugen/ops/conv/mve_table.py): per block,
  * bias, multiplier and shift of the even channels then of the odd ones (24 int32), so that a
  * pass loads each with one VLDRW. The last block may overlap the one before (channels % 8). */
 #define DW_BLOCK_WORDS 24
@@ -880,22 +881,31 @@ static inline int32_t dw_blocks(int32_t ch)
 static void dw_table(int32_t *t, const int32_t *bias, const mcugen_per_channel_quant_params *quant,
                      int32_t ch)
 {
-    const uint32x4_t lanes = vidupq_n_u32(0, 8); /* byte offsets of every other int32 */
+    /* VLD2 splits eight int32 into the even and the odd ones: two instructions a vector where
+     * gcc's gathers cost about eight (the table is rebuilt on every stripe of a tiled chain) */
+    const int32x4_t zero = vdupq_n_s32(0);
+    int32x4x2_t v;
     for (int32_t i = 0; i < dw_blocks(ch); ++i, t += DW_BLOCK_WORDS) {
         const int32_t c = 8 * i + 8 <= ch ? 8 * i : ch - 8;
-        const int32x4_t zero = vdupq_n_s32(0);
-        vst1q_s32(t, bias != NULL ? vldrwq_gather_offset_s32(bias + c, lanes) : zero);
-        vst1q_s32(t + 4, bias != NULL ? vldrwq_gather_offset_s32(bias + c + 1, lanes) : zero);
-        vst1q_s32(t + 8, vldrwq_gather_offset_s32(quant->multiplier + c, lanes));
-        vst1q_s32(t + 12, vldrwq_gather_offset_s32(quant->multiplier + c + 1, lanes));
-        vst1q_s32(t + 16, vldrwq_gather_offset_s32(quant->shift + c, lanes));
-        vst1q_s32(t + 20, vldrwq_gather_offset_s32(quant->shift + c + 1, lanes));
+        if (bias != NULL) {
+            v = vld2q_s32(bias + c);
+        } else {
+            v.val[0] = v.val[1] = zero;
+        }
+        vst1q_s32(t, v.val[0]);
+        vst1q_s32(t + 4, v.val[1]);
+        v = vld2q_s32(quant->multiplier + c);
+        vst1q_s32(t + 8, v.val[0]);
+        vst1q_s32(t + 12, v.val[1]);
+        v = vld2q_s32(quant->shift + c);
+        vst1q_s32(t + 16, v.val[0]);
+        vst1q_s32(t + 20, v.val[1]);
     }
 }
 
 /* The output zero point and clamp, and how the shifts requantize: some shift positive
  * (requantize_x4), some zero and none positive (requantize_right_x4), all negative (below). */
-enum { DW_RIGHT_ALL, DW_RIGHT, DW_LEFT };
+enum { DW_RIGHT_ALL, DW_RIGHT, DW_LEFT }; /* (mcugen/ops/conv/mve_table.py: SHIFT_MODES) */
 
 typedef struct {
     int32_t zp;
@@ -1502,8 +1512,12 @@ int mcugen_depthwise_conv_fast_s8(const mcugen_context *ctx, const mcugen_conv_f
     const int32_t kh = filter_dims->h, kw = filter_dims->w;
     const int32_t sh = params->stride.h, sw = params->stride.w;
     const int32_t dh = params->dilation.h, dw = params->dilation.w;
-    int32_t *table = (int32_t *)ctx->buf;
-    dw_table(table, bias, quant, ch);
+    const int32_t *table = params->mve_table; /* the build's (mcugen_dw_conv_params) */
+    if (table == NULL) {
+        int32_t *made = (int32_t *)ctx->buf;
+        dw_table(made, bias, quant, ch);
+        table = made;
+    }
     dw_geom g;
     g.ch = ch;
     g.kw = kw;
@@ -1516,7 +1530,9 @@ int mcugen_depthwise_conv_fast_s8(const mcugen_context *ctx, const mcugen_conv_f
     k.zp = params->output_offset;
     k.min = (int16_t)params->activation.min;
     k.max = (int16_t)params->activation.max;
-    k.mode = dw_shift_mode(quant->shift, ch);
+    /* (the build's table ends with the mode) */
+    k.mode = params->mve_table != NULL ? table[dw_blocks(ch) * DW_BLOCK_WORDS]
+                                       : dw_shift_mode(quant->shift, ch);
     k.full = k.min == -128 && k.max == 127;
 #if !MVE_LEAN
     const int fast3 = k.mode == DW_RIGHT_ALL && k.full && ch % 8 == 0 && dw == 1;
