@@ -210,7 +210,7 @@ static mcugen_conv_fast_params fast_conv(const mcugen_conv_params *p)
 {
     const mcugen_conv_fast_params f = {p->input_offset, p->output_offset, p->stride, p->padding,
                                        p->dilation,     p->activation,    1, p->kernel_sums,
-                                       NULL};
+                                       NULL,            NULL};
     return f;
 }
 
@@ -275,11 +275,35 @@ static const int32_t *make_dw_table(const int32_t *b, int32_t channels, int32_t 
     return table;
 }
 
+/* What mcugen builds for a tiled depthwise's stripes on Cortex-M55 (mcugen/ops/conv/
+ * mve_table.py, written again here from its description): per block of eight channels (the
+ * last overlapping the one before), bias, multiplier and shift of the even channels then of
+ * the odd ones; then 0 if every shift is negative, 1 if none is positive, else 2. */
+static const int32_t *make_mve_table(const int32_t *b, int32_t channels)
+{
+    static int32_t table[24 * ((MAX_CHANNELS + 7) / 8) + 1];
+    const int32_t *values[3] = {b, multiplier, shift};
+    int32_t *t = table, most = INT32_MIN;
+    for (int32_t c0 = 0; c0 < channels; c0 += 8) {
+        const int32_t c = c0 + 8 <= channels ? c0 : channels - 8;
+        for (int32_t v = 0; v < 3; ++v) {
+            for (int32_t i = 0; i < 8; ++i) {
+                *t++ = values[v] != NULL ? values[v][c + (i % 4) * 2 + i / 4] : 0;
+            }
+        }
+    }
+    for (int32_t c = 0; c < channels; ++c) {
+        most = shift[c] > most ? shift[c] : most;
+    }
+    *t = most > 0 ? 2 : most == 0 ? 1 : 0;
+    return table;
+}
+
 static mcugen_conv_fast_params fast_dw(const mcugen_dw_conv_params *p)
 {
     const mcugen_conv_fast_params f = {p->input_offset, p->output_offset, p->stride, p->padding,
                                        p->dilation,     p->activation,    p->ch_mult, NULL,
-                                       NULL};
+                                       NULL,            p->mve_table};
     return f;
 }
 
@@ -413,8 +437,9 @@ static void test_conv(int32_t index)
     compare("conv", index, bytes);
 }
 
-/* test_depthwise_3x3 sets it: 3x3 filters, stride and dilation 1 along rows, channels a
- * multiple of 8 (the Helium path's assembly passes) */
+/* test_depthwise_3x3 sets it: 3x3 filters, dilation 1 along rows, stride 1 (2 in every third
+ * case, by index: a draw would change every later case), channels a multiple of 8 (the Helium
+ * path's assembly passes) */
 static int dw_3x3_only;
 
 static void test_depthwise(int32_t index)
@@ -439,7 +464,8 @@ static void test_depthwise(int32_t index)
             params.ch_mult = 1;
             in.c = fd.c = 8 * uniform(1, 8);
             fd.h = fd.w = 3;
-            params.stride.w = params.dilation.w = 1;
+            params.stride.w = index % 3 == 2 ? 2 : 1;
+            params.dilation.w = 1;
         }
         params.padding.h = uniform(0, fd.h - 1);
         params.padding.w = uniform(0, fd.w - 1);
@@ -470,6 +496,10 @@ static void test_depthwise(int32_t index)
         ++failures;
         return;
     }
+    /* the table a tiled chain's stripes get from the build on Cortex-M55 (the Helium path
+     * only reads it), in two cases of three by index (a draw would change later cases) */
+    params.mve_table =
+            params.ch_mult == 1 && od.c >= 8 && index % 3 != 1 ? make_mve_table(b, od.c) : NULL;
     mcugen_conv_fast_params fp = fast_dw(&params);
     if (params.ch_mult == 1 && od.c % 4 == 0 && fd.h * fd.w <= 25 && index % 2 == 0) {
         /* the table a tiled chain's stripes get from the build (DSP path only reads it), in
@@ -848,7 +878,8 @@ static void test_requant_edges(int32_t index)
     mcugen_status status;
     if (dw) {
         const mcugen_dw_conv_params params = {input_offset, output_offset, stride, padding,
-                                              dilation,     act,           1,      NULL};
+                                              dilation,     act,           1,      NULL,
+                                              NULL};
         const mcugen_context ctx = {scratch, mcugen_depthwise_conv_fast_s8_buffer_size(&fd)};
         status = mcugen_depthwise_conv_s8(&ctx, &params, &quant, &in, input, &fd, filter, &bd,
                                           b, &od, out_ref);
@@ -984,7 +1015,7 @@ static void bench(void)
 
     mcugen_dims fdw = {1, 3, 3, 64};
     bd.c = 64;
-    mcugen_dw_conv_params dp = {-3, 5, {1, 1}, {1, 1}, {1, 1}, {-128, 127}, 1, NULL};
+    mcugen_dw_conv_params dp = {-3, 5, {1, 1}, {1, 1}, {1, 1}, {-128, 127}, 1, NULL, NULL};
     const mcugen_conv_fast_params fdp = fast_dw(&dp);
     ctx.size = mcugen_depthwise_conv_fast_s8_buffer_size(&fdw);
     t = SYST[2];

@@ -139,6 +139,17 @@ MUTATIONS = [
     # the Helium conv's gathered columns: the taps outside the input one off the padding value
     ("qemu-m55", "mcugen_conv_fast_mve.c", "vstrbq_p_s8(col, vpselq_s8(x, pad, p),",
      "vstrbq_p_s8(col, vpselq_s8(x, vaddq_n_s8(pad, 1), p),"),
+    # the Helium depthwise ignoring the shift mode at the end of the build's table
+    ("qemu-m55", "mcugen_conv_fast_mve.c", "k.mode = params->mve_table != NULL ? table[",
+     "k.mode = params->mve_table != NULL ? DW_RIGHT_ALL + 0 * table["),
+    # the Helium depthwise's runs of pixel pairs: the second pixel's last tap with the middle
+    # weights (stride 1), and with the first (stride 2)
+    ("qemu-m55", "mcugen_conv_fast_mve.c",
+     '"add     %[xr], %[xr], %[ch]\\n\\t" DW_LDX DW_MAC("a1", "wp")',
+     '"add     %[xr], %[xr], %[ch]\\n\\t" DW_LDX DW_MAC("a1", "wn")'),
+    ("qemu-m55", "mcugen_conv_fast_mve.c",
+     '"add     %[xr], %[xr], %[ch]\\n\\t" DW_LDX DW_MAC("a1", "wn")',
+     '"add     %[xr], %[xr], %[ch]\\n\\t" DW_LDX DW_MAC("a1", "wp")'),
 ]
 
 

@@ -30,6 +30,7 @@ from ...targets import Target
 from ..base import setting_of
 from ..emitting import EmitContext, KernelCall, c_dims
 from .dsp_table import dsp_dw_table, dsp_rq_table, max_product
+from .mve_table import mve_dw_table
 from .prepare import ConvParams, Rescale, data_input, is_int16, prepare_conv, prepare_transpose_conv
 
 # the fast paths: entry points, one file per instruction set, and their shared helpers
@@ -225,6 +226,21 @@ def _stripe_rq_table(op: Op, ctx: EmitContext, p: ConvParams, depthwise: bool) -
     return f", .rq_table = {name}"
 
 
+def _stripe_mve_table(op: Op, ctx: EmitContext, p: ConvParams) -> str:
+    """`, .mve_table = ...` for a depthwise stripe's call on Helium (Cortex-M55) where the
+    Helium path runs (int8, channel multiplier 1, channels >= 8): the constants of its
+    eight-channel blocks, which it would rebuild on every stripe (mcugen.ops.conv.mve_table),
+    shared by the chain's stripes; else ""."""
+    _, _, bias, y = _operands(op)
+    channels = y.shape[-1]
+    if (not helium(ctx.target) or p.int16 or p.depth_multiplier != 1 or channels < 8
+            or (bias is not None and bias.data is None)):
+        return ""
+    table = mve_dw_table(None if bias is None else bias.data, p.rescale.multipliers,
+                         p.rescale.shifts, channels)
+    return f", .mve_table = {ctx.constant(f'op{op.index} mve dw table', table, 'int32_t')}"
+
+
 def _convolution(op: Op, ctx: EmitContext, depthwise: bool, pad_top: int | None = None) -> KernelCall:
     """pad_top: a stripe's own top padding (see mcugen.tiling), else the whole tensor's."""
     p = prepare_conv(op, setting_of(ctx))
@@ -235,6 +251,8 @@ def _convolution(op: Op, ctx: EmitContext, depthwise: bool, pad_top: int | None 
     fields = _window_fields(op, padding, p.clamp, (p.input_offset, p.output_offset))
     if pad_top is not None:  # a stripe of a tiled chain
         fields += _stripe_rq_table(op, ctx, p, depthwise)
+        if depthwise:
+            fields += _stripe_mve_table(op, ctx, p)
     if depthwise:
         params = const_decl(
             "mcugen_dw_conv_params",

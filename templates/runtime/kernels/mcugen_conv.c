@@ -144,7 +144,7 @@ mcugen_status mcugen_convolve_s8(const mcugen_context *ctx, const mcugen_conv_pa
                                           params->stride,       params->padding,
                                           params->dilation,     params->activation,
                                           1,                    params->kernel_sums,
-                                          params->rq_table};
+                                          params->rq_table,     NULL};
     if (groups == 1 && mcugen_convolve_fast_s8(ctx, &fast, quant, input_dims, input, filter_dims,
                                                filter, bias, output_dims, output)) {
         return MCUGEN_OK; /* DSP or MVE inner loops (mcugen_conv_fast.h) */
@@ -221,7 +221,7 @@ mcugen_status mcugen_depthwise_conv_s8(const mcugen_context *ctx,
                                           params->stride,       params->padding,
                                           params->dilation,     params->activation,
                                           params->ch_mult,      NULL,
-                                          params->rq_table};
+                                          params->rq_table,     params->mve_table};
     if (mcugen_depthwise_conv_fast_s8(ctx, &fast, quant, input_dims, input, filter_dims, filter,
                                       bias, output_dims, output)) {
         return MCUGEN_OK; /* DSP or MVE inner loops (mcugen_conv_fast.h) */

@@ -56,6 +56,10 @@ typedef struct {
     const int32_t *rq_table; /* optional: as mcugen_conv_params.rq_table, then per channel the
                               * starting sum, per quad and tap the widened weights, and
                               * whether every channel is fast (DSP; dsp_table.py) */
+    /* Optional, int8, ch_mult 1, channels >= 8 (NULL: the kernel builds it in the scratch): the
+     * Helium path's constants of its eight-channel blocks (mcugen_conv_fast.h), made at build
+     * time for the stripes of a tiled chain on Cortex-M55 (mcugen/ops/conv/mve_table.py). */
+    const int32_t *mve_table;
 } mcugen_dw_conv_params;
 
 mcugen_status mcugen_convolve_s8(const mcugen_context *ctx, const mcugen_conv_params *params,

@@ -45,7 +45,10 @@
  *        Depthwise (ch_mult 1, channels >= 8, the last block of eight overlapping the one before
  *        when channels % 8 != 0): eight channels as int16 (x + off), VMULLB/VMULLT into int32;
  *        two neighbouring pixels (stride == dilation) share the window columns they both read,
- *        taps outside the input are skipped.
+ *        taps outside the input are skipped; 3x3 pairs whose columns are all inside the input
+ *        (stride 1 or 2) run a whole row's worth in one assembly loop. The blocks' bias,
+ *        multipliers and shifts come from the build's table for a tiled chain's stripes
+ *        (mcugen_dw_conv_params.mve_table), else are arranged in the scratch per call.
  *        The requantization is vectorised: VQRDMULH is gemmlowp's
  *        SaturatingRoundingDoublingHighMul exactly (saturation included), and VRSHL after
  *        subtracting 1 from negative values is RoundingDivideByPOT (ties away from zero); the
@@ -77,6 +80,7 @@ typedef struct {
     int32_t ch_mult; /* depthwise only */
     const int32_t *kernel_sums; /* conv only, optional: mcugen_conv_params.kernel_sums */
     const int32_t *rq_table;    /* optional: mcugen_conv_params.rq_table */
+    const int32_t *mve_table;   /* depthwise only, optional: mcugen_dw_conv_params.mve_table */
 } mcugen_conv_fast_params;
 
 /* What the fast path needs of mcugen_fc_params (mcugen_fully_connected.h). */

@@ -867,7 +867,8 @@ static inline int16x8_t load_x8(const int8_t *p, int16_t off)
     return vaddq_n_s16(vldrbq_s16(p), off);
 }
 
-/* The constants of the eight-channel blocks, made once per call in the scratch: per block,
+/* The constants of the eight-channel blocks, made once per call in the scratch (or by the
+ * build, params->mve_table, for a tiled chain's stripes: mcugen/ops/conv/mve_table.py): per block,
  * bias, multiplier and shift of the even channels then of the odd ones (24 int32), so that a
  * pass loads each with one VLDRW. The last block may overlap the one before (channels % 8). */
 #define DW_BLOCK_WORDS 24
@@ -880,22 +881,31 @@ static inline int32_t dw_blocks(int32_t ch)
 static void dw_table(int32_t *t, const int32_t *bias, const mcugen_per_channel_quant_params *quant,
                      int32_t ch)
 {
-    const uint32x4_t lanes = vidupq_n_u32(0, 8); /* byte offsets of every other int32 */
+    /* VLD2 splits eight int32 into the even and the odd ones: two instructions a vector where
+     * gcc's gathers cost about eight (the table is rebuilt on every stripe of a tiled chain) */
+    const int32x4_t zero = vdupq_n_s32(0);
+    int32x4x2_t v;
     for (int32_t i = 0; i < dw_blocks(ch); ++i, t += DW_BLOCK_WORDS) {
         const int32_t c = 8 * i + 8 <= ch ? 8 * i : ch - 8;
-        const int32x4_t zero = vdupq_n_s32(0);
-        vst1q_s32(t, bias != NULL ? vldrwq_gather_offset_s32(bias + c, lanes) : zero);
-        vst1q_s32(t + 4, bias != NULL ? vldrwq_gather_offset_s32(bias + c + 1, lanes) : zero);
-        vst1q_s32(t + 8, vldrwq_gather_offset_s32(quant->multiplier + c, lanes));
-        vst1q_s32(t + 12, vldrwq_gather_offset_s32(quant->multiplier + c + 1, lanes));
-        vst1q_s32(t + 16, vldrwq_gather_offset_s32(quant->shift + c, lanes));
-        vst1q_s32(t + 20, vldrwq_gather_offset_s32(quant->shift + c + 1, lanes));
+        if (bias != NULL) {
+            v = vld2q_s32(bias + c);
+        } else {
+            v.val[0] = v.val[1] = zero;
+        }
+        vst1q_s32(t, v.val[0]);
+        vst1q_s32(t + 4, v.val[1]);
+        v = vld2q_s32(quant->multiplier + c);
+        vst1q_s32(t + 8, v.val[0]);
+        vst1q_s32(t + 12, v.val[1]);
+        v = vld2q_s32(quant->shift + c);
+        vst1q_s32(t + 16, v.val[0]);
+        vst1q_s32(t + 20, v.val[1]);
     }
 }
 
 /* The output zero point and clamp, and how the shifts requantize: some shift positive
  * (requantize_x4), some zero and none positive (requantize_right_x4), all negative (below). */
-enum { DW_RIGHT_ALL, DW_RIGHT, DW_LEFT };
+enum { DW_RIGHT_ALL, DW_RIGHT, DW_LEFT }; /* (mcugen/ops/conv/mve_table.py: SHIFT_MODES) */
 
 typedef struct {
     int32_t zp;
@@ -1348,6 +1358,142 @@ static void dw_pair_apart(int8_t *out, const int8_t *x, const int8_t *w, int32_t
 }
 #endif
 
+#if !MVE_LEAN
+/* One tap of eight channels (xv, widened and offset) times weights w into pixel a's lanes. */
+#define DW_MAC(a, w)                                                                           \
+    "vmullb.s16 %q[tv], %q[xv], %q[" w "]\n\t"                                                 \
+    "vadd.i32 %q[" a "e], %q[" a "e], %q[tv]\n\t"                                              \
+    "vmullt.s16 %q[tv], %q[xv], %q[" w "]\n\t"                                                 \
+    "vadd.i32 %q[" a "o], %q[" a "o], %q[tv]\n\t"
+
+/* The input column at xr, widened to int16, plus the input offset. */
+#define DW_LDX                                                                                 \
+    "vldrb.s16 %q[xv], [%[xr]]\n\t"                                                            \
+    "vadd.i16 %q[xv], %q[xv], %[off]\n\t"
+
+/* One window row of two pixels of stride 1 (a0: columns 0-2, a1: columns 1-3, every one inside
+ * the input): each column and each tap loaded once. xr at column 0, wr at tap 0; both end at
+ * the next row's. */
+#define DW_RUN_ROW1                                                                            \
+    "vldrb.s16 %q[wp], [%[wr]]\n\t" DW_LDX DW_MAC("a0", "wp")                                  \
+    "add     %[xr], %[xr], %[ch]\n\t"                                                          \
+    "add     %[wr], %[wr], %[ch]\n\t"                                                          \
+    "vldrb.s16 %q[wn], [%[wr]]\n\t" DW_LDX DW_MAC("a1", "wp") DW_MAC("a0", "wn")               \
+    "add     %[xr], %[xr], %[ch]\n\t"                                                          \
+    "add     %[wr], %[wr], %[ch]\n\t"                                                          \
+    "vldrb.s16 %q[wp], [%[wr]]\n\t" DW_LDX DW_MAC("a1", "wn") DW_MAC("a0", "wp")               \
+    "add     %[xr], %[xr], %[ch]\n\t" DW_LDX DW_MAC("a1", "wp")                                \
+    "add     %[xr], %[xr], %[next]\n\t"                                                        \
+    "add     %[wr], %[wr], %[ch]\n\t"
+
+/* The same for stride 2 (a0: columns 0-2, a1: columns 2-4): column 2 is a0's tap 2 and a1's
+ * tap 0, loaded once; tap 2 stays in wn until column 4. */
+#define DW_RUN_ROW2                                                                            \
+    "vldrb.s16 %q[wp], [%[wr]]\n\t" DW_LDX DW_MAC("a0", "wp")                                  \
+    "add     %[xr], %[xr], %[ch], lsl #1\n\t"                                                  \
+    "add     %[wr], %[wr], %[ch], lsl #1\n\t"                                                  \
+    "vldrb.s16 %q[wn], [%[wr]]\n\t" DW_LDX DW_MAC("a1", "wp") DW_MAC("a0", "wn")               \
+    "sub     %[xr], %[xr], %[ch]\n\t"                                                          \
+    "sub     %[wr], %[wr], %[ch]\n\t"                                                          \
+    "vldrb.s16 %q[wp], [%[wr]]\n\t" DW_LDX DW_MAC("a0", "wp")                                  \
+    "add     %[xr], %[xr], %[ch], lsl #1\n\t" DW_LDX DW_MAC("a1", "wp")                        \
+    "add     %[xr], %[xr], %[ch]\n\t" DW_LDX DW_MAC("a1", "wn")                                \
+    "add     %[xr], %[xr], %[next]\n\t"                                                        \
+    "add     %[wr], %[wr], %[ch], lsl #1\n\t"
+
+/* A run of pairs of pixels (ROW: their window rows) with every column inside the input, each
+ * pair's blocks as in dw_pair3_fast, the pairs looped in the assembly too: per pair, C's
+ * window checks and call cost as much as a block of eight channels. args: [0] x and [1] w of
+ * the block, [2] rows, [3] output zero point, [4] the table's end, [5] pairs left, [6] the
+ * table, [7] x from the end of a pair's blocks to the next pair. */
+#define DW_RUN_ASM(ROW)                                                                        \
+    __asm__ __volatile__(                                                                      \
+            "0:\n\t"                                                                           \
+            "ldrd    %[xr], %[wr], [%[p]]\n\t" /* the block's column 0 and tap 0 */            \
+            "vldrw.32 %q[a0e], [%[t]]\n\t"     /* bias */                                      \
+            "vldrw.32 %q[a0o], [%[t], #16]\n\t"                                                \
+            "add     lr, %[xr], #8\n\t"                                                        \
+            "str     lr, [%[p]]\n\t"                                                           \
+            "add     lr, %[wr], #8\n\t"                                                        \
+            "str     lr, [%[p], #4]\n\t"                                                       \
+            "vmov    %q[a1e], %q[a0e]\n\t"                                                     \
+            "vmov    %q[a1o], %q[a0o]\n\t"                                                     \
+            "ldr     lr, [%[p], #8]\n\t"                                                       \
+            "dls     lr, lr\n"                                                                 \
+            "1:\n\t" ROW "le      lr, 1b\n\t"                                                  \
+            "ldr     lr, [%[p], #12]\n\t" /* the output zero point */                          \
+            DW_REQ2("a0e", "a1e", "32", "64")                                                  \
+            DW_REQ2("a0o", "a1o", "48", "80")                                                  \
+            "vqmovnb.s32 %q[xv], %q[a0e]\n\t" /* channel order, saturated to int8 */           \
+            "vqmovnt.s32 %q[xv], %q[a0o]\n\t"                                                  \
+            "vqmovnb.s16 %q[tv], %q[xv]\n\t"                                                   \
+            "vstrb.16 %q[tv], [%[out]]\n\t"                                                    \
+            "vqmovnb.s32 %q[xv], %q[a1e]\n\t"                                                  \
+            "vqmovnt.s32 %q[xv], %q[a1o]\n\t"                                                  \
+            "vqmovnb.s16 %q[tv], %q[xv]\n\t"                                                   \
+            "add     %[xr], %[out], %[ch]\n\t"                                                 \
+            "vstrb.16 %q[tv], [%[xr]]\n\t"                                                     \
+            "add     %[out], %[out], #8\n\t"                                                   \
+            "add     %[t], %[t], #96\n\t"                                                      \
+            "ldr     lr, [%[p], #16]\n\t"                                                      \
+            "cmp     %[t], lr\n\t"                                                             \
+            "bne     0b\n\t"                                                                   \
+            "add     %[out], %[out], %[ch]\n\t" /* the next pair: past the second pixel */     \
+            "ldrd    %[xr], %[wr], [%[p]]\n\t"                                                 \
+            "ldr     lr, [%[p], #28]\n\t"                                                      \
+            "add     %[xr], %[xr], lr\n\t"                                                     \
+            "sub     %[wr], %[wr], %[ch]\n\t" /* back at channel 0 */                          \
+            "strd    %[xr], %[wr], [%[p]]\n\t"                                                 \
+            "ldr     %[t], [%[p], #24]\n\t"                                                    \
+            "ldr     lr, [%[p], #20]\n\t"                                                      \
+            "subs    lr, lr, #1\n\t"                                                           \
+            "str     lr, [%[p], #20]\n\t"                                                      \
+            "bne     0b"                                                                       \
+            : [a0e] "=&w"(a0e), [a0o] "=&w"(a0o), [a1e] "=&w"(a1e), [a1o] "=&w"(a1o),          \
+              [xv] "=&w"(xv), [tv] "=&w"(tv), [wp] "=&w"(wp), [wn] "=&w"(wn), [xr] "=&l"(xr),  \
+              [wr] "=&l"(wr), [out] "+l"(out), [t] "+r"(t)                                     \
+            : [p] "r"(args), [ch] "r"(ch), [off] "r"(off), [next] "r"(next)                    \
+            : "lr", "cc", "memory")
+
+/* `pairs` pairs of neighbouring pixels of stride 1 or 2 whose window columns all lie inside
+ * the input, in the case of dw_pair3_fast (channels a multiple of 8, dilation 1 along rows,
+ * every shift negative, the full int8 clamp), rows > 0. x at column 0 of the first pair's
+ * first row inside, w at that row's tap 0. */
+static void dw_run3_fast(int8_t *out, const int8_t *x, const int8_t *w, int32_t pairs,
+                         int32_t stride, const dw_geom *g, int32_t zp)
+{
+    const int32_t ch = g->ch, off = g->off, next = g->row_step - (stride + 2) * ch;
+    uint32_t args[8];
+    args[0] = (uint32_t)(uintptr_t)x;
+    args[1] = (uint32_t)(uintptr_t)w;
+    args[2] = (uint32_t)g->rows;
+    args[3] = (uint32_t)zp;
+    args[4] = (uint32_t)(uintptr_t)(g->table + dw_blocks(ch) * DW_BLOCK_WORDS);
+    args[5] = (uint32_t)pairs;
+    args[6] = (uint32_t)(uintptr_t)g->table;
+    args[7] = (uint32_t)((2 * stride - 1) * ch); /* the blocks moved x by ch of 2 * stride * ch */
+    const int32_t *t = g->table;
+    const int8_t *xr, *wr;
+    int32x4_t a0e, a0o, a1e, a1o, tv, wp, wn;
+    int16x8_t xv;
+    if (stride == 1) {
+        DW_RUN_ASM(DW_RUN_ROW1);
+    } else {
+        DW_RUN_ASM(DW_RUN_ROW2);
+    }
+}
+
+/* The pixels [lo, hi) of an output row whose windows (3 columns, dilation 1) lie inside the
+ * input: ox * stride - pad >= 0 and ox * stride - pad + 2 <= in_w - 1. */
+static inline void dw_inside_columns(int32_t pad, int32_t stride, int32_t in_w, int32_t out_w,
+                                     int32_t *lo, int32_t *hi)
+{
+    const int32_t last = in_w - 3 + pad; /* the largest ox * stride */
+    *lo = (pad + stride - 1) / stride;
+    *hi = last < 0 ? 0 : last / stride + 1 < out_w ? last / stride + 1 : out_w;
+}
+#endif
+
 int mcugen_depthwise_conv_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_params *params,
                                   const mcugen_per_channel_quant_params *quant,
                                   const mcugen_dims *input_dims, const int8_t *input,
@@ -1366,8 +1512,12 @@ int mcugen_depthwise_conv_fast_s8(const mcugen_context *ctx, const mcugen_conv_f
     const int32_t kh = filter_dims->h, kw = filter_dims->w;
     const int32_t sh = params->stride.h, sw = params->stride.w;
     const int32_t dh = params->dilation.h, dw = params->dilation.w;
-    int32_t *table = (int32_t *)ctx->buf;
-    dw_table(table, bias, quant, ch);
+    const int32_t *table = params->mve_table; /* the build's (mcugen_dw_conv_params) */
+    if (table == NULL) {
+        int32_t *made = (int32_t *)ctx->buf;
+        dw_table(made, bias, quant, ch);
+        table = made;
+    }
     dw_geom g;
     g.ch = ch;
     g.kw = kw;
@@ -1380,10 +1530,16 @@ int mcugen_depthwise_conv_fast_s8(const mcugen_context *ctx, const mcugen_conv_f
     k.zp = params->output_offset;
     k.min = (int16_t)params->activation.min;
     k.max = (int16_t)params->activation.max;
-    k.mode = dw_shift_mode(quant->shift, ch);
+    /* (the build's table ends with the mode) */
+    k.mode = params->mve_table != NULL ? table[dw_blocks(ch) * DW_BLOCK_WORDS]
+                                       : dw_shift_mode(quant->shift, ch);
     k.full = k.min == -128 && k.max == 127;
 #if !MVE_LEAN
     const int fast3 = k.mode == DW_RIGHT_ALL && k.full && ch % 8 == 0 && dw == 1;
+    /* runs of pairs inside the input: stride 1 or 2 along rows, a filter three wide */
+    const int run3 = fast3 && kw == 3 && (sw == 1 || sw == 2);
+    int32_t in_lo, in_hi; /* pixels [in_lo, in_hi) of a row: every window column inside */
+    dw_inside_columns(params->padding.w, sw, in_w, output_dims->w, &in_lo, &in_hi);
 #endif
     for (int32_t b = 0; b < output_dims->n; ++b) {
         const int8_t *image = input + b * in_h * in_w * ch;
@@ -1404,6 +1560,13 @@ int mcugen_depthwise_conv_fast_s8(const mcugen_context *ctx, const mcugen_conv_f
                 tap_range(x0, dw, kw + pair, in_w, &j0, &j1);
                 const int8_t *x = x_rows + (j1 > j0 ? (x0 + j0 * dw) * ch : 0);
 #if !MVE_LEAN
+                if (run3 && g.rows > 0 && ox >= in_lo && ox + 1 < in_hi) {
+                    const int32_t run = (in_hi - ox) / 2; /* pairs */
+                    dw_run3_fast(out, x_rows + x0 * ch, w_rows, run, sw, &g, k.zp);
+                    ox += 2 * run;
+                    out += (2 * run - 1) * ch;
+                    continue;
+                }
                 if (pair && kw == 3 && j0 <= 1 && j1 >= 3 && g.rows > 0 && fast3) {
                     dw_pair3_fast(out, x_rows + (x0 + dw) * ch, w_rows, j0 == 0, j1 == 4, &g,
                                   k.zp);
