@@ -200,12 +200,14 @@ def _stripe_rq_table(op: Op, ctx: EmitContext, p: ConvParams, depthwise: bool) -
     path runs (conv: one group; depthwise: channel multiplier 1, channels % 4 == 0): the
     requantization table it would rebuild on every stripe (mcugen.ops.conv.dsp_table; the
     depthwise's also holds its starting sums and widened weights), shared by the chain's
-    stripes; else ""."""
+    stripes; else "" (and when the plan gives the op no scratch: it runs portable)."""
     x, w, bias, y = _operands(op)
     channels, depth = y.shape[-1], x.shape[-1]
     taps = w.shape[1] * w.shape[2]
     fast = (p.depth_multiplier == 1 and channels % 4 == 0) if depthwise else w.shape[3] == depth
     if ctx.target.fast_path != "dsp" or p.int16 or not fast or (bias is not None and bias.data is None):
+        return ""
+    if ctx.scratch(op)[1] == 0:  # the plan runs its portable C (memory/kernel_variants.py)
         return ""
     max_sum = (taps if depthwise else taps * w.shape[3]) * max_product(p.input_offset)
     table = dsp_rq_table(None if bias is None else bias.data, p.rescale.multipliers,
