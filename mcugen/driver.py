@@ -27,6 +27,7 @@ from .frontend.tflite import parse_model, read_model
 from .frontend.validate import DEFAULT_LIMITS, DEFAULT_MAX_TENSOR_BYTES, Limits
 from .ir import CustomKernel, Graph, Op, verify_graph
 from .memory.cost import cost_model
+from .memory.kernel_variants import without_fast_paths
 from .memory.liveness import OP_STEPS, StepView, check_pinned
 from .memory.optimize import DEFAULT_MODE, check_mode
 from .memory.plan import Plan, plan_model, plan_report, refigured, tiling_report
@@ -34,7 +35,7 @@ from .memory.pools import PoolSpec
 from .npu.figures import npu_ops, npu_report
 from .ops.base import Setting
 from .ops.matmul.sparse import report as sparse_report
-from .ops.registry import op_macs, scratch_bytes
+from .ops.registry import fast_path_scratch_bytes, op_macs, scratch_bytes
 from .passes import PassReport, run_passes
 from .quantization import Rounding
 from .schedule import schedule
@@ -66,6 +67,10 @@ class BuildOptions:
     optimize: str = DEFAULT_MODE
     # --npu-weights: auto, sram or flash, where NPU ops read their weights (npu/weight_buffers.py)
     npu_weights: str = "auto"
+    # the memory plan may run an op's portable C instead of its fast path where the fast path's
+    # scratch raises the arena (memory/kernel_variants.py; --optimize weighs it); off: the fast
+    # kernels everywhere (the firmware benchmarks, which measure their instructions)
+    kernel_choice: bool = True
 
     def __post_init__(self) -> None:
         if isinstance(self.target, str):  # BuildOptions(target="cortex-m4"): the same as target(...)
@@ -85,7 +90,8 @@ class BuildOptions:
         return (f"{self.rounding.value}-{self.prefix or ''}-{self.target.name}{npu}-{pools}-{self.guard}{tiling}"
                 f"{arena}{limit}{weights}{sparse}{custom}{'-npu-async' if self.npu_async else ''}"
                 + ("" if self.optimize == DEFAULT_MODE else f"-optimize-{self.optimize}")
-                + ("" if self.npu_weights == "auto" else f"-npu-weights-{self.npu_weights}"))
+                + ("" if self.npu_weights == "auto" else f"-npu-weights-{self.npu_weights}")
+                + ("" if self.kernel_choice else "-fast-kernels"))
 
 
 ARENA_KINDS = ("static", "external")
@@ -236,10 +242,13 @@ def schedule_and_plan(graph: Graph, options: BuildOptions, label: str) -> tuple[
         order, groups = async_order(order, options.target.npu)
         steps = AsyncSteps(order, groups)
     costs = cost_model(options.target)
+    fast = fast_path_scratch_bytes(options.target) if options.kernel_choice else None
     plan = plan_model(graph, order, scratch, options.pools, options.guard,
                       # striping (NPU chains in stripes) is not combined with --npu-async yet
                       options.tiling and not vela and not options.npu_async, steps,
-                      optimize=options.optimize, costs=costs)
+                      optimize=options.optimize, costs=costs, fast=fast)
+    if fast is not None:  # the later stages keep its kernels
+        scratch = without_fast_paths(scratch, fast, plan.portable)
     placed = plan  # then the NPU's choices of stripes and weight buffers
     if options.target.npu is not None and plan.tiling is not None:
         from .npu.stripes import choose_stripes

@@ -24,7 +24,8 @@ ALLOWED = {
     "tiling_search": {"liveness", "tiling"},
     "cost": {"tiling"},  # instructions of a tiling; blind to placement and the search
     "optimize": set(),  # --optimize's choice among figures
-    "plan": {"liveness", "placement", "pools", "tiling", "tiling_search", "cost", "optimize"},
+    "kernel_variants": {"liveness", "placement"},  # which ops run portable, from liveness alone
+    "plan": {"liveness", "placement", "pools", "tiling", "tiling_search", "cost", "optimize", "kernel_variants"},
 }
 
 

@@ -51,7 +51,7 @@ def test_modes_trade_ram_for_instructions_in_order(name: str, core: str) -> None
     costs = cost_model(find_target(core))
     arena = {m: p.arena_size for m, (_, p) in plans.items()}
     # the estimate each plan reports is the cost model's of its own tiling, recomputed here
-    est = {m: estimate(order, p.tiling, costs) for m, (order, p) in plans.items()}
+    est = {m: estimate(order, p.tiling, costs, p.portable) for m, (order, p) in plans.items()}
     for mode, (_, plan) in plans.items():
         assert plan.trade_off is not None and plan.trade_off.mode == mode
         assert plan.trade_off.chosen.arena_bytes == plan.arena_size
@@ -131,8 +131,8 @@ def test_run_with_a_mode_gives_tflm_outputs(tmp_path: Path) -> None:
 
 
 def test_cost_model_ranks_plans_as_qemu_counts_do() -> None:
-    """Two plans of kws_dscnn on Cortex-M4 (ram: tiled in many stripes; speed: whole ops): the
-    estimate orders them as the exact QEMU instruction counts do, within 10% of each count."""
+    """Two plans of kws_dscnn on Cortex-M4 (ram: tiled in many stripes, some ops portable without
+    their fast path's scratch; speed: whole ops, fast kernels): the estimate orders them as the exact QEMU instruction counts do, within 10% of each count."""
     from test_firmware import require_tools
 
     from mcugen.analysis.profile import profile_model
@@ -144,7 +144,8 @@ def test_cost_model_ranks_plans_as_qemu_counts_do() -> None:
     for mode in ("ram", "speed"):
         options = BuildOptions(target="cortex-m4", optimize=mode)
         compiled = compile_model(model, options)
-        estimated[mode] = estimate(compiled.order, compiled.plan.tiling, cost_model(options.target))
+        estimated[mode] = estimate(compiled.order, compiled.plan.tiling, cost_model(options.target),
+                                   compiled.plan.portable)
         result = profile_model(model, options, qemu=True, inputs=[case["input0"]], expected=[case["tflm_output0"]])
         measured[mode] = result.invoke_instructions
     assert estimated["ram"] != estimated["speed"]

@@ -211,3 +211,27 @@ def test_support_rejects() -> None:
     assert shape is not None and shape.data is not None
     shape.data = shape.data + 1
     assert any("output_shape" in p for p in check_op(op)), check_op(op)
+
+
+def _aligned(n: int) -> int:
+    return (n + 15) // 16 * 16
+
+
+@pytest.mark.parametrize("case", CASES[::3], ids=lambda c: c.id)
+def test_c_kernels_need_no_scratch(case: Case) -> None:
+    """The gathering kernels (mcugen_transpose_conv.c) against TFLM, sanitized, on a third of
+    the cases (kernels 1..5, strides 1..3, SAME and VALID, odd sizes, batch 2, int8 and int16),
+    built for cortex-m4 with --optimize ram: the arena holds the input and the output and no
+    scratch, where TFLM's kernel asks for an accumulator per output element."""
+    from mcugen.driver import BuildOptions, compile_model
+    from mcugen.toolchain.host import build_program, run_program
+
+    model, x = build_model(case), random_input(case)
+    expected = oracle_output(model, [x], Rounding.TFLM, min_distinct=4)
+    options = BuildOptions(rounding=Rounding.TFLM, target="cortex-m4", optimize="ram")
+    plan = compile_model(model, options, "tconv.tflite").plan
+    assert not [b for b in plan.buffers if b.scratch_of is not None]
+    out_bytes = int(np.prod(expected.shape)) * expected.itemsize
+    assert plan.arena_size <= _aligned(x.nbytes) + _aligned(out_bytes)
+    (actual,) = run_program(build_program(model, options, "tconv.tflite", sanitize=True), [[x]])[0]
+    assert_exact(actual, expected)

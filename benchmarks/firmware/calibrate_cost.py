@@ -61,6 +61,8 @@ def _options(core: str, tiled: bool) -> BuildOptions:
     options = BuildOptions(target=core, tiling=tiled)
     if tiled and "optimize" in {f.name for f in dataclasses.fields(BuildOptions)}:
         options = dataclasses.replace(options, optimize="ram")
+    if "kernel_choice" in {f.name for f in dataclasses.fields(BuildOptions)}:  # the fast kernels, as fitted
+        options = dataclasses.replace(options, kernel_choice=False)
     return options
 
 

@@ -76,6 +76,8 @@ def measure(model: Path, case: Path, core: str, variant: str) -> dict[str, Any]:
         options = dataclasses.replace(options, tiling=tiling)
     if "optimize" in {f.name for f in dataclasses.fields(BuildOptions)}:  # tiled: the least RAM, as before
         options = dataclasses.replace(options, optimize="ram")
+    if "kernel_choice" in {f.name for f in dataclasses.fields(BuildOptions)}:  # and the fast kernels
+        options = dataclasses.replace(options, kernel_choice=False)
     with np.load(case) as data:
         inputs = [data[f"input{i}"] for i in range(sum(k.startswith("input") for k in data.files))]
         expected = [data[f"tflm_output{i}"] for i in range(sum(k.startswith("tflm_output") for k in data.files))]

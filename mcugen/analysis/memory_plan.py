@@ -70,6 +70,9 @@ def plan_lines(planned_model: PlannedModel, as_json: bool = False) -> list[str]:
         lines.append("  tiled: nothing (no chain of spatial ops lowers the arena, or --no-tiling)")
     if plan.trade_off is not None:
         lines.append(f"  {plan.trade_off.line()}")
+    for choice in plan.kernel_choices:  # the kernel variants (memory/kernel_variants.py)
+        lines.append(f"  op {choice.op.index} {choice.op.kind.name}: {choice.variant} kernel "
+                     f"(fast path's scratch: {choice.fast_scratch_bytes} bytes): {choice.why}")
     lines.append(f"  {'buffer':<40} {'bytes':>8} {'first':>5} {'last':>5}  {'pool':<8} {'offset':>8}  notes")
     for entry in sorted(data["buffers"], key=lambda b: (b["pool"], b["offset"], b["first"])):
         notes = []

@@ -119,9 +119,10 @@ class _Context:
 
     def scratch(self, op: Op) -> tuple[str, int]:
         buffer = self.plan.scratch_of(op)
-        if buffer is None:
+        size = self.plan.kernel_scratch_bytes(op, buffer.size) if buffer is not None else 0
+        if buffer is None or size == 0:
             return "NULL", 0
-        return f"((void *)({self.base(buffer)} + {buffer.offset}))", buffer.size
+        return f"((void *)({self.base(buffer)} + {buffer.offset}))", size
 
 
 @dataclass

@@ -62,8 +62,11 @@ class _StripeContext:
         return self.cache[key]
 
     def scratch(self, op: Op) -> tuple[str, int]:
-        """The chain's one scratch buffer (planned for its last op), shared by its calls."""
-        return self.inner.scratch(self.chain.ops[-1])
+        """The chain's one scratch buffer (planned for its last op), shared by its calls; of it,
+        an op the plan runs portable is told only what its portable kernel needs."""
+        pointer, size = self.inner.scratch(self.chain.ops[-1])
+        size = self.inner.plan.kernel_scratch_bytes(op, size)
+        return (pointer, size) if size else ("NULL", 0)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)

@@ -28,6 +28,13 @@ after the M4 and M55 kernel work of that day. Against the measured counts of tho
 whole invokes are estimated within -4.7 % .. +5.9 % on cortex-m4 and -9.5 % .. +6.2 % on
 cortex-m55; the stripes' overhead of each tiled chain within -1 % .. +4 % on cortex-m4 (kws
 1..8 in 28 stripes: 254,320 measured, 252,085 estimated) and -2 % .. +3 % on cortex-m55.
+`portable_mac` (what an op's portable C costs beyond its fast path, per MAC, for the plans that
+leave its fast-path scratch out: kernel_variants.py) is not fitted: it is the difference of
+`mcugen profile --qemu --per-op` counts of --optimize ram and speed builds, per MAC: on
+cortex-m4, CONV_2D 8.1-8.6 (model_audio_conv1d's three), DEPTHWISE_CONV_2D 14.3
+(depthwise_same_relu6), FULLY_CONNECTED 7.7-7.9 (ad_autoencoder's first and last); on
+cortex-m55, CONV_2D 12.6 on the small conv2d_same_relu, taken as 10 (its depthwise, not measured,
+as its conv; its FULLY_CONNECTED fast path needs no scratch).
 Coefficients of collinear features can move between fits (3x3 depthwise MACs are 9 times its
 outputs): they are a ranking model, not a breakdown of where instructions go.
 cortex-m7 takes the cortex-m4 figures (the same DSP fast paths); the host, which runs the
@@ -37,7 +44,7 @@ portable C and has no instruction count, takes them too: its estimates only rank
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..ir import Op, OpKind
 from ..ops.registry import op_macs
@@ -81,6 +88,15 @@ class CostModel:
     kernels: dict[str, KernelCost]
     moved_byte: float  # memmove of the rows a stripe slot keeps
     stripe: float  # the stripe loop itself
+    # per kernel class, the instructions per MAC an op's portable C costs beyond its fast path,
+    # when the plan leaves its fast-path scratch out (kernel_variants.py)
+    portable_mac: dict[str, float] = field(default_factory=dict)
+
+    def portable_penalty(self, op: Op) -> float:
+        """What running `op`'s portable C instead of its fast path adds to an invoke."""
+        if op.backend == "npu":
+            return 0.0
+        return self.portable_mac.get(kernel_class(op), 0.0) * op_macs(op)
 
 
 # Features of the calls of a plan, per kernel class: [calls, channels, MACs, output elements],
@@ -160,7 +176,8 @@ _M4 = CostModel(
         "fully_connected": KernelCost(call=703.8178, channel=49.2547, mac=1.402, output=0.0),
         "other": KernelCost(call=515.3585, channel=0.0, mac=7.1939, output=69.6453),
     },
-    moved_byte=1.0574, stripe=0.0)
+    moved_byte=1.0574, stripe=0.0,
+    portable_mac={"conv_1x1": 8.5, "conv": 8.5, "depthwise": 14.0, "fully_connected": 7.8})
 _M55 = CostModel(
     kernels={
         "conv_1x1": KernelCost(call=442.5729, channel=8.8085, mac=0.1122, output=9.8071),
@@ -171,7 +188,8 @@ _M55 = CostModel(
         "fully_connected": KernelCost(call=494.2935, channel=17.5781, mac=0.1221, output=0.0),
         "other": KernelCost(call=245.2585, channel=0.0, mac=5.4268, output=79.583),
     },
-    moved_byte=0.0, stripe=0.0)
+    moved_byte=0.0, stripe=0.0,
+    portable_mac={"conv_1x1": 10.0, "conv": 10.0, "depthwise": 10.0, "fully_connected": 0.0})
 
 _BY_TARGET = {"cortex-m55": _M55}
 
@@ -181,14 +199,21 @@ def cost_model(target: Target | None) -> CostModel:
     return _BY_TARGET.get(target.name, _M4) if target is not None else _M4
 
 
-def estimate(order: Iterable[Op], tiling: Tiling | None, model: CostModel) -> int:
-    """Estimated instructions of one invoke of `order` run with `tiling` (None: whole ops)."""
-    return round(plan_features(order, tiling).cost(model))
+def estimate(order: Sequence[Op], tiling: Tiling | None, model: CostModel,
+             portable: frozenset[int] = frozenset()) -> int:
+    """Estimated instructions of one invoke of `order` run with `tiling` (None: whole ops), the
+    ops in `portable` running their portable C."""
+    extra = sum(model.portable_penalty(op) for op in order if op.index in portable)
+    return round(plan_features(order, tiling).cost(model) + extra)
 
 
-def estimator(order: Sequence[Op], model: CostModel) -> Callable[[Tiling | None], int]:
+Estimator = Callable[..., int]  # (tiling, portable op indices = frozenset()) -> instructions
+
+
+def estimator(order: Sequence[Op], model: CostModel) -> Estimator:
     """estimate(order, tiling, model) for many tilings of one order (the tiling search asks per
-    candidate): the whole ops once, then per chain its stripes' calls minus its ops' whole calls."""
+    candidate): the whole ops once, then per chain its stripes' calls minus its ops' whole calls;
+    plus, for the ops a plan runs portable (kernel_variants.py), their portable penalty."""
     whole: dict[int, float] = {}
     for op in order:
         one = Features.empty()
@@ -196,10 +221,11 @@ def estimator(order: Sequence[Op], model: CostModel) -> Callable[[Tiling | None]
         whole[id(op)] = one.cost(model)
     base = sum(whole.values())
 
-    def of(tiling: Tiling | None) -> int:
+    def of(tiling: Tiling | None, portable: frozenset[int] = frozenset()) -> int:
         extra = 0.0
         for chain in tiling.chains if tiling is not None else []:
             extra += chain_features(chain).cost(model) - sum(whole[id(op)] for op in chain.ops)
+        extra += sum(model.portable_penalty(op) for op in order if op.index in portable)
         return round(base + extra)
 
     return of

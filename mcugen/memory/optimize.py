@@ -3,7 +3,9 @@
 plan.plan_model places up to three candidates for one order: whole tensors (no tiling), the
 tiling of least RAM (tiling_search as it always was), and, for balanced when that one costs too
 many instructions, the tiling of least RAM among those whose estimated instructions
-(cost.py) stay within BALANCED_PERCENT of the fastest candidate. Then
+(cost.py) stay within BALANCED_PERCENT of the fastest candidate; beside the first two, on a
+core with fast paths, their lean twins, some ops run portable without their fast path's
+scratch (kernel_variants.py), when that lowers the arena. Then
 
 - ram: the least arena (ties: the fewer instructions);
 - speed: the fewest estimated instructions (ties: the least arena), so no tiling unless it
@@ -42,10 +44,11 @@ class Figures:
     arena_bytes: int
     estimated_instructions: int
     chains: int  # tiled chains
+    portable: int = 0  # ops run portable, their fast path's scratch left out (kernel_variants.py)
 
     def to_json(self) -> dict[str, int]:
         return {"arena_bytes": self.arena_bytes, "estimated_instructions": self.estimated_instructions,
-                "tiled_chains": self.chains}
+                "tiled_chains": self.chains, "portable_ops": self.portable}
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ The package, in the order a plan is made (each module imports only those above i
 - pools.py: the pools of a build and the assignment of buffers to them;
 - tiling.py, tiling_search.py: chains of ops run in stripes, and which to tile;
 - cost.py, optimize.py: a plan's estimated instructions, and --optimize's choice by them;
+- kernel_variants.py: which ops run their portable C, without their fast path's scratch;
 - plan.py (here): the variants, the choice among them, and the check of the result.
 
 Variants
@@ -25,6 +26,10 @@ this list), and optimize.py chooses among the candidates by RAM and estimated in
 3. with `tiling`, if tiling_search finds chains that lower the liveness peak: the same order
    tiled, the chains' outputs over their dying inputs (at `lag`), then never over them, then
    with concatenations in place too.
+
+With `fast` (the fast-path part of the scratch), a candidate whose arena drops when every fast
+path's scratch is left out gets a lean twin (kernel_variants.py): the same tiling, the ops
+whose fast-path scratch raises the arena run portable (Plan.portable).
 
 A variant that does not fit the pools is skipped; if none fits, the error raised is the first
 failure of the last candidate tried. `plan_memory` does the same for one given tiling (or
@@ -44,7 +49,7 @@ ends with `guard` of them (pools.py).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -52,6 +57,7 @@ from ..errors import PlanningError
 from ..ir import Graph, Op, OpKind, Tensor
 from ..ops.registry import op_def
 from .cost import CostModel, cost_model, estimator
+from .kernel_variants import Portable, fast_path_ops, lean_portable, without_fast_paths
 from .liveness import (
     OP_STEPS,
     Buffer,
@@ -84,6 +90,9 @@ class Plan:
     # --optimize: the mode and the arena and estimated instructions of the chosen, ram and speed
     # plans (optimize.py); None for a plan of one given tiling (plan_memory)
     trade_off: TradeOff | None = None
+    # ops that run their portable C, their fast path's scratch left out (kernel_variants.py)
+    portable: Portable = frozenset()
+    kernel_choices: list[KernelChoice] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not self.pools:
@@ -131,6 +140,14 @@ class Plan:
             if buffer.scratch_of is op:
                 return buffer
         return None
+
+    def kernel_scratch_bytes(self, op: Op, planned: int) -> int:
+        """Bytes of `planned` scratch the op's kernel is told of: all, or for an op run portable
+        only what its portable kernel needs, so that its fast path declines (scratch_ok) even
+        where it shares a larger buffer (a tiled chain's)."""
+        if op.index in self.portable:
+            return min(planned, op_def(op.kind).scratch(op))
+        return planned
 
     def weights_buffer_of(self, op: Op) -> Buffer | None:
         """The SRAM buffer `op`'s NPU weights are DMA'd to (--npu-weights), if any."""
@@ -216,52 +233,139 @@ def plan_memory(graph: Graph, order: list[Op], scratch_bytes: ScratchBytes,
                      [_variants(graph, order, scratch_bytes, in_place, tiling, extra=extra)])
 
 
+@dataclass(frozen=True)
+class KernelChoice:
+    """Which kernel an op with a fast-path scratch runs, and why (report.json, `mcugen plan`)."""
+
+    op: Op
+    variant: str  # "fast" or "portable"
+    fast_scratch_bytes: int
+    why: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"op": self.op.index, "kind": self.op.kind.name, "variant": self.variant,
+                "fast_path_scratch_bytes": self.fast_scratch_bytes, "why": self.why}
+
+
+def _kernel_choices(order: list[Op], fast: ScratchBytes, portable: Portable, leaned: Portable,
+                    mode: str, costs: CostModel) -> list[KernelChoice]:
+    """Per op with a fast-path scratch: the variant the plan runs and why (`leaned`: the ops
+    some lean candidate ran portable, whose scratch raised the arena)."""
+    found = []
+    for op in fast_path_ops(order, fast):
+        extra = f"~{round(costs.portable_penalty(op)):,} more instructions portable"
+        if op.index in portable:
+            why = f"its fast path's scratch raises the arena; --optimize {mode} chose the plan without it ({extra})"
+        elif op.index in leaned:
+            why = f"its fast path's scratch raises the arena; --optimize {mode} kept it ({extra})"
+        else:
+            why = "its fast path's scratch fits under the arena"
+        found.append(KernelChoice(op, "portable" if op.index in portable else "fast", fast(op), why))
+    return found
+
+
 def plan_model(graph: Graph, order: list[Op], scratch_bytes: ScratchBytes,
                pools: Sequence[PoolSpec] = DEFAULT_POOLS, guard: int = 0, tiling: bool = True,
-               steps: StepView = OP_STEPS, optimize: str = "ram", costs: CostModel | None = None) -> Plan:
+               steps: StepView = OP_STEPS, optimize: str = "ram", costs: CostModel | None = None,
+               fast: ScratchBytes | None = None) -> Plan:
     """The build's memory plan: whole tensors, or, with `tiling`, tiled where `optimize`
     (optimize.py) prefers it, instructions estimated with `costs` (cost.py; None: Cortex-M4's);
-    checked by verify_plan before return. `steps` views the untiled order (--npu-async:
-    npu/concurrency.py's AsyncSteps). Plan.trade_off holds the figures of the choice."""
+    with `fast` (the fast-path part of `scratch_bytes`), some ops maybe portable
+    (kernel_variants.py); checked by verify_plan before return. `steps` views the untiled order
+    (--npu-async: npu/concurrency.py's AsyncSteps). Plan.trade_off holds the figures of the
+    choice, Plan.kernel_choices the kernel variants."""
     check_mode(optimize)
-    instructions = estimator(order, costs or cost_model(None))
+    model = costs or cost_model(None)
+    instructions = estimator(order, model)
     figures: list[Figures] = []
-    chosen: list[Placed] = []
+    chosen: list[tuple[Placed, Portable]] = []
     failure: PlanningError | None = None
 
-    def consider(tried: Tiling | None, group: list[Variant]) -> None:
+    def variants(tried: Tiling | None, portable: Portable = frozenset()) -> list[Variant]:
+        sizes = without_fast_paths(scratch_bytes, fast, portable) if fast is not None else scratch_bytes
+        return _variants(graph, order, sizes, True, tried, steps)
+
+    def consider(tried: Tiling | None, group: list[Variant], portable: Portable = frozenset()) -> int | None:
+        """Place the candidate; its arena, or None if it does not fit."""
         nonlocal failure
         placed, failure = _place(pools, guard, [group])
-        if placed:
-            best = min(placed, key=lambda item: (item[0], item[1]))
-            chosen.append(best)
-            figures.append(Figures(best[0], instructions(tried), len(tried.chains) if tried else 0))
+        if not placed:
+            return None
+        best = min(placed, key=lambda item: (item[0], item[1]))
+        chosen.append((best, portable))
+        figures.append(Figures(best[0], instructions(tried, portable),
+                               len(tried.chains) if tried else 0, len(portable)))
+        return best[0]
 
-    consider(None, _variants(graph, order, scratch_bytes, True, None, steps))
+    tried_tilings: list[tuple[Tiling | None, int | None]] = [(None, consider(None, variants(None)))]
     if tiling:
         least = plan_tiling(graph, order, scratch_bytes)
         if least.chains:
-            consider(least, _variants(graph, order, scratch_bytes, True, least))
+            tried_tilings.append((least, consider(least, variants(least))))
         if optimize == "balanced" and figures and choose(figures, "balanced") != choose(figures, "ram"):
             budget = within_budget(min(f.estimated_instructions for f in figures))
             cheap = plan_tiling(graph, order, scratch_bytes, lambda t: instructions(t) <= budget)
             if cheap.chains:
-                consider(cheap, _variants(graph, order, scratch_bytes, True, cheap))
+                consider(cheap, variants(cheap))
+    leaned: set[int] = set()
+    if fast is not None and chosen and fast_path_ops(order, fast):
+        for tried, arena in tried_tilings:
+            if arena is not None:
+                leaned |= _consider_lean(order, scratch_bytes, fast, tried, arena, steps, pools, guard,
+                                         model, variants, consider)
     if not chosen:
         assert failure is not None
         raise failure
     index, plan_trade_off = trade_off(figures, optimize)
-    plan = _plan_of(graph, order, scratch_bytes, guard, chosen[index])
+    placed, portable = chosen[index]
+    sizes = without_fast_paths(scratch_bytes, fast, portable) if fast is not None else scratch_bytes
+    plan = _plan_of(graph, order, sizes, guard, placed)
     plan.trade_off = plan_trade_off
+    plan.portable = portable
+    if fast is not None:
+        plan.kernel_choices = _kernel_choices(order, fast, portable, frozenset(leaned), optimize, model)
     return plan
 
 
+def _consider_lean(order: list[Op], scratch_bytes: ScratchBytes, fast: ScratchBytes, tried: Tiling | None,
+                   fast_arena: int, steps: StepView, pools: Sequence[PoolSpec], guard: int, model: CostModel,
+                   variants: Callable[[Tiling | None, Portable], list[Variant]],
+                   consider: Callable[[Tiling | None, list[Variant], Portable], int | None]) -> Portable:
+    """The lean twin of the candidate of `tried` (placed in `fast_arena` bytes; kernel_variants.py):
+    when leaving every fast path's scratch out lowers its arena, the set lean_portable keeps
+    portable, or every fast path left out if that set places larger. Returns the ops it runs
+    portable (none: no twin)."""
+    every = frozenset(op.index for op in fast_path_ops(order, fast))
+    lean_placed, _ = _place(pools, guard, [variants(tried, every)])
+    if not lean_placed:
+        return frozenset()
+    lean_best = min(lean_placed, key=lambda item: (item[0], item[1]))
+    if lean_best[0] >= fast_arena:
+        return frozenset()
+    view_tiling, buffers = lean_best[2]
+    view: StepView = view_tiling if view_tiling is not None else steps
+    portable = lean_portable(order, view, scratch_bytes, fast, buffers, lean_best[0], model.portable_penalty)
+    if not portable:
+        return frozenset()
+    group = variants(tried, portable)
+    placed, _ = _place(pools, guard, [group])
+    if portable != every and (not placed or min(p[0] for p in placed) > lean_best[0]):
+        consider(tried, variants(tried, every), every)  # the set did not place as small: all of them
+        return every
+    consider(tried, group, portable)
+    return portable
+
+
 def refigured(plan: Plan, order: list[Op], replaced: Plan, costs: CostModel | None = None) -> Plan:
-    """`plan`, made from `replaced` by a later stage (the NPU's fewer stripes), with replaced's
-    trade-off figures, the chosen ones now its own."""
+    """`plan`, made from `replaced` by a later stage (the NPU's fewer stripes, planned with
+    replaced's portable ops), with replaced's trade-off figures, the chosen ones now its own, and
+    its kernel variants."""
+    if plan is not replaced:
+        plan.portable, plan.kernel_choices = replaced.portable, replaced.kernel_choices
     if replaced.trade_off is not None and plan is not replaced:
         chains = len(plan.tiling.chains) if plan.tiling is not None else 0
-        mine = Figures(plan.arena_size, estimator(order, costs or cost_model(None))(plan.tiling), chains)
+        instructions = estimator(order, costs or cost_model(None))(plan.tiling, plan.portable)
+        mine = Figures(plan.arena_size, instructions, chains, len(plan.portable))
         plan.trade_off = dataclasses.replace(replaced.trade_off, chosen=mine)
     return plan
 
@@ -318,6 +422,8 @@ def plan_report(plan: Plan) -> dict[str, object]:
         "schedule_exact": plan.schedule_exact,
         # --optimize: the mode, and arena and estimated instructions of the chosen, ram and speed plans
         **({"optimize": plan.trade_off.to_json()} if plan.trade_off is not None else {}),
+        # per op with a fast-path scratch: the kernel variant the plan runs and why (kernel_variants.py)
+        "kernel_variants": [c.to_json() for c in plan.kernel_choices],
         # variables' states (stateful models): in the pools, kept across invokes, part of arena_bytes
         "state_bytes": state_bytes_of(plan),
         "pools": [

@@ -79,6 +79,16 @@ def op_macs(op: Op) -> int:
     return op_def(op.kind).macs(op)
 
 
+def fast_path_scratch_bytes(target: Target) -> Callable[[Op], int]:
+    """op -> the part of scratch_bytes(target) that only the op's fast path needs (0 where the
+    target compiles none): what the planner may leave out to run the portable C."""
+
+    def bytes_for(op: Op) -> int:
+        return op_def(op.kind).fast_path_scratch(op, target) if target.plans_fast_path_scratch else 0
+
+    return bytes_for
+
+
 def scratch_bytes(target: Target) -> Callable[[Op], int]:
     """op -> scratch bytes to plan for `target`: the portable kernel's, plus the fast path's
     where the target compiles fast paths."""

@@ -150,7 +150,7 @@ OPS: list[OpDef] = [
                conv_rules.symmetric_conv_weights, r.positive_strides_and_dilations, *_FLOAT_RULES),
         prepare=by_dtype(prepare_transpose_conv, prepare_float_window), prepare_rules=(SHIFT_RULE,),
         emit=by_dtype(emit.emit_transpose_conv, float_emit.emit_float_convolution),
-        scratch=by_dtype(emit.transpose_conv_scratch, no_float_scratch),
+        scratch=no_scratch,
         fast_path_scratch=no_fast_path_scratch,
         reference=by_dtype(reference.transpose_conv, float_reference.transpose_conv),
         macs=transpose_conv_macs,

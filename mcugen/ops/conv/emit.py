@@ -8,9 +8,8 @@ multipliers and shifts per output channel, the activation clamp, the top/left pa
 int16x8 kernels take an mcugen_rescale_params (see mcugen.ops.conv.prepare for the three
 rescales) and an int64 bias; an int32 bias is widened to int64 here, at build time.
 
-TRANSPOSE_CONV scatters into a scratch buffer of one accumulator per output element (int32 for
-int8, int64 for int16), which the planner reserves in the arena through the kind's scratch, as
-TFLM requests it with RequestScratchBufferInArena.
+TRANSPOSE_CONV needs no scratch: where TFLM scatters into one accumulator per output element
+(RequestScratchBufferInArena), the C kernel gathers each output's taps (mcugen_transpose_conv.c).
 """
 
 from __future__ import annotations
@@ -84,12 +83,6 @@ def depthwise_scratch_bytes(op: Op, target: Target) -> int:
     per_quad = 84 + 8 * kh * kw
     quads = max(1, min(1280 // per_quad, (out_c + 3) // 4))
     return quads * per_quad + 8 * kh * kw
-
-
-def transpose_conv_scratch(op: Op) -> int:
-    """mcugen_transpose_conv_s{8,16}_get_buffer_size: one accumulator per output element."""
-    element = 8 if data_input(op).dtype is DType.INT16 else 4
-    return op.outputs[0].num_elements * element
 
 
 # --- declarations the weighted ops share ---------------------------------------------------
@@ -208,12 +201,14 @@ def _stripe_rq_table(op: Op, ctx: EmitContext, p: ConvParams, depthwise: bool) -
     path runs (conv: one group; depthwise: channel multiplier 1, channels % 4 == 0): the
     requantization table it would rebuild on every stripe (mcugen.ops.conv.dsp_table; the
     depthwise's also holds its starting sums and widened weights), shared by the chain's
-    stripes; else ""."""
+    stripes; else "" (and when the plan gives the op no scratch: it runs portable)."""
     x, w, bias, y = _operands(op)
     channels, depth = y.shape[-1], x.shape[-1]
     taps = w.shape[1] * w.shape[2]
     fast = (p.depth_multiplier == 1 and channels % 4 == 0) if depthwise else w.shape[3] == depth
     if ctx.target.fast_path != "dsp" or p.int16 or not fast or (bias is not None and bias.data is None):
+        return ""
+    if ctx.scratch(op)[1] == 0:  # the plan runs its portable C (memory/kernel_variants.py)
         return ""
     max_sum = (taps if depthwise else taps * w.shape[3]) * max_product(p.input_offset)
     table = dsp_rq_table(None if bias is None else bias.data, p.rescale.multipliers,

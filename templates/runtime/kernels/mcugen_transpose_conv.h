@@ -1,21 +1,21 @@
 /* mcugen runtime: int8 and int16x8 TRANSPOSE_CONV (CMSIS-NN-style API).
  *
- * Arithmetic of TFLite's reference_integer_ops::TransposeConv (TFLM and LiteRT): a zeroed
- * accumulator per output element (the scratch buffer in ctx); every input pixel (iy, ix) adds
- * (input + input_offset) * filter[oc][ky][kx][ic] to the output pixel
+ * Arithmetic of TFLite's reference_integer_ops::TransposeConv (TFLM and LiteRT): every input
+ * pixel (iy, ix) adds (input + input_offset) * filter[oc][ky][kx][ic] to the output pixel
  * (iy * stride.h - padding.h + ky, ix * stride.w - padding.w + kx) when that pixel is inside the
- * output; then each accumulator gets + bias, the rescale (mcugen_rescale.h), + output_offset and
- * the activation clamp.
+ * output; then each output gets + bias, the rescale (mcugen_rescale.h), + output_offset and the
+ * activation clamp. TFLite keeps an accumulator per output element in its scratch; these
+ * kernels gather each output's taps instead and need no scratch (get_buffer_size: 0, ctx may be
+ * NULL), with the same integer sums.
  *
  * Layouts, NHWC:
  *   input   {n, in_h, in_w, in_c}
  *   filter  {n = out_c, h = kh, w = kw, c = in_c}
  *   bias    out_c values (int32 for s8, int64 for s16), or NULL
- *   output  {n, out_h, out_w, out_c}
- * s8: int32 accumulators that wrap like TFLite's; scratch of output elements * 4 bytes.
- * s16: zero points 0 (input_offset and output_offset must be 0), int64 accumulators; scratch of
- * output elements * 8 bytes. ctx->buf must be aligned for its element type.
- * Returns MCUGEN_ARG_ERROR for inconsistent dims, parameters or a too small scratch buffer.
+ *   output  {n, out_h, out_w, out_c}, not overlapping the input
+ * s8: int32 sums that wrap like TFLite's.
+ * s16: zero points 0 (input_offset and output_offset must be 0), int64 sums.
+ * Returns MCUGEN_ARG_ERROR for inconsistent dims or parameters.
  */
 #ifndef MCUGEN_TRANSPOSE_CONV_H
 #define MCUGEN_TRANSPOSE_CONV_H
