@@ -104,11 +104,21 @@ def planned(kind: OpKind, dims: tuple[int, int, int, int], target: str) -> int:
     return op_def(kind).fast_path_scratch(op, find_target(target))
 
 
+def takes_fast_path(kind: OpKind, dims: tuple[int, int, int, int], isa: str) -> bool:
+    """Whether the C fast path runs at all: a depthwise of channels not in whole four-channel
+    groups (DSP) or under eight (MVE) declines whatever its scratch, so none is planned."""
+    channels = dims[2]
+    if kind is not OpKind.DEPTHWISE_CONV_2D:
+        return True
+    return channels % 4 == 0 if isa == "dsp" else channels >= 8
+
+
 def mismatches(sizes: dict[tuple[int, str], int]) -> list[str]:
     return [f"{kind.name} {dims} on {target}: C {sizes[(i, isa)]}, "
             f"planned {planned(kind, dims, target)}"
             for i, (kind, dims) in enumerate(SHAPES) for target, isa in PATHS.items()
-            if sizes[(i, isa)] != planned(kind, dims, target)]
+            if (sizes[(i, isa)] if takes_fast_path(kind, dims, isa) else 0)
+            != planned(kind, dims, target)]
 
 
 def test_c_scratch_sizes_equal_the_plan(tmp_path: Path) -> None:

@@ -30,7 +30,7 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 MANIFEST = json.loads((FIXTURES / "manifest.json").read_text())
 # above Vela's Size SRAM by the Cortex-M4 fast paths' scratch before the planner could choose
 FAST_PATH_FIXTURES = ("conv2d_5x3_s2_same", "conv2d_per_tensor", "conv2d_same_relu",
-                      "conv2d_valid_s2_relu6", "depthwise_mult2_s2_valid", "depthwise_same_relu6",
+                      "conv2d_valid_s2_relu6", "depthwise_same_relu6",
                       "fully_connected_3d", "fully_connected_relu", "model_audio_conv1d",
                       "model_dynamic_batch")
 M4 = "cortex-m4"
@@ -59,6 +59,15 @@ def scratch_free_bound(path: Path) -> int:
     for buffer in buffers:
         buffer.size = (buffer.size + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
     return max(live_by_step(buffers))
+
+
+def test_no_scratch_where_the_fast_path_declines() -> None:
+    """A depthwise with channel multiplier 2 never takes the DSP path, so even `speed` plans no
+    scratch for it: its arena is the scratch-free bound and nothing is made portable."""
+    path = _path("depthwise_mult2_s2_valid")
+    speed = compile_model(path, BuildOptions(target=M4, optimize="speed"))
+    assert speed.plan.arena_size == scratch_free_bound(path)
+    assert not speed.plan.portable
 
 
 @pytest.mark.parametrize("name", [*FAST_PATH_FIXTURES, "ad_autoencoder"])

@@ -74,12 +74,17 @@ def depthwise_scratch_bytes(op: Op, target: Target) -> int:
     and shift of each eight-channel block (96 * ceil(out_c / 8)); DSP, a chunk of `quads`
     four-channel groups (as many as fit 1280 bytes, at least one), each with 16-byte
     requantization entries, starting sums, zero points and int16 weights
-    (84 + 8 * kh * kw bytes), and two input offsets per tap."""
+    (84 + 8 * kh * kw bytes), and two input offsets per tap. None where the fast path declines
+    (channel multiplier > 1; MVE under 8 channels; DSP channels not a multiple of 4)."""
     if is_int16(op) or op.inputs[1] is None:
         return 0
     _, kh, kw, out_c = op.inputs[1].shape
+    if out_c != op.inputs[0].shape[-1]:
+        return 0  # channel multiplier > 1: both fast paths decline
     if helium(target):
-        return 96 * ((out_c + 7) // 8)
+        return 96 * ((out_c + 7) // 8) if out_c >= 8 else 0
+    if out_c % 4:
+        return 0  # the DSP path takes whole four-channel groups only
     per_quad = 84 + 8 * kh * kw
     quads = max(1, min(1280 // per_quad, (out_c + 3) // 4))
     return quads * per_quad + 8 * kh * kw
