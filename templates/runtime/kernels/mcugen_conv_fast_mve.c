@@ -90,7 +90,8 @@ static inline int32x4_t requant_clamp(int32x4_t acc, int32x4_t mult, int32x4_t s
  * could not hold were reloaded from the stack on every block (37 instructions a block, 24
  * here). The accumulators are read by a gather whose address vector (acc[2 c] .. acc[2 c + 6],
  * less 32 bytes) steps itself on; the zero point is added as a scalar. blocks >= 1. */
-static void requant_pair_right(int8_t *out0, int8_t *out1, const int32_t *acc,
+static inline __attribute__((always_inline)) void
+requant_pair_right(int8_t *out0, int8_t *out1, const int32_t *acc,
                                const int32_t *mult, const int32_t *shift, int32_t blocks,
                                const out_consts *k)
 {
@@ -134,7 +135,8 @@ static void requant_pair_right(int8_t *out0, int8_t *out1, const int32_t *acc,
 
 /* out0[c] = requantized, clamped acc[2 c] and out1[c] the same of acc[2 c + 1] (out1 NULL:
  * none), c < n, four channels at a time: full blocks, then the rest predicated. */
-static void requant_store_pair(int8_t *out0, int8_t *out1, const int32_t *acc,
+static inline __attribute__((always_inline)) void
+requant_store_pair(int8_t *out0, int8_t *out1, const int32_t *acc,
                                const int32_t *mult, const int32_t *shift, int32_t n,
                                const out_consts *k)
 {
@@ -871,6 +873,22 @@ static void gather_col(int8_t *col, const gather_plan *g, const window *win,
 }
 #endif
 
+#if !MVE_LEAN
+/* The first three of contiguous pixels (rows_2x3), requantized: out[0 .. 3 out_c). acc2 holds
+ * the third pixel's accumulators. */
+static __attribute__((noinline)) void three_pixels(int8_t *out, const int8_t *x, const int8_t *w,
+                                                   int32_t size, int32_t out_c,
+                                                   const int32_t *sums, int32_t *acc,
+                                                   int32_t *acc2,
+                                                   const mcugen_per_channel_quant_params *quant,
+                                                   const out_consts *k)
+{
+    rows_2x3(w, x, size, out_c, sums, acc, acc2);
+    requant_store_pair(out, out + out_c, acc, quant->multiplier, quant->shift, out_c, k);
+    requant_store_one(out + 2 * out_c, acc2, quant->multiplier, quant->shift, out_c, k);
+}
+#endif
+
 /* Every tap of the window inside the input (then its rows can be read in place). */
 static inline int window_inside(const window *win, const mcugen_dims *in,
                                 const mcugen_dims *filter, const mcugen_tile *dilation)
@@ -909,7 +927,7 @@ int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_pa
                        input_dims->w == output_dims->w;
     const out_consts k =
         make_out_consts(params->output_offset, params->activation, quant->shift, out_c);
-    const int32_t pixels = output_dims->n * output_dims->h * output_dims->w;
+    int32_t pixels = output_dims->n * output_dims->h * output_dims->w;
     /* pairs of pixels whose windows lie inside the input are read in place, no im2col, when
      * the window rows are whole blocks of 16 (kw * depth % 16 == 0, deep windows: rows_3x2 over
      * the rows) or three rows of at most 16 bytes (a 3x3 first layer's: rows_seg3) */
@@ -928,21 +946,19 @@ int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_pa
     const segments whole = {1, size, 0};
     const segments rows = {filter_dims->h, seg_bytes, params->dilation.h * input_dims->w *
                                                           input_dims->c};
-    int32_t first = 0;
 #if !MVE_LEAN
-    /* an odd count of contiguous pixels: the first three at once, the rest in pairs; the
-     * third's accumulators go where the sums would be, unused when the build made them */
+    /* an odd count of contiguous pixels (a tiled pointwise's stripe of five): the first three
+     * at once, the rest in pairs; the third's accumulators go where the sums would be, unused
+     * when the build made them */
     if (direct && pixels % 2 == 1 && pixels >= 3 && size >= 32 && size % 16 == 0 &&
         out_c % 2 == 0 && sums != scratch_sums) {
-        rows_2x3(filter, input, size, out_c, sums, accs, scratch_sums);
-        requant_store_pair(output, output + out_c, accs, quant->multiplier, quant->shift, out_c,
-                           &k);
-        requant_store_one(output + 2 * out_c, scratch_sums, quant->multiplier, quant->shift,
-                          out_c, &k);
-        first = 3;
+        three_pixels(output, input, filter, size, out_c, sums, accs, scratch_sums, quant, &k);
+        input += 3 * size; /* (direct: pixel p is at input + p * size) */
+        output += 3 * out_c;
+        pixels -= 3;
     }
 #endif
-    for (int32_t p = first; p < pixels; p += 2) {
+    for (int32_t p = 0; p < pixels; p += 2) {
         const int two = p + 1 < pixels; /* else pixel p alone */
         const int8_t *x0 = input + p * size, *x1 = two ? x0 + size : x0;
         const segments *sg = &whole;
