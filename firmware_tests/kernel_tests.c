@@ -372,9 +372,12 @@ static void prepare_outputs(int32_t bytes)
 
 /* ---- the kernels ------------------------------------------------------------------------ */
 
+static void check_conv(int32_t index, const mcugen_dims *in_dims, const mcugen_dims *fd_dims,
+                       const mcugen_dims *od_dims, mcugen_conv_params params, int built_sums);
+
 static void test_conv(int32_t index)
 {
-    mcugen_dims in, fd, bd, od;
+    mcugen_dims in, fd, od;
     mcugen_conv_params params;
     int32_t pointwise = uniform(0, 2) == 0;
     do {
@@ -404,6 +407,17 @@ static void test_conv(int32_t index)
     } while (od.h < 1 || od.w < 1 || in.n * in.h * in.w * in.c > MAX_INPUT ||
              fd.n * fd.h * fd.w * fd.c > MAX_FILTER || od.n * od.h * od.w * od.c > MAX_OUTPUT ||
              fd.h * fd.w * fd.c > 8 * 8 * MAX_CHANNELS);
+    check_conv(index, &in, &fd, &od, params, -1);
+}
+
+/* One conv case on the shapes given: random offsets, activation, data and quantization from
+ * the shared generator, the build's kernel sums when built_sums is 1, none when 0, either
+ * (drawn) when -1; the fast path against the portable C. */
+static void check_conv(int32_t index, const mcugen_dims *in_dims, const mcugen_dims *fd_dims,
+                       const mcugen_dims *od_dims, mcugen_conv_params params, int built_sums)
+{
+    const mcugen_dims in = *in_dims, fd = *fd_dims, od = *od_dims;
+    mcugen_dims bd;
     bd.n = 1, bd.h = 1, bd.w = 1, bd.c = od.c;
     params.input_offset = uniform(-127, 128);
     params.output_offset = uniform(-128, 127);
@@ -413,8 +427,9 @@ static void test_conv(int32_t index)
     fill_quant(od.c, fd.h * fd.w * fd.c);
     const int32_t *b = uniform(0, 5) == 0 ? NULL : bias;
     /* half the cases with the sums the build makes, half with the kernel computing them */
+    const int with_sums = built_sums >= 0 ? built_sums : uniform(0, 1);
     params.kernel_sums =
-        uniform(0, 1) ? make_kernel_sums(b, od.c, fd.h * fd.w * fd.c, params.input_offset) : NULL;
+        with_sums ? make_kernel_sums(b, od.c, fd.h * fd.w * fd.c, params.input_offset) : NULL;
     const mcugen_per_channel_quant_params quant = {multiplier, shift};
     const mcugen_context ctx = {scratch, mcugen_convolve_fast_s8_buffer_size(&fd)};
     const int32_t bytes = od.n * od.h * od.w * od.c;
@@ -435,6 +450,45 @@ static void test_conv(int32_t index)
     }
     count_spread(bytes, params.activation);
     compare("conv", index, bytes);
+}
+
+/* Fixed conv shapes, one per case index (in order, repeated): the Helium passes a random shape
+ * seldom hits. Odd pixel counts of whole-block 1x1 convs with the build's sums (the three-pixel
+ * pass; a tiled pointwise's stripe of five), output channel counts of every remainder modulo 3
+ * (the two-row pass), strided 1x1 windows read in place, 3x3 windows in place and padded, odd
+ * depths, and a tiled 3x3 stripe (halo rows, no vertical padding). The data come from a
+ * generator seeded by the index, so the shared one draws nothing here. */
+static void test_conv_shapes(int32_t index)
+{
+    /* in h, w, c; out_c; kh, kw; stride h, w; padding h, w; batch; built sums (1, 0, -1) */
+    static const int16_t shapes[][12] = {
+        {1, 5, 64, 64, 1, 1, 1, 1, 0, 0, 1, 1},   {3, 3, 48, 10, 1, 1, 1, 1, 0, 0, 1, 1},
+        {1, 7, 32, 6, 1, 1, 1, 1, 0, 0, 1, 1},    {1, 5, 80, 2, 1, 1, 1, 1, 0, 0, 1, 1},
+        {1, 5, 64, 64, 1, 1, 1, 1, 0, 0, 1, 0},   {7, 9, 16, 32, 1, 1, 2, 2, 0, 0, 1, -1},
+        {8, 8, 32, 64, 1, 1, 2, 2, 0, 0, 1, -1},  {7, 8, 67, 13, 1, 1, 2, 3, 0, 0, 1, 1},
+        {8, 8, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1},   {6, 6, 32, 32, 3, 3, 1, 1, 1, 1, 1, 1},
+        {9, 9, 16, 32, 3, 3, 2, 2, 1, 1, 1, 1},   {5, 7, 48, 7, 3, 3, 1, 1, 0, 0, 1, -1},
+        {6, 7, 5, 11, 3, 3, 1, 1, 1, 1, 1, -1},   {1, 5, 64, 1, 1, 1, 1, 1, 0, 0, 1, 1},
+        {1, 5, 16, 64, 1, 1, 1, 1, 0, 0, 1, 1},   {4, 5, 64, 20, 3, 3, 1, 1, 0, 1, 1, 1},
+        {3, 3, 33, 5, 1, 1, 1, 1, 0, 0, 2, 1},    {1, 9, 96, 8, 1, 1, 1, 1, 0, 0, 1, 1},
+    };
+    const int16_t *k = shapes[index % (int32_t)(sizeof(shapes) / sizeof(shapes[0]))];
+    mcugen_dims in = {k[10], k[0], k[1], k[2]}, fd = {k[3], k[4], k[5], k[2]}, od;
+    mcugen_conv_params params;
+    params.stride.h = k[6];
+    params.stride.w = k[7];
+    params.padding.h = k[8];
+    params.padding.w = k[9];
+    params.dilation.h = 1;
+    params.dilation.w = 1;
+    od.n = in.n;
+    od.h = out_size(in.h, fd.h, params.stride.h, 1, params.padding.h);
+    od.w = out_size(in.w, fd.w, params.stride.w, 1, params.padding.w);
+    od.c = fd.n;
+    const uint32_t shared = rng_state;
+    rng_state = (0x9E3779B9u ^ (uint32_t)(index + 1) * 2654435761u) | 1u; /* (never 0) */
+    check_conv(index, &in, &fd, &od, params, k[11]);
+    rng_state = shared;
 }
 
 /* test_depthwise_3x3 sets it: 3x3 filters, dilation 1 along rows, stride 1 (2 in every third
@@ -1113,6 +1167,7 @@ int main(void)
     run("add", test_add);
     run("pool", test_pool);
     run("depthwise_3x3", test_depthwise_3x3); /* (last: the runs above keep their cases) */
+    run("conv_shapes", test_conv_shapes);     /* (draws nothing from the shared generator) */
 #if defined(MCUGEN_FAST_MVE)
     put_text("path: MVE");
 #elif defined(MCUGEN_FAST_DSP)

@@ -150,6 +150,16 @@ MUTATIONS = [
     ("qemu-m55", "mcugen_conv_fast_mve.c",
      '"add     %[xr], %[xr], %[ch]\\n\\t" DW_LDX DW_MAC("a1", "wn")',
      '"add     %[xr], %[xr], %[ch]\\n\\t" DW_LDX DW_MAC("a1", "wp")'),
+    # the Helium conv of round three: the three-pixel pass summing the third pixel's second
+    # row over the second pixel, its contiguous requantization one channel off, the two-row
+    # pass given the sums one row off, and a strided 1x1 window read at the next pixel's place
+    ("qemu-m55", "mcugen_conv_fast_mve.c", '"vmladava.s8 r10, q2, q3', '"vmladava.s8 r10, q1, q3'),
+    ("qemu-m55", "mcugen_conv_fast_mve.c", "vldrwq_z_s32(acc + c, lanes)",
+     "vldrwq_z_s32(acc + c + 1, lanes)"),
+    ("qemu-m55", "mcugen_conv_fast_mve.c", "sums + row, accs + 2 * row", "sums + row + 1, accs + 2 * row"),
+    ("qemu-m55", "mcugen_conv_fast_mve.c",
+     "its pixel, in place */\n                x0 = w0.image + (w0.y0",
+     "its pixel, in place */\n                x0 = w1.image + (w1.y0"),
 ]
 
 

@@ -90,7 +90,8 @@ static inline int32x4_t requant_clamp(int32x4_t acc, int32x4_t mult, int32x4_t s
  * could not hold were reloaded from the stack on every block (37 instructions a block, 24
  * here). The accumulators are read by a gather whose address vector (acc[2 c] .. acc[2 c + 6],
  * less 32 bytes) steps itself on; the zero point is added as a scalar. blocks >= 1. */
-static void requant_pair_right(int8_t *out0, int8_t *out1, const int32_t *acc,
+static inline __attribute__((always_inline)) void
+requant_pair_right(int8_t *out0, int8_t *out1, const int32_t *acc,
                                const int32_t *mult, const int32_t *shift, int32_t blocks,
                                const out_consts *k)
 {
@@ -134,7 +135,8 @@ static void requant_pair_right(int8_t *out0, int8_t *out1, const int32_t *acc,
 
 /* out0[c] = requantized, clamped acc[2 c] and out1[c] the same of acc[2 c + 1] (out1 NULL:
  * none), c < n, four channels at a time: full blocks, then the rest predicated. */
-static void requant_store_pair(int8_t *out0, int8_t *out1, const int32_t *acc,
+static inline __attribute__((always_inline)) void
+requant_store_pair(int8_t *out0, int8_t *out1, const int32_t *acc,
                                const int32_t *mult, const int32_t *shift, int32_t n,
                                const out_consts *k)
 {
@@ -456,6 +458,153 @@ static __attribute__((noinline)) void rows_small(const int8_t *w, const int8_t *
 
 #endif
 
+#if !MVE_LEAN
+/* Rows two at a time against two columns, for the rows that whole triples leave (16 = 3 * 4 +
+ * 2 * 2): acc[2 r] = sums[r] + w_r . x0, acc[2 r + 1] = sums[r] + w_r . x1 (modulo 2^32), with
+ * the segments of rows_3x2_body (whole blocks, a tail only when there is one segment). One row
+ * at a time through dot_s8 cost as much as a triple. */
+static __attribute__((noinline)) void rows_2x2(const int8_t *w, const int8_t *x0,
+                                               const int8_t *x1, int32_t size, int32_t pairs,
+                                               const int32_t *sums, int32_t *acc,
+                                               const segments *sg)
+{
+    const int32_t blocks = sg->bytes >> 4, rest = sg->bytes & 15; /* blocks >= 1 here */
+    const int32_t skip = sg->stride - sg->bytes;
+    const mve_pred16_t p = vctp8q((uint32_t)rest);
+    for (; pairs > 0; --pairs, sums += 2, acc += 4) {
+        const int8_t *w1 = w + size, *p0 = x0, *p1 = x1;
+        register int32_t a0 __asm__("r0") = sums[0];
+        register int32_t b0 __asm__("r2") = a0;
+        register int32_t a1 __asm__("r4") = sums[1];
+        register int32_t b1 __asm__("r6") = a1;
+        for (int32_t s = sg->count;;) {
+            register int32_t n __asm__("lr") = blocks; /* the loop counter of DLS/LE */
+            __asm__("dls     lr, lr\n"
+                    "1:\n\t"
+                    "vldrb.8 q0, [%[p0]], #16\n\t"
+                    "vldrb.8 q1, [%[p1]], #16\n\t"
+                    "vldrb.8 q2, [%[w0]], #16\n\t"
+                    "vmladava.s8 %[a0], q0, q2\n\t"
+                    "vmladava.s8 %[b0], q1, q2\n\t"
+                    "vldrb.8 q2, [%[w1]], #16\n\t"
+                    "vmladava.s8 %[a1], q0, q2\n\t"
+                    "vmladava.s8 %[b1], q1, q2\n\t"
+                    "le      lr, 1b"
+                    : [a0] "+r"(a0), [b0] "+r"(b0), [a1] "+r"(a1), [b1] "+r"(b1),
+                      [p0] "+r"(p0), [p1] "+r"(p1), [w0] "+r"(w), [w1] "+r"(w1), "+r"(n)
+                    :
+                    : "d0", "d1", "d2", "d3", "d4", "d5", "cc", "memory");
+            if (--s == 0) {
+                break;
+            }
+            p0 += skip; /* the next window row */
+            p1 += skip;
+        }
+        int32_t c0 = a0, d0 = b0, c1 = a1, d1 = b1;
+        if (rest != 0) {
+            const int8x16_t xa = vldrbq_z_s8(p0, p), xb = vldrbq_z_s8(p1, p);
+            const int8x16_t v0 = vldrbq_z_s8(w, p), v1 = vldrbq_z_s8(w1, p);
+            c0 = vmladavaq_s8(c0, xa, v0);
+            d0 = vmladavaq_s8(d0, xb, v0);
+            c1 = vmladavaq_s8(c1, xa, v1);
+            d1 = vmladavaq_s8(d1, xb, v1);
+        }
+        w = w1 + rest; /* the next pair */
+        acc[0] = c0;
+        acc[1] = d0;
+        acc[2] = c1;
+        acc[3] = d1;
+    }
+}
+#endif
+
+#if !MVE_LEAN
+/* Three contiguous columns of `size` bytes, whole blocks of 16 (a stripe's odd pixel count:
+ * KWS's rows of five), rows two at a time: acc[2 r] and acc[2 r + 1] = sums[r] + w_r . x0 and
+ * . x1 (the layout of rows_3x2), acc2[r] = sums[r] + w_r . x2, modulo 2^32. Per block, 5 loads
+ * for 6 products, as rows_3x2; the third pixel alone (rows_4x1) cost half a pair. All in one
+ * assembly loop, as rows_3x2_blocks, `g` holding what the registers cannot: the accumulators
+ * are r0 .. r10 (VMLADAVA takes even registers), the five streams and g six more. rows is
+ * even and > 0, size % 16 == 0 and > 0. */
+static __attribute__((noinline)) void rows_2x3(const int8_t *w, const int8_t *x0, int32_t size,
+                                               int32_t rows, const int32_t *sums, int32_t *acc,
+                                               int32_t *acc2)
+{
+    uint32_t g[8];
+    g[0] = (uint32_t)(uintptr_t)sums; /* the next pair's sums (advanced) */
+    g[1] = (uint32_t)(uintptr_t)acc;  /* where pixels 0 and 1 go (advanced) */
+    g[2] = (uint32_t)(uintptr_t)x0;
+    g[3] = (uint32_t)(uintptr_t)(x0 + size);
+    g[4] = (uint32_t)(uintptr_t)(x0 + 2 * size);
+    g[5] = (uint32_t)(uintptr_t)acc2; /* where pixel 2 goes (advanced) */
+    g[6] = (uint32_t)size;
+    g[7] = (uint32_t)(rows / 2); /* pairs of rows left */
+    register int32_t a0 __asm__("r0");
+    register int32_t b0 __asm__("r2");
+    register int32_t c0 __asm__("r4");
+    register int32_t a1 __asm__("r6");
+    register int32_t b1 __asm__("r8");
+    register int32_t c1 __asm__("r10");
+    const int8_t *w1 = w + size, *p0, *p1, *p2;
+    __asm__ __volatile__( /* (volatile: its results are the stores) */
+        "0:\n\t"
+        "ldr     lr, [%[g]]\n\t"
+        "ldrd    r0, r6, [lr], #8\n\t" /* the pair's sums seed the three pixels */
+        "str     lr, [%[g]]\n\t"
+        "mov     r2, r0\n\t"
+        "mov     r4, r0\n\t"
+        "mov     r8, r6\n\t"
+        "mov     r10, r6\n\t"
+        "ldrd    %[p0], %[p1], [%[g], #8]\n\t"
+        "ldr     %[p2], [%[g], #16]\n\t"
+        "ldr     lr, [%[g], #24]\n\t"
+        "lsrs    lr, lr, #4\n\t"
+        "dls     lr, lr\n"
+        "1:\n\t"
+        "vldrb.8 q0, [%[p0]], #16\n\t"
+        "vldrb.8 q1, [%[p1]], #16\n\t"
+        "vldrb.8 q2, [%[p2]], #16\n\t"
+        "vldrb.8 q3, [%[w0]], #16\n\t"
+        "vmladava.s8 r0, q0, q3\n\t"
+        "vmladava.s8 r2, q1, q3\n\t"
+        "vmladava.s8 r4, q2, q3\n\t"
+        "vldrb.8 q3, [%[w1]], #16\n\t"
+        "vmladava.s8 r6, q0, q3\n\t"
+        "vmladava.s8 r8, q1, q3\n\t"
+        "vmladava.s8 r10, q2, q3\n\t"
+        "le      lr, 1b\n\t"
+        "ldr     lr, [%[g], #4]\n\t"
+        "stm     lr!, {r0, r2, r6, r8}\n\t"
+        "str     lr, [%[g], #4]\n\t"
+        "ldr     lr, [%[g], #20]\n\t"
+        "strd    r4, r10, [lr], #8\n\t"
+        "str     lr, [%[g], #20]\n\t"
+        "ldr     lr, [%[g], #24]\n\t" /* the next pair: w1 is at its first row */
+        "mov     %[w0], %[w1]\n\t"
+        "add     %[w1], %[w1], lr\n\t"
+        "ldr     lr, [%[g], #28]\n\t"
+        "subs    lr, lr, #1\n\t"
+        "str     lr, [%[g], #28]\n\t"
+        "bne     0b"
+        : "=&r"(a0), "=&r"(b0), "=&r"(c0), "=&r"(a1), "=&r"(b1), "=&r"(c1), [w0] "+&r"(w),
+          [w1] "+&r"(w1), [p0] "=&r"(p0), [p1] "=&r"(p1), [p2] "=&r"(p2)
+        : [g] "r"(g)
+        : "lr", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "cc", "memory");
+}
+
+/* out[c] = requantized, clamped acc[c], c < n: contiguous accumulators, four a vector. */
+static void requant_store_one(int8_t *out, const int32_t *acc, const int32_t *mult,
+                              const int32_t *shift, int32_t n, const out_consts *k)
+{
+    for (int32_t c = 0; c < n; c += 4) {
+        const mve_pred16_t lanes = vctp32q((uint32_t)(n - c));
+        const int32x4_t m = vldrwq_z_s32(mult + c, lanes), s = vldrwq_z_s32(shift + c, lanes);
+        const int32x4_t a = vldrwq_z_s32(acc + c, lanes);
+        vstrbq_p_s32(out + c, requant_clamp(a, m, s, k), lanes);
+    }
+}
+#endif
+
 /* sum_k w[k] * x[k] for one row. */
 static inline int32_t dot_s8(const int8_t *w, const int8_t *x, int32_t size)
 {
@@ -724,6 +873,22 @@ static void gather_col(int8_t *col, const gather_plan *g, const window *win,
 }
 #endif
 
+#if !MVE_LEAN
+/* The first three of contiguous pixels (rows_2x3), requantized: out[0 .. 3 out_c). acc2 holds
+ * the third pixel's accumulators. */
+static __attribute__((noinline)) void three_pixels(int8_t *out, const int8_t *x, const int8_t *w,
+                                                   int32_t size, int32_t out_c,
+                                                   const int32_t *sums, int32_t *acc,
+                                                   int32_t *acc2,
+                                                   const mcugen_per_channel_quant_params *quant,
+                                                   const out_consts *k)
+{
+    rows_2x3(w, x, size, out_c, sums, acc, acc2);
+    requant_store_pair(out, out + out_c, acc, quant->multiplier, quant->shift, out_c, k);
+    requant_store_one(out + 2 * out_c, acc2, quant->multiplier, quant->shift, out_c, k);
+}
+#endif
+
 /* Every tap of the window inside the input (then its rows can be read in place). */
 static inline int window_inside(const window *win, const mcugen_dims *in,
                                 const mcugen_dims *filter, const mcugen_tile *dilation)
@@ -762,7 +927,7 @@ int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_pa
                        input_dims->w == output_dims->w;
     const out_consts k =
         make_out_consts(params->output_offset, params->activation, quant->shift, out_c);
-    const int32_t pixels = output_dims->n * output_dims->h * output_dims->w;
+    int32_t pixels = output_dims->n * output_dims->h * output_dims->w;
     /* pairs of pixels whose windows lie inside the input are read in place, no im2col, when
      * the window rows are whole blocks of 16 (kw * depth % 16 == 0, deep windows: rows_3x2 over
      * the rows) or three rows of at most 16 bytes (a 3x3 first layer's: rows_seg3) */
@@ -777,9 +942,22 @@ int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_pa
         gather_plan_make(&gather, input_dims, filter_dims, &params->dilation);
     }
 #endif
+    const int single_tap = filter_dims->h == 1 && filter_dims->w == 1;
     const segments whole = {1, size, 0};
     const segments rows = {filter_dims->h, seg_bytes, params->dilation.h * input_dims->w *
                                                           input_dims->c};
+#if !MVE_LEAN
+    /* an odd count of contiguous pixels (a tiled pointwise's stripe of five): the first three
+     * at once, the rest in pairs; the third's accumulators go where the sums would be, unused
+     * when the build made them */
+    if (direct && pixels % 2 == 1 && pixels >= 3 && size >= 32 && size % 16 == 0 &&
+        out_c % 2 == 0 && sums != scratch_sums) {
+        three_pixels(output, input, filter, size, out_c, sums, accs, scratch_sums, quant, &k);
+        input += 3 * size; /* (direct: pixel p is at input + p * size) */
+        output += 3 * out_c;
+        pixels -= 3;
+    }
+#endif
     for (int32_t p = 0; p < pixels; p += 2) {
         const int two = p + 1 < pixels; /* else pixel p alone */
         const int8_t *x0 = input + p * size, *x1 = two ? x0 + size : x0;
@@ -791,8 +969,13 @@ int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_pa
                                                  &params->padding, input, p + 1)
                                   : w0;
             const mcugen_tile *dil = &params->dilation;
-            if (in_place && two && window_inside(&w0, input_dims, filter_dims, dil) &&
+            if (single_tap && window_inside(&w0, input_dims, filter_dims, dil) &&
                 window_inside(&w1, input_dims, filter_dims, dil)) {
+                /* a 1x1 window inside the input (strided, unpadded): its pixel, in place */
+                x0 = w0.image + (w0.y0 * input_dims->w + w0.x0) * input_dims->c;
+                x1 = w1.image + (w1.y0 * input_dims->w + w1.x0) * input_dims->c;
+            } else if (in_place && two && window_inside(&w0, input_dims, filter_dims, dil) &&
+                       window_inside(&w1, input_dims, filter_dims, dil)) {
                 x0 = w0.image + (w0.y0 * input_dims->w + w0.x0) * input_dims->c;
                 x1 = w1.image + (w1.y0 * input_dims->w + w1.x0) * input_dims->c;
                 sg = &rows;
@@ -827,10 +1010,27 @@ int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_pa
             rows_small(filter, x0, x1, size, out_c, sums, accs);
         } else
 #endif
-        { /* three rows by two pixels at a time */
-            const int32_t triples = out_c / 3;
+        { /* three rows by two pixels at a time, the rest two by two */
+            int32_t triples = out_c / 3;
+#if !MVE_LEAN
+            int32_t pairs = 0;
+            if (out_c % 3 == 2) {
+                pairs = 1;
+            } else if (out_c % 3 == 1 && triples > 0) {
+                triples -= 1;
+                pairs = 2;
+            }
+#endif
             rows_3x2(filter, x0, x1, size, triples, sums, accs, sg);
-            for (int32_t row = 3 * triples; row < out_c; ++row) {
+            int32_t row = 3 * triples;
+#if !MVE_LEAN
+            if (pairs > 0) {
+                rows_2x2(filter + row * size, x0, x1, size, pairs, sums + row, accs + 2 * row,
+                         sg);
+                row += 2 * pairs;
+            }
+#endif
+            for (; row < out_c; ++row) {
                 const int8_t *w = filter + row * size;
                 int32_t a0 = sums[row], a1 = sums[row];
                 for (int32_t s = 0; s < sg->count; ++s, w += sg->bytes) {
