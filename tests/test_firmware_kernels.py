@@ -85,7 +85,9 @@ def assert_scratch_mirrors(stdout: str, name: str) -> None:
         planned = (conv_scratch_bytes(_weighted_op(OpKind.CONV_2D, (n, h, w, c), n), target),
                    depthwise_scratch_bytes(_weighted_op(OpKind.DEPTHWISE_CONV_2D, (1, h, w, n), n), target),
                    fc_scratch_bytes(_weighted_op(OpKind.FULLY_CONNECTED, (n, c), n), target))
-        assert planned == (conv, dw, fc), (line, planned)
+        # a depthwise the fast path declines (tests/test_kernel_scratch.py) is planned none
+        dw_runs = n >= 8 if target.fast_path == "mve" else n % 4 == 0
+        assert planned == (conv, dw if dw_runs else 0, fc), (line, planned)
 
 
 # (core, file, correct text, wrong text): rounding ties the wrong way, once on each path
