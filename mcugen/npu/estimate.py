@@ -2,7 +2,8 @@
 
 report.json's "npu" "cycles_estimate" beside the "cycles" the simulated device measures.
 
-- CONV_2D, DEPTHWISE_CONV_2D and the pools on 4-D feature maps: the device's own cycle model
+- CONV_2D, DEPTHWISE_CONV_2D and the pools on 4-D feature maps, and FULLY_CONNECTED (the
+  lowering's 1x1 CONV over its rows): the device's own cycle model
   (kernel_cycles.py, a mirror of templates/runtime/npu/mcugen_npu_cycles.c) with the OFM block
   the lowering chooses (block_cycles.cycle_block, for lower.py's shape of the operation) and the
   length of the weight stream as the lowering encodes it. Block by block, with the pipeline's
