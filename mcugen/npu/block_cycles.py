@@ -5,13 +5,15 @@ per OFM element as if both came from SRAM. On the device (mcugen_npu_cycles.c, m
 kernel_cycles.py) an operation takes the slowest of its compute and each memory's traffic,
 and the weights, in flash unless a DMA buffered them, stream again for every OFM block XY
 position: a block that covers more of the OFM's XY can cost MAC efficiency yet save far more
-flash traffic. So every candidate whose SHRAM layout fits is scored by the cycle model, and
+flash traffic. So the candidates whose SHRAM layout fits (any depth in micro-blocks, not
+only Vela's splits in 16s: a shallow block may fit the whole OFM's XY; per axis the smallest
+block for each count of blocks, blocks.balanced_blocks) are scored by the cycle model, and
 Vela's cost breaks ties (deterministic, and the better block where the model is blind).
 
 The lowering (lower.py) and the build-time estimate (estimate.py) both choose here, from the
 same operation shape, so the estimate prices the block the stream carries. The weight
 stream's length depends a little on the block depth (padding to micro-blocks); the search
-uses its length at the depth of Vela's choice.
+uses its length for blocks of the whole OFM depth (at most 128).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
-from .blocks import BlockConfig, OpShape, choose_block, fitting_blocks, no_fit_message
+from .blocks import OFM_BLOCK_MAX, BlockConfig, OpShape, balanced_blocks, no_fit_message
 from .config import Block, NpuConfig
 from .kernel_cycles import FLASH_BYTES_PER_CYCLE, SRAM_BYTES_PER_CYCLE, KernelShape, kernel_cycles
 
@@ -30,11 +32,6 @@ def cycle_shape(op: OpShape, output_rate: float, weight_bytes: int, weights_in_s
     return KernelShape(op.kind, op.ofm, op.ifm, k.height, k.width, k.stride_y, k.stride_x, op.ifm_bits,
                        op.part_kernel_first, op.acc_bits == 40, output_rate,
                        weight_bytes if op.kind != "pool" else 0, weights_in_sram)
-
-
-@functools.lru_cache(maxsize=8192)
-def _vela_block(config: NpuConfig, op: OpShape) -> BlockConfig:
-    return choose_block(config, op)
 
 
 def _ceil_div(a: int, b: int) -> int:
@@ -52,7 +49,7 @@ def _fastest(config: NpuConfig, op: OpShape, shape: KernelShape) -> BlockConfig:
         xy_blocks = _ceil_div(op.ofm.height, block.height) * _ceil_div(op.ofm.width, block.width)
         return shape.weight_bytes * xy_blocks / rate
 
-    ranked = sorted(fitting_blocks(config, op, every_depth=True), key=lambda fits: (bound(fits[1].ofm), fits[0]))
+    ranked = sorted(balanced_blocks(config, op), key=lambda fits: (bound(fits[1].ofm), fits[0]))
     best: tuple[tuple[float, float], BlockConfig] | None = None
     for cost, block in ranked:
         if best is not None and bound(block.ofm) > best[0][0]:
@@ -70,7 +67,8 @@ def cycle_block(config: NpuConfig, op: OpShape, output_rate: float, weight_bytes
     """The block of fewest device cycles for `op`, whose output stage takes `output_rate`
     cycles per OFM element and whose weight stream is `weight_bytes(block depth)` long (None:
     no weights); ValueError if no block fits. Cached per shape."""
-    length = weight_bytes(_vela_block(config, op).ofm.depth) if weight_bytes is not None else 0
+    ub = config.ofm_ublock.depth
+    length = weight_bytes(-(-min(op.ofm.depth, OFM_BLOCK_MAX.depth) // ub) * ub) if weight_bytes is not None else 0
     return _fastest(config, op, cycle_shape(op, output_rate, length, weights_in_sram))
 
 

@@ -30,7 +30,6 @@ re-streamed per call and the recomputed halo rows all count; stripes.choose_stri
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 
 import numpy as np
@@ -101,15 +100,9 @@ def mac_cycles(op: Op, config: NpuConfig) -> float:
     return macs / config.macs
 
 
-@functools.lru_cache(maxsize=2048)
-def _encoded(data: bytes, shape: tuple[int, ...], order: WeightOrder) -> int:
-    return len(encode_weights(np.frombuffer(data, np.int8).reshape(shape).astype(np.int16), order))
-
-
 def encoded_length(ohwi: np.ndarray, order: WeightOrder) -> int:
-    """The length of int8 OHWI weights' stream in `order` (cached)."""
-    contiguous = np.ascontiguousarray(ohwi, np.int8)
-    return _encoded(contiguous.tobytes(), contiguous.shape, order)
+    """The length of OHWI weights' stream in `order` (weights.encode_weights caches it)."""
+    return len(encode_weights(ohwi, order))
 
 
 def _ohwi(op: Op) -> np.ndarray:
