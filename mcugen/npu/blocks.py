@@ -23,6 +23,10 @@ from dataclasses import dataclass
 
 from .config import Block, NpuConfig
 
+# Weights stream from flash (region 0) at 1 byte/cycle against SRAM's 8 in the default system
+# config: a block that refetches them less is worth that much more (OpShape.weight_cost).
+FLASH_WEIGHT_COST = 8.0
+SRAM_WEIGHT_COST = 1.0
 RESERVED_OUTPUT_BANKS = 2
 OFM_BLOCK_MAX = Block(64, 32, 128)
 SPLIT_DEPTH = 16
@@ -158,28 +162,77 @@ def _cost(op: OpShape, config: NpuConfig, ofm: Block) -> float:
     return cost
 
 
-def choose_block(config: NpuConfig, op: OpShape) -> BlockConfig:
-    """The cheapest OFM block whose layout fits; ValueError if none does."""
+def fitting_blocks(config: NpuConfig, op: OpShape, every_depth: bool = False) -> list[tuple[float, BlockConfig]]:
+    """Every candidate OFM block whose layout fits, with its Vela cost: multiples of the
+    micro-block up to OFM_BLOCK_MAX and the OFM; depths split in 16s below the OFM's depth as
+    Vela does, or (`every_depth`) every multiple of the micro-block's depth."""
     ub = config.ofm_ublock
-    limit = Block(_round_up(min(op.ofm.width, OFM_BLOCK_MAX.width), ub.width),
-                  _round_up(min(op.ofm.height, OFM_BLOCK_MAX.height), ub.height),
-                  _round_up(min(op.ofm.depth, OFM_BLOCK_MAX.depth), ub.depth))
-    best: tuple[float, BlockConfig] | None = None
-    depth = max(ub.depth, min(limit.depth, SPLIT_DEPTH))
-    if depth < op.ofm.depth:
+    limit = _limit(config, op)
+    found: list[tuple[float, BlockConfig]] = []
+    depth = ub.depth if every_depth else max(ub.depth, min(limit.depth, SPLIT_DEPTH))
+    if depth < op.ofm.depth and not every_depth:
         depth = _round_up(depth, SPLIT_DEPTH)
     while depth <= limit.depth:
         for height in range(ub.height, limit.height + 1, ub.height):
             for width in range(ub.width, limit.width + 1, ub.width):
-                found = _try(config, op, Block(width, height, depth))
-                if found is not None and (best is None or found[0] < best[0]):
-                    best = found
+                fits = _try(config, op, Block(width, height, depth))
+                if fits is None:
+                    break  # nor does any wider block
+                found.append(fits)
         depth += ub.depth
-        if depth < op.ofm.depth:
+        if depth < op.ofm.depth and not every_depth:
             depth = _round_up(depth, SPLIT_DEPTH)
+    return found
+
+
+def balanced_blocks(config: NpuConfig, op: OpShape) -> list[tuple[float, BlockConfig]]:
+    """The fitting blocks (any depth in micro-blocks) that are, along each axis, the smallest
+    multiple of the micro-block for their count of blocks: a larger one of the same count
+    only computes more of its edge blocks' padding. A layout that does not fit does not fit
+    wider or higher either, which ends each row of the search."""
+    ub, limit = config.ofm_ublock, _limit(config, op)
+    found: list[tuple[float, BlockConfig]] = []
+    for depth in _balanced(op.ofm.depth, limit.depth, ub.depth):
+        for height in _balanced(op.ofm.height, limit.height, ub.height):
+            row = 0
+            for width in _balanced(op.ofm.width, limit.width, ub.width):
+                fits = _try(config, op, Block(width, height, depth))
+                if fits is None:
+                    break
+                found.append(fits)
+                row += 1
+            if row == 0:
+                break
+    return found
+
+
+def _limit(config: NpuConfig, op: OpShape) -> Block:
+    ub = config.ofm_ublock
+    return Block(_round_up(min(op.ofm.width, OFM_BLOCK_MAX.width), ub.width),
+                 _round_up(min(op.ofm.height, OFM_BLOCK_MAX.height), ub.height),
+                 _round_up(min(op.ofm.depth, OFM_BLOCK_MAX.depth), ub.depth))
+
+
+def _balanced(size: int, limit: int, step: int) -> list[int]:
+    """Ascending: for each count of blocks along an axis of `size`, the smallest block (a
+    multiple of `step`, at most `limit`) that covers it in that many."""
+    sizes = {_round_up(_ceil_div(size, n), step) for n in range(1, _ceil_div(size, step) + 1)}
+    return sorted(s for s in sizes if s <= limit)
+
+
+def choose_block(config: NpuConfig, op: OpShape) -> BlockConfig:
+    """The OFM block of least Vela cost whose layout fits; ValueError if none does."""
+    best: tuple[float, BlockConfig] | None = None
+    for fits in fitting_blocks(config, op):
+        if best is None or fits[0] < best[0]:
+            best = fits
     if best is None:
-        raise ValueError(f"no OFM block fits the {config.shram_banks} KiB shared buffer")
+        raise ValueError(no_fit_message(config))
     return best[1]
+
+
+def no_fit_message(config: NpuConfig) -> str:
+    return f"no OFM block fits the {config.shram_banks} KiB shared buffer"
 
 
 def _try(config: NpuConfig, op: OpShape, ofm: Block) -> tuple[float, BlockConfig] | None:
@@ -204,4 +257,16 @@ def is_part_kernel_first(ifm_depth: int, kernel: Kernel, ifm_bits: int) -> bool:
     return part > depth_first
 
 
-__all__ = ["BlockConfig", "Kernel", "OpShape", "choose_block", "is_part_kernel_first", "layout"]
+__all__ = [
+    "FLASH_WEIGHT_COST",
+    "SRAM_WEIGHT_COST",
+    "BlockConfig",
+    "Kernel",
+    "OpShape",
+    "balanced_blocks",
+    "choose_block",
+    "fitting_blocks",
+    "is_part_kernel_first",
+    "layout",
+    "no_fit_message",
+]

@@ -2,9 +2,10 @@
 
 report.json's "npu" "cycles_estimate" beside the "cycles" the simulated device measures.
 
-- CONV_2D, DEPTHWISE_CONV_2D and the pools on 4-D feature maps: the device's own cycle model
+- CONV_2D, DEPTHWISE_CONV_2D and the pools on 4-D feature maps, and FULLY_CONNECTED (the
+  lowering's 1x1 CONV over its rows): the device's own cycle model
   (kernel_cycles.py, a mirror of templates/runtime/npu/mcugen_npu_cycles.c) with the OFM block
-  the lowering chooses (blocks.choose_block, for lower.py's shape of the operation) and the
+  the lowering chooses (block_cycles.cycle_block, for lower.py's shape of the operation) and the
   length of the weight stream as the lowering encodes it. Block by block, with the pipeline's
   fill, the IFM refetches and the weights streamed from flash once per block position.
 - Every other op: a roofline, the slowest of its MAC array (MACs over the MACs per cycle), its
@@ -29,7 +30,6 @@ re-streamed per call and the recomputed halo rows all count; stripes.choose_stri
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 
 import numpy as np
@@ -37,10 +37,10 @@ import numpy as np
 from ..ir import Activation, Conv2DOptions, DepthwiseConv2DOptions, Op, OpKind, Pool2DOptions
 from ..memory.tiling import Chain, OpRows, Tiling, stripe_view
 from ..ops.registry import op_macs
-from .blocks import Kernel, OpShape, choose_block, is_part_kernel_first
+from .block_cycles import cycle_block, cycle_shape
+from .blocks import FLASH_WEIGHT_COST, SRAM_WEIGHT_COST, Kernel, OpShape, is_part_kernel_first
 from .config import Block, NpuConfig
 from .kernel_cycles import KernelShape, kernel_cycles
-from .lower import FLASH_WEIGHT_COST, SRAM_WEIGHT_COST
 from .weights import WeightOrder, encode_weights
 
 SRAM_BYTES_PER_CYCLE = 8
@@ -100,60 +100,89 @@ def mac_cycles(op: Op, config: NpuConfig) -> float:
     return macs / config.macs
 
 
-@functools.lru_cache(maxsize=8192)
-def _chosen_block(config: NpuConfig, shape: OpShape) -> Block | None:
-    try:
-        return choose_block(config, shape).ofm
-    except ValueError:
-        return None
+def encoded_length(ohwi: np.ndarray, order: WeightOrder) -> int:
+    """The length of OHWI weights' stream in `order` (weights.encode_weights caches it)."""
+    return len(encode_weights(ohwi, order))
 
 
-@functools.lru_cache(maxsize=2048)
-def _encoded(data: bytes, shape: tuple[int, ...], order: WeightOrder) -> int:
-    return len(encode_weights(np.frombuffer(data, np.int8).reshape(shape).astype(np.int16), order))
+def _ohwi(op: Op) -> np.ndarray:
+    """The op's weights as the lowering orders them: OHWI (DEPTHWISE: channels as O, FULLY_CONNECTED: O11I)."""
+    w = op.inputs[1]
+    assert w is not None and w.data is not None
+    if op.kind is OpKind.DEPTHWISE_CONV_2D:
+        return w.data.transpose(3, 1, 2, 0)
+    if op.kind is OpKind.FULLY_CONNECTED:
+        return w.data.reshape(w.shape[0], 1, 1, w.shape[1])
+    return w.data
 
 
 def encoded_weight_bytes(op: Op, config: NpuConfig, block_depth: int, pkf: bool) -> int:
     """The length of `op`'s weight stream as the lowering encodes it for OFM blocks of
     `block_depth` (what the device streams per block position)."""
-    x, w = op.inputs[0], op.inputs[1]
-    assert x is not None and w is not None and w.data is not None
-    depthwise = op.kind is OpKind.DEPTHWISE_CONV_2D
+    x = op.inputs[0]
+    assert x is not None
     o = op.options
-    assert isinstance(o, (Conv2DOptions, DepthwiseConv2DOptions))
-    ohwi = w.data.transpose(3, 1, 2, 0) if depthwise else w.data
-    order = WeightOrder(block_depth, depthwise, pkf, 8 * x.dtype.itemsize, config.ofm_ublock.depth, config.ifm_ublock.depth, (o.dilation_h, o.dilation_w))
-    contiguous = np.ascontiguousarray(ohwi, np.int8)
-    return _encoded(contiguous.tobytes(), contiguous.shape, order)
+    dilation = (o.dilation_h, o.dilation_w) if isinstance(o, (Conv2DOptions, DepthwiseConv2DOptions)) else (1, 1)
+    order = WeightOrder(block_depth, op.kind is OpKind.DEPTHWISE_CONV_2D, pkf, 8 * x.dtype.itemsize,
+                        config.ofm_ublock.depth, config.ifm_ublock.depth, dilation)
+    return encoded_length(_ohwi(op), order)
+
+
+def _fully_connected(op: Op) -> tuple[Block, Block] | None:
+    """A FULLY_CONNECTED with constant weights as the lowering's 1x1 CONV: (IFM, OFM) as
+    (1 wide, rows high, depth)."""
+    w = op.inputs[1] if len(op.inputs) > 1 else None
+    x = op.inputs[0]
+    if op.kind is not OpKind.FULLY_CONNECTED or x is None or w is None or w.data is None or len(w.shape) != 2:
+        return None
+    rows = x.num_elements // w.shape[1]
+    return Block(1, rows, w.shape[1]), Block(1, rows, w.shape[0])
 
 
 def kernel_shape(op: Op, config: NpuConfig, sram_weights: bool = False) -> tuple[KernelShape, OpShape] | None:
-    """A CONV_2D, DEPTHWISE_CONV_2D or pool on 4-D feature maps as the device's cycle model and
-    the lowering's block search see it (lower.py's shape of the operation); else None."""
+    """A CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED or pool on 4-D feature maps as the
+    device's cycle model and the lowering's block search see it (lower.py's shape of the
+    operation); else None."""
     x, y, o = op.inputs[0], op.outputs[0], op.options
-    if x is None or len(x.shape) != 4 or len(y.shape) != 4:
-        return None
-    (_, ih, iw, ic), (_, oh, ow, oc) = x.shape, y.shape
     weights = op.inputs[1] if len(op.inputs) > 1 else None
-    if isinstance(o, Pool2DOptions):
-        kind, kh, kw, dilation = "pool", o.filter_h, o.filter_w, (1, 1)
-    elif isinstance(o, (Conv2DOptions, DepthwiseConv2DOptions)) and weights is not None:
-        kind = "conv" if op.kind is OpKind.CONV_2D else "depthwise"
-        kh, kw, dilation = weights.shape[1], weights.shape[2], (o.dilation_h, o.dilation_w)
-    else:
+    fc = _fully_connected(op)
+    if fc is not None and x is not None:
+        ifm, ofm = fc
+        kind, kh, kw, dilation, strides = "conv", 1, 1, (1, 1), (1, 1)
+    elif x is None or len(x.shape) != 4 or len(y.shape) != 4:
         return None
-    kernel = Kernel(kh, kw, o.stride_h if oh > 1 else 1, o.stride_w if ow > 1 else 1, *dilation)
+    else:
+        (_, ih, iw, ic), (_, oh, ow, oc) = x.shape, y.shape
+        ifm, ofm = Block(iw, ih, ic), Block(ow, oh, oc)
+        if isinstance(o, Pool2DOptions):
+            kind, kh, kw, dilation = "pool", o.filter_h, o.filter_w, (1, 1)
+        elif isinstance(o, (Conv2DOptions, DepthwiseConv2DOptions)) and weights is not None:
+            kind = "conv" if op.kind is OpKind.CONV_2D else "depthwise"
+            kh, kw, dilation = weights.shape[1], weights.shape[2], (o.dilation_h, o.dilation_w)
+        else:
+            return None
+        strides = (o.stride_h if oh > 1 else 1, o.stride_w if ow > 1 else 1)
+    kernel = Kernel(kh, kw, *strides, *dilation)
     bits = 8 * x.dtype.itemsize
     bias = op.inputs[2] if len(op.inputs) > 2 and kind != "pool" else None
     acc40 = kind != "pool" and bits == 16 and (bias is None or bias.dtype.short == "int64")
-    pkf = kind == "conv" and is_part_kernel_first(ic, kernel, bits)
-    search = OpShape(kind, Block(ow, oh, oc), Block(iw, ih, ic), kernel, bits, acc_bits=40 if acc40 else 32,
-                     part_kernel_first=pkf,
+    pkf = kind == "conv" and is_part_kernel_first(ifm.depth, kernel, bits)
+    search = OpShape(kind, ofm, ifm, kernel, bits, acc_bits=40 if acc40 else 32, part_kernel_first=pkf,
                      weight_cost=SRAM_WEIGHT_COST if sram_weights else FLASH_WEIGHT_COST)
-    rate = output_cycles(op, config) / y.num_elements
-    cycles = KernelShape(kind, Block(ow, oh, oc), Block(iw, ih, ic), kh, kw, kernel.stride_y, kernel.stride_x,
-                         bits, pkf, acc40, rate, weights.nbytes if kind != "pool" and weights is not None else 0)
-    return cycles, search
+    rate = output_cycles(op, config) / max(1, y.num_elements)
+    raw = weights.nbytes if kind != "pool" and weights is not None else 0
+    return cycle_shape(search, rate, raw, sram_weights), search
+
+
+def kernel_block(op: Op, config: NpuConfig, search: OpShape, sram_weights: bool = False) -> Block | None:
+    """The OFM block the lowering chooses for `op` (block_cycles.cycle_block); None if none fits."""
+    def length(depth: int) -> int:
+        return encoded_weight_bytes(op, config, depth, search.part_kernel_first)
+    try:
+        return cycle_block(config, search, output_cycles(op, config) / max(1, op.outputs[0].num_elements),
+                           length if search.kind != "pool" else None, sram_weights).ofm
+    except ValueError:
+        return None
 
 
 def constant_bytes(op: Op) -> int:
@@ -181,7 +210,7 @@ def op_cycles(op: Op, config: NpuConfig, sram_weights: bool = False) -> int:
     if op.kind in NO_WORK:
         return 0
     shapes = kernel_shape(op, config, sram_weights)
-    block = _chosen_block(config, shapes[1]) if shapes is not None else None
+    block = kernel_block(op, config, shapes[1], sram_weights) if shapes is not None else None
     if shapes is not None and block is not None:  # the device's own model, block by block
         shape = shapes[0]
         if shape.kind != "pool":

@@ -10,6 +10,7 @@ the op on the CPU.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
@@ -27,8 +28,17 @@ from ..ir import (
     Tensor,
 )
 from ..quantization import activation_range, per_channel_multipliers, quantize_multiplier
-from .blocks import BlockConfig, Kernel, OpShape, choose_block, is_part_kernel_first
+from .block_cycles import cycle_block
+from .blocks import (
+    FLASH_WEIGHT_COST,
+    SRAM_WEIGHT_COST,
+    BlockConfig,
+    Kernel,
+    OpShape,
+    is_part_kernel_first,
+)
 from .config import Block, NpuConfig
+from .estimate import encoded_length, output_cycles
 from .featuremap import FeatureMap, LoweringError, Place, emit_ifm, emit_ofm, feature_map, hwc
 from .registers import Cmd0, Cmd1, PoolMode, Rounding, activation, kernel_stride
 from .stream import CommandStream
@@ -38,10 +48,6 @@ FLASH_REGION = 0
 ACTIVATION_TABLE = 16  # ACTIVATION function of LUT slot 0
 T = TypeVar("T")
 MAX_PAD = 255  # the engine's limit on IFM padding
-# Weights stream from flash (region 0) at 1 byte/cycle against SRAM's 8 in the default system
-# config: a block that refetches them less is worth that much more (blocks.OpShape.weight_cost).
-FLASH_WEIGHT_COST = 8.0
-SRAM_WEIGHT_COST = 1.0
 
 
 class Flash:
@@ -250,14 +256,16 @@ def _geometry(ifm: FeatureMap, ofm: FeatureMap, kernel: Kernel, padding: Padding
     return top, left, bottom, right
 
 
-def _block_for(config: NpuConfig, kind: str, k: KernelOp, lut: bool,
-               weight_cost: float = FLASH_WEIGHT_COST) -> BlockConfig:
+def _block_for(config: NpuConfig, kind: str, k: KernelOp, lut: bool, op: Op,
+               weight_bytes: Callable[[int], int] | None = None, sram_weights: bool = False) -> BlockConfig:
+    """The block of fewest device cycles (block_cycles.py), with the estimate's output rate."""
     shape = OpShape(kind, Block(k.ofm.width, k.ofm.height, k.ofm.depth),
                     Block(k.ifm.width, k.ifm.height, k.ifm.depth), k.kernel, k.ifm.bits,
                     acc_bits=40 if k.acc40 else 32, part_kernel_first=k.part_kernel_first, lut=lut,
-                    weight_cost=weight_cost)
+                    weight_cost=SRAM_WEIGHT_COST if sram_weights else FLASH_WEIGHT_COST)
+    rate = output_cycles(op, config) / max(1, op.outputs[0].num_elements)
     try:
-        return choose_block(config, shape)
+        return cycle_block(config, shape, rate, weight_bytes, sram_weights)
     except ValueError as e:
         raise LoweringError(str(e)) from None
 
@@ -301,12 +309,13 @@ def _emit_weighted(op: Op, k: KernelOp, ohwi: np.ndarray, config: NpuConfig, fla
                    stream: CommandStream, kind: str) -> None:
     """Block, weight stream, bias/scale stream, commands of a CONV or DEPTHWISE operation."""
     k = _wide(k, op)
-    # weights in an SRAM buffer cost what feature maps do (Vela's assumption)
-    block = _block_for(config, kind, k, stream.lut_slot is not None,
-                       FLASH_WEIGHT_COST if stream.weight_buffer is None else SRAM_WEIGHT_COST)
     dilation = (k.kernel.dilation_y, k.kernel.dilation_x)
-    order = WeightOrder(block.ofm.depth, kind == "depthwise", k.part_kernel_first, k.ifm.bits,
+    order = WeightOrder(0, kind == "depthwise", k.part_kernel_first, k.ifm.bits,
                         config.ofm_ublock.depth, config.ifm_ublock.depth, dilation)
+    block = _block_for(config, kind, k, stream.lut_slot is not None, op,
+                       lambda depth: encoded_length(ohwi, replace(order, ofm_block_depth=depth)),
+                       stream.weight_buffer is not None)
+    order = replace(order, ofm_block_depth=block.ofm.depth)
     w = op.inputs[1]
     assert w is not None
     k = _with_constants(k, _weights(w, ohwi, order), _bias_scale(op, k.ofm.depth, k.acc40), flash, stream)
@@ -376,7 +385,7 @@ def lower_pool(op: Op, place: Place, flash: Flash, config: NpuConfig, stream: Co
     k = KernelOp(Cmd0.OP_POOL, PoolMode.AVERAGE if average else PoolMode.MAX, ifm, ofm, kernel, pads,
                  output_clamp(op, o.activation), global_scale=(1, 0) if average and any(pads) else None,
                  rounding=Rounding.NATURAL if average else Rounding.TFL)
-    emit_kernel_op(stream, k, _block_for(config, "pool", k, stream.lut_slot is not None))
+    emit_kernel_op(stream, k, _block_for(config, "pool", k, stream.lut_slot is not None, op))
 
 
 LOWERINGS = {

@@ -28,10 +28,10 @@ import numpy as np
 from ..errors import McugenError
 from ..ir import Op, OpKind
 from ..ops.reduce.prepare import quant_reduce_params, resolve_axes
-from .blocks import BlockConfig, Kernel, OpShape, choose_block
+from .blocks import FLASH_WEIGHT_COST, BlockConfig, Kernel, OpShape, choose_block
 from .config import Block, NpuConfig
 from .featuremap import LoweringError, Place, feature_map, hwc
-from .lower import FLASH_WEIGHT_COST, Flash, KernelOp, emit_kernel_op, npu_scale_shift
+from .lower import Flash, KernelOp, emit_kernel_op, npu_scale_shift
 from .registers import Cmd0
 from .stream import CommandStream
 from .weights import WeightOrder, encode_bias_scale, encode_weights

@@ -16,6 +16,7 @@ shift 31 - e; the NPU's TFL rounding then matches TFLite's MultiplyByQuantizedMu
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -104,11 +105,17 @@ def _sub_kernel(padded: np.ndarray, order: WeightOrder, ofm_block: int, block_de
 
 def encode_weights(weights: np.ndarray, order: WeightOrder) -> bytes:
     """The compressed weight stream of OHWI `weights` (zero point already subtracted), padded
-    to 16 bytes."""
-    flat = reorder(weights.astype(np.int16), order)
+    to 16 bytes. Cached: a build lowers and estimates each op several times."""
+    values = np.ascontiguousarray(weights, np.int16)
+    return _encoded(values.tobytes(), values.shape, order)
+
+
+@functools.lru_cache(maxsize=512)
+def _encoded(data: bytes, shape: tuple[int, ...], order: WeightOrder) -> bytes:
+    flat = reorder(np.frombuffer(data, np.int16).reshape(shape), order)
     if flat.size and (flat.min() < -255 or flat.max() > 255):
         raise ValueError("weights outside the 9-bit range -255..255")
-    return bytes(mlw_codec.encode([int(v) for v in flat]))
+    return bytes(mlw_codec.encode(flat.tolist()))
 
 
 def encode_bias_scale(bias: np.ndarray, scales: np.ndarray, shifts: np.ndarray) -> bytes:
