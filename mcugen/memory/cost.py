@@ -37,10 +37,10 @@ portable C and has no instruction count, takes them too: its estimates only rank
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 
 from ..ir import Op, OpKind
 from ..ops.registry import op_macs
+from ..records import dataclass
 from ..targets import Target
 from .tiling import Chain, Tiling, row_bytes
 

@@ -45,12 +45,13 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any
 
 from ..errors import PlanningError
 from ..ir import Graph, Op, OpKind, Tensor
 from ..ops.registry import op_def
+from ..records import dataclass
 from .cost import CostModel, cost_model, estimator
 from .liveness import (
     OP_STEPS,

@@ -53,13 +53,14 @@ import dataclasses
 import functools
 import itertools
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, NamedTuple
 
 from ..ir import Conv2DOptions, DepthwiseConv2DOptions, DType, Op, OpKind, Pool2DOptions, Tensor
 from ..ops.common import conv_padding
 from ..ops.registry import op_def, op_macs
 from ..ops.resize.prepare import bilinear_tables, nearest_tables
+from ..records import dataclass
 from .liveness import Buffer, ScratchBytes
 
 # The planner's alignment (placement.ALIGNMENT): stripe slots and the output lag are whole

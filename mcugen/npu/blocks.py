@@ -19,8 +19,7 @@ deep) whose layout fits.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from ..records import dataclass
 from .config import Block, NpuConfig
 
 RESERVED_OUTPUT_BANKS = 2

@@ -10,7 +10,7 @@ the op on the CPU.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TypeVar
 
 import numpy as np
@@ -27,6 +27,7 @@ from ..ir import (
     Tensor,
 )
 from ..quantization import activation_range, per_channel_multipliers, quantize_multiplier
+from ..records import dataclass
 from .blocks import BlockConfig, Kernel, OpShape, choose_block, is_part_kernel_first
 from .config import Block, NpuConfig
 from .featuremap import FeatureMap, LoweringError, Place, emit_ifm, emit_ofm, feature_map, hwc
