@@ -66,7 +66,7 @@ from .optimize import Figures, TradeOff, check_mode, choose, trade_off, within_b
 from .placement import ALIGNMENT
 from .pools import DEFAULT_POOLS, PoolPlan, PoolSpec, place_pools
 from .tiling import Tiling
-from .tiling_search import plan_tiling
+from .tiling_search import TilingSearch
 
 
 @dataclass
@@ -240,12 +240,13 @@ def plan_model(graph: Graph, order: list[Op], scratch_bytes: ScratchBytes,
 
     consider(None, _variants(graph, order, scratch_bytes, True, None, steps))
     if tiling:
-        least = plan_tiling(graph, order, scratch_bytes)
+        search = TilingSearch(graph, order, scratch_bytes)  # the second search reuses the first's work
+        least = search.plan()
         if least.chains:
             consider(least, _variants(graph, order, scratch_bytes, True, least))
         if optimize == "balanced" and figures and choose(figures, "balanced") != choose(figures, "ram"):
             budget = within_budget(min(f.estimated_instructions for f in figures))
-            cheap = plan_tiling(graph, order, scratch_bytes, lambda t: instructions(t) <= budget)
+            cheap = search.plan(lambda t: instructions(t) <= budget)
             if cheap.chains:
                 consider(cheap, _variants(graph, order, scratch_bytes, True, cheap))
     if not chosen:
