@@ -1,5 +1,5 @@
-"""Where mcugen keeps what it caches between processes (compiled templates, compiled dataclass
-methods): only time is saved there, never a result that the inputs do not determine."""
+"""Where mcugen keeps what it caches between processes (compiled templates): only time is saved
+there, never a result that the inputs do not determine."""
 
 from __future__ import annotations
 

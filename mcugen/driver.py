@@ -13,7 +13,7 @@ import hashlib
 import json
 import zlib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,7 @@ from .ops.matmul.sparse import report as sparse_report
 from .ops.registry import fast_path_scratch_bytes, op_macs, scratch_bytes
 from .passes import PassReport, run_passes
 from .quantization import Rounding
+from .records import dataclass
 from .schedule import schedule
 from .state import state_bytes
 from .support import check_graph

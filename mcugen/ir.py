@@ -9,12 +9,13 @@ from __future__ import annotations
 import enum
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import numpy as np
 
 from .errors import ModelError
+from .records import dataclass
 
 
 class DType(enum.Enum):

@@ -35,11 +35,10 @@ activation inputs are produced before it runs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from .errors import ModelError
 from .ir import Graph, Op, Tensor
 from .memory.liveness import ScratchBytes, alias_input, whole_tensor_bound
+from .records import dataclass
 from .state import check_state_order, state_order, state_tensors
 
 # Beam width: states kept per level, so that levels x states x ops stays near SEARCH_BUDGET.

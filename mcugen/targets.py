@@ -28,10 +28,9 @@ name being compared in many places:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from .errors import McugenError
 from .npu.config import NpuConfig
+from .records import dataclass
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ above the table; the passes, which trust a valid model, then do not run.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from ..custom_ops import bind_kernels
@@ -27,6 +27,7 @@ from ..npu.config import NpuConfig
 from ..ops.base import DEFAULT_SETTING, Setting, raised_notices
 from ..ops.registry import op_def, op_macs
 from ..passes import Rewrite
+from ..records import dataclass
 from ..state import state_tensors
 from ..support import check_op
 from .npu_placement import NpuInspection

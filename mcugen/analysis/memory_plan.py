@@ -10,13 +10,13 @@ buffer, one panel per pool.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 from typing import Any
 
 from ..ir import Graph, Op
 from ..memory.plan import Plan, plan_report, tiling_report
+from ..records import dataclass
 
 
 @dataclass

@@ -26,7 +26,7 @@ import json
 import struct
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,7 @@ import numpy as np
 
 from ..errors import BuildError
 from ..ir import Graph, Op, Tensor
+from ..records import dataclass
 from .oracle import REFERENCE_NAMES, litert_tensor_names, reference_tensors
 
 _HEADER = struct.Struct("<iii")  # op index, tensor index, bytes (the harness's record header)

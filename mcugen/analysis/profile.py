@@ -25,7 +25,7 @@ import json
 import re
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, field
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,7 @@ import numpy as np
 
 from ..driver import BuildOptions, compile_model
 from ..errors import BuildError, McugenError, ModelError
+from ..records import dataclass
 from ..targets import QemuBoard
 from ..toolchain.cross import build_firmware, firmware_dir, require_firmware_tools
 from ..toolchain.host import build_program, check_inputs, run_model, run_profiled

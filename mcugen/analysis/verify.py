@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,7 @@ import numpy as np
 
 from ..errors import BuildError
 from ..ir import Graph
+from ..records import dataclass
 from ..reference import run_outputs
 from .oracle import REFERENCE_NAMES, reference_tensors
 from .per_layer import read_dump

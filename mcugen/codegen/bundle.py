@@ -11,10 +11,9 @@ before already did.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from .. import __version__
 from ..errors import BuildError
+from ..records import dataclass
 from ..targets import Target
 from .cnames import comment
 from .environment import environment

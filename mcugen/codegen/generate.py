@@ -6,7 +6,7 @@ The output is deterministic: the same graph, plan and options give byte-identica
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cache
 from typing import Any
 
@@ -20,6 +20,7 @@ from ..memory.plan import Plan
 from ..memory.pools import DEFAULT_POOL_NAME, pool_symbol
 from ..ops import registry
 from ..quantization import Rounding
+from ..records import dataclass
 from ..state import state_bytes, state_tensors
 from ..targets import HOST, Target
 from .cnames import c_array_body, c_float, comment, identifier

@@ -10,7 +10,6 @@ instead. A model without NPU ops gets none of this.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import jinja2
@@ -19,6 +18,7 @@ from ..errors import BuildError
 from ..ir import Op
 from ..ops.base import DEFAULT_SETTING
 from ..ops.npu import prepare_ethos_u
+from ..records import dataclass
 from .environment import TEMPLATES
 
 NPU_RUNTIME = TEMPLATES / "runtime" / "npu"

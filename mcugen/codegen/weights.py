@@ -22,10 +22,11 @@ import re
 import struct
 import zlib
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from ..records import dataclass
 
 MAGIC = b"MCWB"
 FORMAT_VERSION = 1

@@ -25,7 +25,6 @@ the file had stored it dense.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -33,6 +32,7 @@ import tflite
 
 from ..errors import ModelError
 from ..ir import DType
+from ..records import dataclass
 from .validate import DEFAULT_MAX_TENSOR_BYTES
 
 _INDEX_VECTORS: dict[int, Any] = {

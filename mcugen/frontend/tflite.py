@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import math
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +28,7 @@ from ..ir import (
 )
 from ..ops import registry
 from ..ops.tflite_options import DTYPES
+from ..records import dataclass
 from . import sparsity, variables, vela
 from .validate import DEFAULT_LIMITS, Limits, validate_graph
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from ..errors import McugenError, ModelError
 from ..ir import (
@@ -47,6 +47,7 @@ from ..ir import (
 from ..ops import registry
 from ..ops.base import DEFAULT_SETTING, takes_setting
 from ..ops.rules import window_output_size
+from ..records import dataclass
 
 INT32_MAX = 2**31 - 1
 # The default size limit: 256 MiB. The largest memory a Cortex-M can address as one region is

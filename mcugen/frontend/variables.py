@@ -20,7 +20,7 @@ and control flow (WHILE, IF) anywhere.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import numpy as np
@@ -29,6 +29,7 @@ import tflite
 from ..errors import ModelError, UnsupportedError
 from ..ir import Tensor, Variable
 from ..ops.tflite_options import options_table
+from ..records import dataclass
 
 B = tflite.BuiltinOperator
 # Ops the reader handles here and drops from the graph.

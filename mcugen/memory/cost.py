@@ -44,10 +44,11 @@ portable C and has no instruction count, takes them too: its estimates only rank
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from ..ir import Op, OpKind
 from ..ops.registry import op_macs
+from ..records import dataclass
 from ..targets import Target
 from .tiling import Chain, Tiling, row_bytes
 
@@ -136,15 +137,17 @@ def chain_features(chain: Chain, into: Features | None = None) -> Features:
         return found
     calls = [0] * len(chain.ops)
     rows = [0] * len(chain.ops)
-    for stripe in chain.stripes:
-        for j, call in enumerate(stripe.calls):
-            if call is not None:
-                calls[j] += 1
-                rows[j] += call.out_rows
-        for j, kept in enumerate(stripe.kept):
-            if kept is not None and kept[0] > 0:  # rows already at the slot's start stay
-                found.moved_bytes += kept[1] * row_bytes(chain.ops[j].outputs[0])
-    found.stripes += len(chain.stripes)
+    stripes = chain.stripes
+    for j, column in enumerate(zip(*[s.calls for s in stripes])):  # op j's calls, stripe by stripe
+        ran = [call for call in column if call is not None]
+        calls[j] = len(ran)
+        rows[j] = sum([call.out_stop - call.out_start for call in ran])
+    for j, column in enumerate(zip(*[s.kept for s in stripes])):  # slot j's kept rows (ints: exact sums)
+        # rows already at the slot's start stay
+        moved = sum([kept[1] for kept in column if kept is not None and kept[0] > 0])
+        if moved:
+            found.moved_bytes += moved * row_bytes(chain.ops[j].outputs[0])
+    found.stripes += len(stripes)
     for op, n, made in zip(chain.ops, calls, rows):
         found.add_call(op, made, n)  # the features are linear in the calls: summed per op
     return found
@@ -220,11 +223,19 @@ def estimator(order: Sequence[Op], model: CostModel) -> Estimator:
         one.add_call(op)
         whole[id(op)] = one.cost(model)
     base = sum(whole.values())
+    extras: dict[int, tuple[Chain, float]] = {}  # id(chain) -> (it, its extra): asked per candidate
+
+    def extra_of(chain: Chain) -> float:
+        hit = extras.get(id(chain))
+        if hit is None or hit[0] is not chain:
+            hit = chain, chain_features(chain).cost(model) - sum(whole[id(op)] for op in chain.ops)
+            extras[id(chain)] = hit
+        return hit[1]
 
     def of(tiling: Tiling | None, portable: frozenset[int] = frozenset()) -> int:
         extra = 0.0
         for chain in tiling.chains if tiling is not None else []:
-            extra += chain_features(chain).cost(model) - sum(whole[id(op)] for op in chain.ops)
+            extra += extra_of(chain)
         extra += sum(model.portable_penalty(op) for op in order if op.index in portable)
         return round(base + extra)
 

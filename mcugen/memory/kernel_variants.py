@@ -19,9 +19,9 @@ estimated instructions, balanced the least arena within a few percent of the fas
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from ..ir import Op
+from ..records import dataclass
 from .liveness import Buffer, ScratchBytes, StepView, live_by_step
 from .placement import ALIGNMENT
 

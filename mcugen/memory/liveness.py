@@ -49,11 +49,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Protocol
 
 from ..ir import Activation, ConcatenationOptions, Graph, Op, OpKind, Tensor
 from ..ops.registry import op_def
+from ..records import dataclass
 from ..state import state_tensors
 
 ScratchBytes = Callable[[Op], int]

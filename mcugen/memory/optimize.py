@@ -20,10 +20,10 @@ reported beside the chosen one (report.json "optimize").
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from ..errors import McugenError
+from ..records import dataclass
 
 OPTIMIZE_MODES = ("ram", "balanced", "speed")
 DEFAULT_MODE = "balanced"

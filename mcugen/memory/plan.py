@@ -50,12 +50,13 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any
 
 from ..errors import PlanningError
 from ..ir import Graph, Op, OpKind, Tensor
 from ..ops.registry import op_def
+from ..records import dataclass
 from .cost import CostModel, cost_model, estimator
 from .kernel_variants import Portable, fast_path_ops, lean_portable, without_fast_paths
 from .liveness import (
@@ -71,7 +72,7 @@ from .optimize import Figures, TradeOff, check_mode, choose, trade_off, within_b
 from .placement import ALIGNMENT
 from .pools import DEFAULT_POOLS, PoolPlan, PoolSpec, place_pools
 from .tiling import Tiling
-from .tiling_search import plan_tiling
+from .tiling_search import TilingSearch
 
 
 @dataclass
@@ -299,12 +300,13 @@ def plan_model(graph: Graph, order: list[Op], scratch_bytes: ScratchBytes,
 
     tried_tilings: list[tuple[Tiling | None, int | None]] = [(None, consider(None, variants(None)))]
     if tiling:
-        least = plan_tiling(graph, order, scratch_bytes)
+        search = TilingSearch(graph, order, scratch_bytes)  # the second search reuses the first's work
+        least = search.plan()
         if least.chains:
             tried_tilings.append((least, consider(least, variants(least))))
         if optimize == "balanced" and figures and choose(figures, "balanced") != choose(figures, "ram"):
             budget = within_budget(min(f.estimated_instructions for f in figures))
-            cheap = plan_tiling(graph, order, scratch_bytes, lambda t: instructions(t) <= budget)
+            cheap = search.plan(lambda t: instructions(t) <= budget)
             if cheap.chains:
                 consider(cheap, variants(cheap))
     leaned: set[int] = set()

@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from ..errors import McugenError, PlanningError
+from ..records import dataclass
 from .liveness import Buffer, peak_step
 from .placement import Offsets, align_up, free_offset, order_by_size, place_best, placed_height
 

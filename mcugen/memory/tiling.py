@@ -53,13 +53,14 @@ import dataclasses
 import functools
 import itertools
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, NamedTuple
 
 from ..ir import Conv2DOptions, DepthwiseConv2DOptions, DType, Op, OpKind, Pool2DOptions, Tensor
 from ..ops.common import conv_padding
 from ..ops.registry import op_def, op_macs
 from ..ops.resize.prepare import bilinear_tables, nearest_tables
+from ..records import dataclass
 from .liveness import Buffer, ScratchBytes
 
 # The planner's alignment (placement.ALIGNMENT): stripe slots and the output lag are whole
@@ -445,10 +446,10 @@ def _walk(ops: Sequence[Op], count: int) -> Iterator[_Step | None]:
                     return
                 calls[j] = rows
                 done[j] = target
-        if all(c is None for c in calls):
+        if calls.count(None) == len(calls):
             yield None
             return
-        yield tuple(calls), tuple((first[j], done[j]) for j in range(links)), tuple(kept), tuple(done)
+        yield tuple(calls), tuple(zip(first, done)), tuple(kept), tuple(done)
 
 
 def _rolling_stripes(ops: Sequence[Op], count: int) -> list[Stripe] | None:
@@ -498,8 +499,8 @@ def rolling_prefixes(ops: Sequence[Op], count: int) -> list[list[Stripe] | None]
 
 def _keeps_rows(stripes: Sequence[Stripe], links: int) -> list[bool]:
     """Whether slot j holds rows from one stripe into the next."""
-    return [any(later.held[j][0] < earlier.held[j][1] for earlier, later in itertools.pairwise(stripes))
-            for j in range(links)]
+    slots = list(zip(*[s.held for s in stripes])) or [()] * links  # slot j's held rows, stripe by stripe
+    return [any(later[0] < earlier[1] for earlier, later in itertools.pairwise(held)) for held in slots]
 
 
 def _layout(sizes: Sequence[int], keeps: Sequence[bool]) -> tuple[list[int], int]:
@@ -528,14 +529,14 @@ def make_chain(ops: Sequence[Op], first_step: int, count: int, rolling: bool = F
     if stripes is None:
         return None
     stripes = list(stripes)
-    slot_sizes = [_align(max(s.held[j][1] - s.held[j][0] for s in stripes) * row_bytes(op.outputs[0]))
-                  for j, op in enumerate(ops[:-1])]
+    # per slot / per op, stripe by stripe (the columns of the stripes' tuples: the search makes
+    # hundreds of chains, so these loops are its inner ones)
+    slot_sizes = [_align(max([stop - start for start, stop in held]) * row_bytes(op.outputs[0]))
+                  for held, op in zip(zip(*[s.held for s in stripes]), ops[:-1])]
     offsets, region = _layout(slot_sizes, _keeps_rows(stripes, len(slot_sizes)))
     macs = [op_macs(op) for op in ops]
-    rows_made = [0] * len(ops)
-    for stripe in stripes:
-        for j, rows in enumerate(stripe.calls):
-            rows_made[j] += rows.out_rows if rows is not None else 0
+    rows_made = [sum([c[1] - c[0] for c in calls if c is not None])
+                 for calls in zip(*[s.calls for s in stripes])] or [0] * len(ops)
     extra = sum(made * m // op.outputs[0].shape[1] - m for made, m, op in zip(rows_made, macs, ops))
     chain = Chain(list(ops), first_step, first_step + len(ops) - 1, stripes, rolling, offsets, region, extra, None)
     chain.lag = _output_lag(chain)
@@ -549,15 +550,17 @@ def _output_lag(chain: Chain) -> int | None:
                for n, t in enumerate(op.inputs) if t is x]
     lag = 0
     later: int | None = None  # the first input row any later stripe reads
-    for k in range(len(chain.stripes) - 2, -1, -1):
+    stripes, x_row, y_row = chain.stripes, row_bytes(x), row_bytes(y)
+    for k in range(len(stripes) - 2, -1, -1):
+        calls = stripes[k + 1].calls
         for j, flow in readers:
-            rows = chain.stripes[k + 1].calls[j]
+            rows = calls[j]
             if rows is not None:
                 row = rows.in_start if flow else rows.out_start
                 later = row if later is None else min(later, row)
-        last = chain.stripes[k].calls[-1]
+        last = stripes[k].calls[-1]
         if later is not None and last is not None:
-            lag = max(lag, last.out_stop * row_bytes(y) - later * row_bytes(x))
+            lag = max(lag, last.out_stop * y_row - later * x_row)
     return _align(lag)
 
 

@@ -188,10 +188,19 @@ class _Chains:
             for a in range(first, last):
                 self.ends[a] = min(last, a + MAX_CHAIN_OPS - 1)
         self.walks: dict[tuple[int, int], list[list[Stripe] | None]] = {}
+        # (a, b, count, rolling) -> the chain: the search asks again in later rounds, and
+        # --optimize balanced's second search (TilingSearch) for many of the first one's
+        self.made: dict[tuple[int, int, int, bool], Chain | None] = {}
 
     def make(self, a: int, b: int, count: int, rolling: bool, shared: bool = False) -> Chain | None:
-        """make_chain(order[a:b + 1], a, count, rolling); `shared`: walk every chain from `a`
-        with this count at once (the caller will ask for them)."""
+        """make_chain(order[a:b + 1], a, count, rolling), made once; `shared`: walk every chain
+        from `a` with this count at once (the caller will ask for them)."""
+        key = (a, b, count, rolling)
+        if key not in self.made:
+            self.made[key] = self._make(a, b, count, rolling, shared)
+        return self.made[key]
+
+    def _make(self, a: int, b: int, count: int, rolling: bool, shared: bool) -> Chain | None:
         ops = self.order[a:b + 1]
         key = (a, count)
         if not rolling or b > self.ends.get(a, -1) or not (shared or key in self.walks):
@@ -262,7 +271,8 @@ def _budget_trials(tiling: Tiling, chains: _Chains, runs: list[tuple[int, int]],
 
 
 def choose_tiling(graph: Graph, order: Sequence[Op], score: Score,
-                  peak_step: Callable[[Tiling], int], admissible: Admissible | None = None) -> Tiling:
+                  peak_step: Callable[[Tiling], int], admissible: Admissible | None = None,
+                  made: _Chains | None = None) -> Tiling:
     """Greedy: add the chain (and stripe count) that lowers `score` most, while it goes down;
     then drop every chain the peak does not need.
 
@@ -273,7 +283,7 @@ def choose_tiling(graph: Graph, order: Sequence[Op], score: Score,
     """
     tiling = Tiling()
     best = score(tiling)
-    chains = _Chains(graph, order)
+    chains = made if made is not None else _Chains(graph, order)
     for _ in range(MAX_ROUNDS):
         runs = _runs_around(graph, order, tiling.chains, peak_step(tiling))
         if admissible is not None:
@@ -295,31 +305,44 @@ def plan_tiling(graph: Graph, order: Sequence[Op], scratch_bytes: ScratchBytes,
                 admissible: Admissible | None = None) -> Tiling:
     """The chains for `order`, scored by the liveness bound of the tiled buffers (in place on),
     among the tilings `admissible` accepts (None: any)."""
-    steps = list(order)
-    known: dict[int, tuple[Tiling, list[int]]] = {}  # id(tiling) -> (it, its totals): score, then peak
-    scratch_bytes = functools.cache(scratch_bytes)  # asked for every op of every candidate
+    return TilingSearch(graph, order, scratch_bytes).plan(admissible)
 
-    def variant_totals(tiling: Tiling) -> list[list[int]]:
+
+class TilingSearch:
+    """plan_tiling for one order, as often as asked (--optimize balanced searches again within an
+    instruction budget): the chains made and the tilings scored stay known between searches."""
+
+    def __init__(self, graph: Graph, order: Sequence[Op], scratch_bytes: ScratchBytes) -> None:
+        self.graph, self.order, self.steps = graph, order, list(order)
+        self.scratch_bytes = functools.cache(scratch_bytes)  # asked for every op of every candidate
+        self.chains = _Chains(graph, order)
+        # the chains of a tiling, by identity (each made once: _Chains.made keeps them) -> the
+        # bytes live at each step under its planner variant of the least bytes live
+        self.known: dict[tuple[int, ...], list[int]] = {}
+
+    def plan(self, admissible: Admissible | None = None) -> Tiling:
+        """choose_tiling's tiling among those `admissible` accepts (None: any)."""
+        return choose_tiling(self.graph, self.order, self.score, self.peak, admissible, self.chains)
+
+    def variant_totals(self, tiling: Tiling) -> list[list[int]]:
         """Bytes live at each step under each of the planner's variants, in variants() order."""
+        graph, steps, scratch_bytes = self.graph, self.steps, self.scratch_bytes
         if not tiling.chains:
             return [live_by_step(collect_buffers(graph, steps, scratch_bytes, steps=tiling))]
         unshared = dataclasses.replace(tiling, share_output=False)
         buffers = collect_buffers(graph, steps, scratch_bytes, steps=unshared)
         return [live_by_step(unshared.shared_variant(buffers)), live_by_step(buffers)]
 
-    def totals(tiling: Tiling) -> list[int]:
+    def totals(self, tiling: Tiling) -> list[int]:
         """The totals of the variant with the lowest bytes live, step by step, largest first."""
-        hit = known.get(id(tiling))
-        if hit is None or hit[0] is not tiling:
-            hit = tiling, min(variant_totals(tiling), key=lambda t: sorted(t, reverse=True))
-            known[id(tiling)] = hit
-        return hit[1]
+        key = tuple(id(chain) for chain in tiling.chains)
+        if key not in self.known:
+            self.known[key] = min(self.variant_totals(tiling), key=lambda t: sorted(t, reverse=True))
+        return self.known[key]
 
-    def score(tiling: Tiling) -> tuple[int, ...]:
-        return tuple(sorted(totals(tiling), reverse=True))
+    def score(self, tiling: Tiling) -> tuple[int, ...]:
+        return tuple(sorted(self.totals(tiling), reverse=True))
 
-    def peak(tiling: Tiling) -> int:
-        found = totals(tiling)
+    def peak(self, tiling: Tiling) -> int:
+        found = self.totals(tiling)
         return found.index(max(found)) if found else 0
-
-    return choose_tiling(graph, order, score, peak, admissible)

@@ -19,8 +19,7 @@ deep) whose layout fits.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from ..records import dataclass
 from .config import Block, NpuConfig
 
 # Weights stream from flash (region 0) at 1 byte/cycle against SRAM's 8 in the default system

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 
 from ..ir import Op, OpKind, Tensor
 from ..memory.tiling import Chain
+from ..records import dataclass
 from .config import NpuConfig
 from .featuremap import LoweringError, Place, Placement
 from .lower import LOWERINGS, Flash

@@ -19,12 +19,12 @@ op's own scratch (a SOFTMAX's intermediates) lives to the wait too.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 
 from ..errors import BuildError
 from ..ir import NpuSegmentOptions, Op, OpKind, Tensor
 from ..memory.liveness import OP_STEPS, ScratchBytes
 from ..memory.plan import Plan
+from ..records import dataclass
 from .compile import NO_COMMANDS
 from .config import NpuConfig
 from .support import npu_reasons

@@ -9,9 +9,8 @@ KiB 15:8, product 31:28; the device checks it against its own).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ..errors import McugenError
+from ..records import dataclass
 
 PRODUCT_U55 = 0
 COMMAND_STREAM_VERSION = 0

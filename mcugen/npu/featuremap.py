@@ -11,9 +11,9 @@ tiles: its first `rows0` rows at the address (tile 0, HEIGHT0 = rows0 - 1), the 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from ..ir import DType, Tensor
+from ..records import dataclass
 from .registers import Cmd0, Cmd1, Rounding, ifm_precision, ofm_precision
 from .stream import CommandStream
 

@@ -16,7 +16,6 @@ from ..memory.plan import Plan
 from ..ops.base import DEFAULT_SETTING
 from ..ops.npu import prepare_ethos_u, regions
 from .config import CONFIGS
-from .estimate import segment_cycles
 
 NOT_MEASURED = "not measured: mcugen build runs the model once on the simulated NPU (host) to count them"
 
@@ -89,6 +88,9 @@ def _own_figures(ops: list[Op], plan: Plan) -> dict[str, Any]:
     segments = [op for op in ops if isinstance(op.options, NpuSegmentOptions)]
     if not segments:
         return {}
+    # the NPU's cost model (and its lowering), imported by --npu builds only
+    from .estimate import segment_cycles
+
     payload = prepare_ethos_u(segments[0], DEFAULT_SETTING)
     config = next(c for c in CONFIGS.values() if c.macs == payload.macs_per_cycle)
     return {"cycles_estimate": sum(segment_cycles(op.options.ops, config, plan.tiling,

@@ -14,8 +14,8 @@ of odd shapes. The OFM block is the lowering's (blocks.choose_block), passed in.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
+from ..records import dataclass
 from .config import Block, NpuConfig
 
 SUB_KERNEL_MAX = 8

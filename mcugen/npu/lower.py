@@ -11,7 +11,7 @@ the op on the CPU.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TypeVar
 
 import numpy as np
@@ -28,6 +28,7 @@ from ..ir import (
     Tensor,
 )
 from ..quantization import activation_range, per_channel_multipliers, quantize_multiplier
+from ..records import dataclass
 from .block_cycles import cycle_block
 from .blocks import (
     FLASH_WEIGHT_COST,

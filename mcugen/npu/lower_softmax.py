@@ -29,7 +29,6 @@ the input's elements over its last axis; at most 256 per row (the MAX pool's win
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -38,6 +37,7 @@ from ..ir import DType, Op, OpKind
 from ..ops.activation.prepare import ACCUMULATION_INTEGER_BITS, softmax_params
 from ..ops.activation.reference import exp_on_negative_values
 from ..ops.fixedpoint import multiply_by_quantized_multiplier
+from ..records import dataclass
 from .blocks import Kernel, OpShape, choose_block
 from .config import Block, NpuConfig
 from .featuremap import (

@@ -20,9 +20,9 @@ touches the CPU, and Vela's `ethos-u` ops, too, list only the CPU's tensors as t
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from ..ir import Graph, Op, Tensor
+from ..records import dataclass
 from .support import MEMORY_KINDS, Placement
 
 

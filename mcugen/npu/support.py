@@ -15,11 +15,11 @@ generated section of docs/npu.md.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UnsupportedError
 from ..ir import Graph, Op, OpKind
+from ..records import dataclass
 from . import rules as r
 from . import rules_ops as ro
 from .compile import lowering_error

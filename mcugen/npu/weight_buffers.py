@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from ..errors import McugenError, PlanningError
 from ..ir import Graph, Op, OpKind
 from ..memory.liveness import Buffer, ScratchBytes
 from ..memory.plan import Plan, plan_memory
 from ..memory.pools import PoolSpec
+from ..records import dataclass
 from .compile import NO_COMMANDS, lower_op
 from .config import NpuConfig
 from .estimate import (

@@ -14,8 +14,7 @@ kernel (double buffering), as Vela's weight DMAs do.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from ..records import dataclass
 from .registers import Cmd0, Cmd1
 from .stream import CommandStream
 

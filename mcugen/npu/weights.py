@@ -17,10 +17,11 @@ shift 31 - e; the NPU's TFL rounding then matches TFLite's MultiplyByQuantizedMu
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 
 import numpy as np
 from ethosu import mlw_codec
+
+from ..records import dataclass
 
 SUB_KERNEL_MAX = 8
 BIAS_SCALE_BYTES = 10

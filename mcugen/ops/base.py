@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cache
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -30,6 +30,7 @@ import numpy as np
 from ..errors import UnsupportedError
 from ..ir import Op, OpKind, OpOptions
 from ..quantization import Rounding
+from ..records import dataclass
 from ..targets import HOST, Target
 
 if TYPE_CHECKING:

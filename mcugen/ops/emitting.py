@@ -10,13 +10,14 @@ through `EmitContext`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Protocol
 
 import numpy as np
 
 from ..ir import Op, Tensor
 from ..quantization import Rounding
+from ..records import dataclass
 from ..targets import Target
 
 

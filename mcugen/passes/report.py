@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from ..ir import Op
+from ..records import dataclass
 
 
 class Rewrite(enum.Enum):

@@ -15,7 +15,6 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -26,6 +25,7 @@ from ..driver import BuildOptions, compile_model, write_files
 from ..errors import BuildError, ModelError
 from ..ir import CustomKernel
 from ..quantization import Rounding
+from ..records import dataclass
 from .process import run_tool
 
 PACKAGE = Path(__file__).resolve().parents[1]

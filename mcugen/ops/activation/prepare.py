@@ -20,12 +20,12 @@ import ctypes
 import functools
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
 from ...ir import DType, LeakyReluOptions, Op, OpKind, SoftmaxOptions, Tensor
 from ...quantization import Rounding, dtype_range, quantize_multiplier
+from ...records import dataclass
 from ..base import PrepareRule, Setting
 from ..common import checked_multiplier, scale_of, zero_point_of
 

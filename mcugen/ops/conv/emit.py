@@ -79,7 +79,8 @@ def depthwise_scratch_bytes(op: Op, target: Target) -> int:
     if is_int16(op) or op.inputs[1] is None:
         return 0
     _, kh, kw, out_c = op.inputs[1].shape
-    if out_c != op.inputs[0].shape[-1]:
+    x = op.inputs[0]
+    if x is not None and x.shape[-1] != out_c:
         return 0  # channel multiplier > 1: both fast paths decline
     if helium(target):
         return 96 * ((out_c + 7) // 8) if out_c >= 8 else 0

@@ -29,7 +29,6 @@ only what needs the computed parameters, through the PrepareRules below.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -44,6 +43,7 @@ from ...ir import (
     TransposeConvOptions,
 )
 from ...quantization import Rounding, per_channel_multipliers
+from ...records import dataclass
 from ..base import PrepareRule, Setting
 from ..common import conv_padding, output_clamp
 

@@ -35,12 +35,12 @@ filter tap, over all output (or input) pixels at once.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import numpy as np
 
 from ...ir import Conv2DOptions, DepthwiseConv2DOptions, Op, TransposeConvOptions
 from ...quantization import Rounding
+from ...records import dataclass
 from ..base import Setting
 from ..fixedpoint import clamp, multiply_by_quantized_multiplier, wrap_int32
 from .prepare import ConvParams, Rescale, RescaleKind, prepare_conv, prepare_transpose_conv

@@ -30,13 +30,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 import numpy as np
 
 from ...ir import Activation, ArithmeticOptions, DType, Op, OpKind, Tensor
 from ...quantization import Rounding, dtype_range, quantize_multiplier
+from ...records import dataclass
 from ..base import PrepareRule, Setting
 from ..common import (
     activation_limits,

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from ...ir import (
@@ -16,6 +14,7 @@ from ...ir import (
     Pool2DOptions,
     TransposeConvOptions,
 )
+from ...records import dataclass
 from ..base import Setting
 from ..common import conv_padding
 

@@ -14,12 +14,11 @@ The rescale kinds and the int16x8 accumulator choice are the conv family's
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from ...ir import BatchMatMulOptions, DType, Op
 from ...quantization import Rounding, dtype_range, per_channel_multipliers, quantize_multiplier
+from ...records import dataclass
 from ..base import PrepareRule, Setting
 from ..common import filter_offset, output_clamp
 from ..conv.prepare import (

@@ -16,12 +16,12 @@ are not zero products), and weights whose sparse form would not be smaller. The 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ...ir import DType, Op, OpKind, Tensor
+from ...records import dataclass
 from ..common import filter_offset
 from ..emitting import EmitContext
 

@@ -16,10 +16,9 @@ space view to the depth view, DEPTH_TO_SPACE back. The C path is one mcugen_move
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ...errors import ModelError
 from ...ir import BlockSizeOptions, Op, OpKind
+from ...records import dataclass
 from ..base import Setting
 from .prepare import Move, check_output_shape, element_strides, move_loop, required
 

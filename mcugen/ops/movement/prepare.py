@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -40,6 +39,7 @@ from ...ir import (
     UnpackOptions,
 )
 from ...quantization import Rounding
+from ...records import dataclass
 from ..base import PrepareRule, Setting
 from ..common import merge_loop_levels
 

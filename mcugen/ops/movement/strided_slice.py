@@ -10,13 +10,13 @@ PrepareRules below in TFLM mode.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
 from ...errors import ModelError
 from ...ir import Op, StridedSliceOptions
 from ...quantization import Rounding
+from ...records import dataclass
 from ..base import PrepareRule, Setting
 from .prepare import (
     INT32_MAX,

@@ -11,9 +11,9 @@ payload the driver would refuse before the NPU runs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
+
+from ...records import dataclass
 
 MAGIC = 0x31504F43  # 'COP1'
 ACTION_CONFIG = 1

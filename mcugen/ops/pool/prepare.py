@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ...ir import Op, Pool2DOptions
+from ...records import dataclass
 from ..base import Setting
 from ..common import activation_limits, conv_padding
 

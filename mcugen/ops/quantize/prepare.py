@@ -9,12 +9,11 @@ the rules (dtype pairs, per-tensor quantization) are all plain ones.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from ...ir import DType, Op, Tensor
 from ...quantization import dtype_range
+from ...records import dataclass
 from ..activation.prepare import RescaleParams, plain_rescale
 from ..base import Setting
 from ..common import checked_multiplier, scale_of, zero_point_of

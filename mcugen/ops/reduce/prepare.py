@@ -11,12 +11,12 @@ neighbours that are contiguous in the input merge.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from ...ir import DType, Op, OpKind
 from ...quantization import Rounding, dtype_range
+from ...records import dataclass
 from ..base import PrepareRule, Setting
 from ..common import checked_multiplier
 

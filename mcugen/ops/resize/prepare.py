@@ -10,11 +10,10 @@ C then only gathers and, for bilinear, blends.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from ...ir import DType, Op, ResizeOptions
+from ...records import dataclass
 from ..base import Setting
 
 F32 = np.float32
