@@ -68,12 +68,6 @@ def _plain_body(cls: type) -> bool:
     return True
 
 
-def _own_fields(cls: type) -> list[dataclasses.Field[Any]]:
-    """The instance fields (not ClassVars) of a class the standard library has processed."""
-    return [f for f in cls.__dataclass_fields__.values()  # type: ignore[attr-defined]
-            if f._field_type is dataclasses._FIELD]  # type: ignore[attr-defined]
-
-
 def _process(cls: type, init: bool, repr: bool, eq: bool, frozen: bool) -> type:
     had_doc = bool(cls.__dict__.get("__doc__"))
     explicit_hash = cls.__dict__.get("__hash__", dataclasses.MISSING)
@@ -83,7 +77,7 @@ def _process(cls: type, init: bool, repr: bool, eq: bool, frozen: bool) -> type:
     if not had_doc:
         cls.__doc__ = "-"  # the standard library's signature doc is written below, once
     cls = dataclasses.dataclass(cls, init=False, repr=False, eq=False)
-    fields = _own_fields(cls)
+    fields = list(dataclasses.fields(cls))  # the instance fields, not ClassVars
     params = cls.__dataclass_params__  # type: ignore[attr-defined]
     params.init, params.repr, params.eq, params.frozen = init, repr, eq, frozen
     if init and "__init__" not in own:
