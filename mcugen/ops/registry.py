@@ -2,7 +2,9 @@
 
 The frontend, the passes, the support stage, the memory planner and tiling, the code
 generator, the numpy reference and the analysis read every per-kind fact through here; no
-stage keeps a table of its own.
+stage keeps a table of its own. A family is imported when one of its kinds is first looked up
+(`definitions()` imports them all): other modules import a family's modules only inside the
+functions that need them.
 """
 
 from __future__ import annotations
