@@ -34,7 +34,6 @@ from .memory.plan import Plan, plan_model, plan_report, refigured, tiling_report
 from .memory.pools import PoolSpec
 from .npu.figures import npu_ops, npu_report
 from .ops.base import Setting
-from .ops.matmul.sparse import report as sparse_report
 from .ops.registry import fast_path_scratch_bytes, op_macs, scratch_bytes
 from .passes import PassReport, run_passes
 from .quantization import Rounding
@@ -155,7 +154,7 @@ class Compiled:
             "code_size": self.code_size,
             "instructions": self.instructions,
             **({"npu": self.npu} if self.npu is not None else {}),
-            **({"sparse_weights": sparse_report(self.order)} if self.options.sparse_weights else {}),
+            **({"sparse_weights": _sparse_report(self.order)} if self.options.sparse_weights else {}),
         }
 
 
@@ -166,6 +165,13 @@ class Compiled:
                 "structure_sha256": self.code.structure_sha256,
                 "payload_crc32": f"0x{zlib.crc32(blob[HEADER_BYTES:]):08x}",
                 "sha256": hashlib.sha256(blob).hexdigest()}
+
+
+def _sparse_report(order: list[Op]) -> dict[str, Any]:
+    """report.json's "sparse_weights" (matmul.sparse, imported only for --sparse-weights builds)."""
+    from .ops.matmul.sparse import report
+
+    return report(order)
 
 
 def _io_report(tensor: Any) -> dict[str, Any]:

@@ -93,12 +93,28 @@ def _process(cls: type, init: bool, repr: bool, eq: bool, frozen: bool) -> type:
         hashed = [f.name for f in fields if (f.compare if f.hash is None else f.hash)]
         cls.__hash__ = _hash_fn(cls, hashed) if frozen else None  # type: ignore[assignment]
     if not had_doc:
+        cls.__doc__ = _SignatureDoc(cls)  # type: ignore[assignment]
+    return cls
+
+
+class _SignatureDoc:
+    """The standard library's `__doc__` of a dataclass without a docstring (its name and
+    signature), made when first read: `inspect.signature` costs more than the rest of the
+    class's processing, and nothing in a build reads these. The class's `__doc__` is this
+    descriptor (`type.__doc__` and instance lookup both call `__get__`) until then."""
+
+    def __init__(self, cls: type) -> None:
+        self.cls = cls
+
+    def __get__(self, instance: Any, owner: type | None = None) -> str:
+        cls = self.cls
         try:
             signature = str(inspect.signature(cls)).replace(" -> None", "")
         except (TypeError, ValueError):
             signature = ""
-        cls.__doc__ = cls.__name__ + signature
-    return cls
+        doc = cls.__name__ + signature
+        cls.__doc__ = doc
+        return doc
 
 
 _INIT_TEMPLATES: dict[tuple[int, bool], types.CodeType] = {}

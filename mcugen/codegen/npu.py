@@ -17,7 +17,6 @@ import jinja2
 from ..errors import BuildError
 from ..ir import Op
 from ..ops.base import DEFAULT_SETTING
-from ..ops.npu import prepare_ethos_u
 from ..records import dataclass
 from .environment import TEMPLATES
 
@@ -55,6 +54,8 @@ def npu_code(ops: list[Op]) -> NpuCode | None:
     """The NPU part of the build, or None when no op runs on the NPU."""
     if not ops:
         return None
+    from ..ops.npu import prepare_ethos_u  # the npu family only for models with NPU ops
+
     payloads = {prepare_ethos_u(op, DEFAULT_SETTING) for op in ops}
     configs = {(p.config, p.id_word) for p in payloads}
     if len(configs) != 1:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -34,7 +34,9 @@ from ..memory.tiling import RESIZES, Chain, OpRows, Stripe, row_broadcast, row_b
 from ..ops import registry
 from ..ops.base import setting_of
 from ..ops.emitting import KernelCall
-from ..ops.resize.emit import RowTables, emit_resize_stripe, stripe_tables, tables_key
+
+if TYPE_CHECKING:
+    from ..ops.resize.emit import RowTables
 
 GEOMETRIES_PER_OP = 100  # the stand-in index's factor; a chain has far fewer stripes
 
@@ -182,11 +184,21 @@ def _resize_tables(chain: Chain, j: int, rows: OpRows, ctx: Any) -> RowTables | 
     op = chain.ops[j]
     if op.kind not in RESIZES:
         return None
+    from ..ops.resize.emit import stripe_tables  # the resize family only for chains with a resize
+
     return stripe_tables(op, rows.out_start, rows.out_stop, rows.in_start, setting_of(ctx))
+
+
+def _tables_key(tables: RowTables) -> bytes:
+    from ..ops.resize.emit import tables_key
+
+    return tables_key(tables)
 
 
 def _call(op: Op, ctx: _StripeContext, rows: OpRows, tables: RowTables | None = None) -> KernelCall:
     if tables is not None:
+        from ..ops.resize.emit import emit_resize_stripe
+
         return emit_resize_stripe(op, ctx, tables)
     definition = registry.op_def(op.kind)
     if definition.emit_rows is not None:
@@ -209,7 +221,7 @@ def _stripe_calls(chain: Chain, ctx: Any, slot: str, result: KernelCall) -> list
             if rows is None:
                 continue
             tables = _resize_tables(chain, j, rows, ctx)
-            key = (j, rows.in_rows, rows.out_rows, rows.pad_top, b"" if tables is None else tables_key(tables))
+            key = (j, rows.in_rows, rows.out_rows, rows.pad_top, b"" if tables is None else _tables_key(tables))
             number = numbers.setdefault(key, sum(1 for k in numbers if k[0] == j))
             assert number < GEOMETRIES_PER_OP, "stand-in names would collide"
             pointers = _operand_pointers(chain, j, stripe, ctx, slot)

@@ -59,7 +59,6 @@ from typing import Any, NamedTuple
 from ..ir import Conv2DOptions, DepthwiseConv2DOptions, DType, Op, OpKind, Pool2DOptions, Tensor
 from ..ops.common import conv_padding
 from ..ops.registry import op_def, op_macs
-from ..ops.resize.prepare import bilinear_tables, nearest_tables
 from ..records import dataclass
 from .liveness import Buffer, ScratchBytes
 
@@ -289,6 +288,9 @@ RESIZES = (OpKind.RESIZE_NEAREST_NEIGHBOR, OpKind.RESIZE_BILINEAR)
 @functools.lru_cache(maxsize=256)
 def resize_rows(op: Op) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """(first, last) input row of each output row of a resize: the kernel's own row tables."""
+    # the resize family, imported only by models with a resize
+    from ..ops.resize.prepare import bilinear_tables, nearest_tables
+
     x = op.inputs[0]
     assert x is not None
     if op.kind is OpKind.RESIZE_NEAREST_NEIGHBOR:

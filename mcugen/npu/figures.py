@@ -13,11 +13,23 @@ from typing import Any
 
 from ..ir import NpuSegmentOptions, Op, OpKind, Tensor
 from ..memory.plan import Plan
-from ..ops.base import DEFAULT_SETTING
-from ..ops.npu import prepare_ethos_u, regions
+from ..ops.base import DEFAULT_SETTING, Setting
 from .config import CONFIGS
 
 NOT_MEASURED = "not measured: mcugen build runs the model once on the simulated NPU (host) to count them"
+
+
+def _payload(op: Op, setting: Setting) -> Any:
+    # The npu op family, imported only for models with NPU ops.
+    from ..ops.npu import prepare_ethos_u
+
+    return prepare_ethos_u(op, setting)
+
+
+def _op_regions(op: Op) -> list[Tensor]:
+    from ..ops.npu import regions
+
+    return regions(op)
 
 
 def npu_ops(order: list[Op]) -> list[Op]:
@@ -26,7 +38,7 @@ def npu_ops(order: list[Op]) -> list[Op]:
 
 def config_name(order: list[Op]) -> str:
     """The configuration of the model's NPU ops (Vela compiles one model for one)."""
-    names = sorted({prepare_ethos_u(op, DEFAULT_SETTING).config_name for op in npu_ops(order)})
+    names = sorted({_payload(op, DEFAULT_SETTING).config_name for op in npu_ops(order)})
     return ", ".join(names)
 
 
@@ -52,7 +64,7 @@ def _region_kind(number: int, tensor: Tensor, op: Op) -> str:
         return "read-only: encoded weights and scales"
     if number in (1, 2):
         kind = "scratch" if number == 1 else "fast scratch"
-        return kind + (" (the scratch tensor: region 1's memory)" if number == 2 and tensor is regions(op)[1] else "")
+        return kind + (" (the scratch tensor: region 1's memory)" if number == 2 and tensor is _op_regions(op)[1] else "")
     return "IFM" if any(t is tensor for t in op.inputs) else "OFM"
 
 
@@ -91,7 +103,7 @@ def _own_figures(ops: list[Op], plan: Plan) -> dict[str, Any]:
     # the NPU's cost model (and its lowering), imported by --npu builds only
     from .estimate import segment_cycles
 
-    payload = prepare_ethos_u(segments[0], DEFAULT_SETTING)
+    payload = _payload(segments[0], DEFAULT_SETTING)
     config = next(c for c in CONFIGS.values() if c.macs == payload.macs_per_cycle)
     return {"cycles_estimate": sum(segment_cycles(op.options.ops, config, plan.tiling,
                                                   frozenset(id(o) for o in op.options.sram_weights))
@@ -116,4 +128,4 @@ def _regions(op: Op, plan: Plan) -> list[dict[str, Any]]:
                            "offsets", "tensor": None, "bytes": r.size, "placed": f"pool {r.pool} at offset 0"}
                           for n, r in enumerate(op.options.pools)]
     return [{"op": op.index, "region": number, "what": _region_kind(number, tensor, op), "tensor": tensor.name,
-             "bytes": tensor.nbytes, "placed": _placement(tensor, plan)} for number, tensor in enumerate(regions(op))]
+             "bytes": tensor.nbytes, "placed": _placement(tensor, plan)} for number, tensor in enumerate(_op_regions(op))]
