@@ -87,6 +87,12 @@ OPTIMIZE_OPTION = click.option(
          "least RAM within 3% of the fastest (docs/memory.md).")
 
 
+KERNEL_CHOICE_OPTION = click.option(
+    "--kernel-choice/--no-kernel-choice", "kernel_choice", default=True, show_default=True,
+    help="Let --optimize run an op's portable C where leaving out its fast path's scratch lowers the arena "
+         "(--no-kernel-choice: every op keeps its fast path; docs/memory.md).")
+
+
 TARGET_OPTION = click.option(
     "--target", default="host", show_default=True, type=click.Choice(TARGET_NAMES),
     help="The CPU: its kernels' fast paths (and the scratch planned for them), compiler flags, emulator and clock.")
@@ -206,6 +212,7 @@ def main() -> None:
 @functools.partial(_build_options, prefix=PREFIXES_OPTION)
 @TILING_OPTION
 @OPTIMIZE_OPTION
+@KERNEL_CHOICE_OPTION
 @MAX_TENSOR_BYTES_OPTION
 @NPU_OPTION
 @NPU_WEIGHTS_OPTION
@@ -213,7 +220,8 @@ def main() -> None:
 def build(models: Sequence[Path], out_dir: Path, rounding: str, prefixes: Sequence[str], target: str,
           pools: Sequence[str], size: bool | None, instructions: bool, tiling: bool, arena: str,
           max_tensor_bytes: str | None, weights_file: bool, npu: NpuConfig | None, sparse_weights: bool,
-          custom_ops: Sequence[str], npu_async: bool, optimize: str, npu_weights: str) -> None:
+          custom_ops: Sequence[str], npu_async: bool, optimize: str, kernel_choice: bool,
+          npu_weights: str) -> None:
     """Generate C sources for one or more MODELS into one directory (one shared runtime)."""
     from .analysis.measure import build_models
     from .modelset import check_output_dir
@@ -223,7 +231,8 @@ def build(models: Sequence[Path], out_dir: Path, rounding: str, prefixes: Sequen
         check_output_dir(out_dir, prefixes)  # before the work, when the prefixes are known
     options = _options(rounding, None, target, pools, tiling, arena, max_tensor_bytes, custom_ops, optimize)
     options = _with_npu(dataclasses.replace(options, weights_file=weights_file, sparse_weights=sparse_weights,
-                                            npu_async=npu_async, npu_weights=npu_weights), npu)
+                                            npu_async=npu_async, npu_weights=npu_weights,
+                                            kernel_choice=kernel_choice), npu)
     for compiled in build_models(models, out_dir, options, prefixes, size=size, instructions=instructions):
         _print_build(compiled, out_dir)
     if len(models) > 1:

@@ -140,3 +140,25 @@ def test_portable_choice_runs_on_the_core() -> None:
     # what the portable kernels add: the cost model's penalty against the counts' difference
     added = measured["ram"] - measured["speed"]
     assert abs(estimated["ram"] - estimated["speed"] - added) <= 0.15 * added, (estimated, measured)
+
+
+def test_no_kernel_choice_reaches_the_cli_and_the_firmware_build(tmp_path: Path) -> None:
+    """`--no-kernel-choice` keeps every fast path from the command line, and the firmware
+    builds behind `mcugen profile --qemu` and the benchmarks pass it on (cross._mcugen_options):
+    without it they measured the portable kernels of `--optimize ram`."""
+    from click.testing import CliRunner
+
+    from mcugen.cli import main
+    from mcugen.toolchain.cross import _mcugen_options
+
+    model = _path("conv2d_same_relu")
+    for flag, portable in (("--kernel-choice", True), ("--no-kernel-choice", False)):
+        out = tmp_path / flag
+        result = CliRunner().invoke(main, ["build", str(model), "-o", str(out), "--target", M4,
+                                           "--optimize", "ram", flag])
+        assert result.exit_code == 0, result.output
+        report = json.loads(next(out.glob("*report.json")).read_text())
+        variants = {v["variant"] for v in report["kernel_variants"]}
+        assert ("portable" in variants) is portable, report["kernel_variants"]
+    assert "--no-kernel-choice" in _mcugen_options(BuildOptions(kernel_choice=False)).split()
+    assert "--no-kernel-choice" not in _mcugen_options(BuildOptions()).split()

@@ -184,6 +184,8 @@ def _mcugen_options(options: BuildOptions) -> str:
     if not options.tiling:
         parts.append("--no-tiling")
     parts.append(f"--optimize {options.optimize}")
+    if not options.kernel_choice:
+        parts.append("--no-kernel-choice")
     if options.sparse_weights:
         parts.append("--sparse")
     for pool in options.pools:
