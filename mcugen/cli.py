@@ -83,7 +83,8 @@ TILING_OPTION = click.option(
 
 OPTIMIZE_OPTION = click.option(
     "--optimize", "optimize", default="balanced", show_default=True, type=click.Choice(["ram", "balanced", "speed"]),
-    help="ram: the least RAM; speed: the fewest estimated instructions (no tiling unless free); balanced: the "
+    help="ram: the least RAM at any instruction cost (stripes, and portable kernels where a fast path's scratch "
+         "raises the arena); speed: the fewest estimated instructions (no tiling unless free); balanced: the "
          "least RAM within 3% of the fastest (docs/memory.md).")
 
 
