@@ -22,6 +22,7 @@ from .lower_elementwise import ELEMENTWISE_LOWERINGS
 from .lower_lut import LUT_KINDS, LUT_LOWERINGS, load_lut, lut_table
 from .lower_reduce import REDUCE_LOWERINGS
 from .lower_softmax import SOFTMAX_LOWERINGS
+from .lut_prefetch import emit_table_prefetch, table_prefetches
 from .stream import CommandStream, write_payload
 from .stripes import lower_chain
 from .weight_dma import WeightBuffer, emit_dma_wait, emit_weight_dma
@@ -85,11 +86,12 @@ def _through(op: Op, then: Op, place: Place) -> Place:
 
 
 def _copy_source(op: Op, then: Op | None, place: Place, flash: Flash, config: NpuConfig,
-                 buffer: WeightBuffer) -> tuple[int, int]:
+                 buffer: WeightBuffer, lut_reserved: bool) -> tuple[int, int]:
     """(flash address, bytes) of the blob `op`'s weight DMA copies into `buffer`: a trial
     lowering as the stream will lower it (through `then`'s LUT if fused) adds it to `flash`."""
     trial = CommandStream()
     trial.weight_buffer, trial.lut_slot = (buffer.region, buffer.address), None if then is None else 0
+    trial.lut_reserved = lut_reserved
     lower_op(op, place if then is None else _through(op, then, place), flash, config, trial)
     if trial.weight_copy is None:
         raise LoweringError("a weight buffer for an op without weights")
@@ -103,11 +105,13 @@ class _WeightCopies:
                  config: NpuConfig) -> None:
         self.buffers, self.fused, self.place, self.flash, self.config = buffers, fused, place, flash, config
         self.started: dict[int, tuple[int, int]] = {}  # id(op) -> the (flash address, bytes) copied
+        self.lut_reserved: frozenset[int] = frozenset()  # ids of ops lowered with the LUT's banks left alone
 
     def start(self, op: Op, stream: CommandStream) -> None:
         """The DMA of `op`'s weights, unless it has started."""
         if id(op) in self.buffers and id(op) not in self.started:
-            source = _copy_source(op, self.fused.get(id(op)), self.place, self.flash, self.config, self.buffers[id(op)])
+            source = _copy_source(op, self.fused.get(id(op)), self.place, self.flash, self.config, self.buffers[id(op)],
+                                  id(op) in self.lut_reserved)
             emit_weight_dma(stream, source, self.buffers[id(op)])
             self.started[id(op)] = source
 
@@ -145,6 +149,8 @@ def lower_ops(ops: list[Op], place: Place, config: NpuConfig, keep: frozenset[in
     fused = _fusions(ops, keep, striped)
     copies = _WeightCopies(weights or {}, fused, place, flash, config)
     inner = {id(then) for then in fused.values()}
+    prefetches = table_prefetches(ops, fused, inner, striped, config)
+    copies.lut_reserved = frozenset(i for p in prefetches.values() for i in p.reserved)
     operations = 0
     for n, op in enumerate(ops):
         if id(op) in inner:
@@ -162,6 +168,9 @@ def lower_ops(ops: list[Op], place: Place, config: NpuConfig, keep: frozenset[in
                     lower_chain(chain, region, lower_op, place, flash, config, stream)
             else:
                 copies.before_kernel(op, after, stream)
+                if id(op) in prefetches:
+                    emit_table_prefetch(prefetches[id(op)], flash, config, stream)
+                stream.lut_reserved = id(op) in copies.lut_reserved
                 stream.weight_buffer, stream.weight_copy = copies.buffer(op), None
                 if then is not None:
                     _fused(op, then, place, flash, config, stream)
@@ -171,7 +180,7 @@ def lower_ops(ops: list[Op], place: Place, config: NpuConfig, keep: frozenset[in
         except LoweringError as e:
             raise LoweringError(f"{op.where()}: {e}") from None
         finally:
-            stream.weight_buffer = None
+            stream.weight_buffer, stream.lut_reserved = None, False
         operations += len(stream.words) != before
     stream.stop()
     return NpuProgram(write_payload(stream, config), bytes(flash.data) or bytes(16), operations)

@@ -313,7 +313,7 @@ def _emit_weighted(op: Op, k: KernelOp, ohwi: np.ndarray, config: NpuConfig, fla
     dilation = (k.kernel.dilation_y, k.kernel.dilation_x)
     order = WeightOrder(0, kind == "depthwise", k.part_kernel_first, k.ifm.bits,
                         config.ofm_ublock.depth, config.ifm_ublock.depth, dilation)
-    block = _block_for(config, kind, k, stream.lut_slot is not None, op,
+    block = _block_for(config, kind, k, stream.lut_busy, op,
                        lambda depth: encoded_length(ohwi, replace(order, ofm_block_depth=depth)),
                        stream.weight_buffer is not None)
     order = replace(order, ofm_block_depth=block.ofm.depth)
@@ -386,7 +386,7 @@ def lower_pool(op: Op, place: Place, flash: Flash, config: NpuConfig, stream: Co
     k = KernelOp(Cmd0.OP_POOL, PoolMode.AVERAGE if average else PoolMode.MAX, ifm, ofm, kernel, pads,
                  output_clamp(op, o.activation), global_scale=(1, 0) if average and any(pads) else None,
                  rounding=Rounding.NATURAL if average else Rounding.TFL)
-    emit_kernel_op(stream, k, _block_for(config, "pool", k, stream.lut_slot is not None, op))
+    emit_kernel_op(stream, k, _block_for(config, "pool", k, stream.lut_busy, op))
 
 
 LOWERINGS = {

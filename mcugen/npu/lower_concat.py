@@ -98,7 +98,7 @@ def _copy(ifm: FeatureMap, ofm: FeatureMap, config: NpuConfig, stream: CommandSt
     k = KernelOp(Cmd0.OP_POOL, PoolMode.AVERAGE, ifm, ofm, Kernel(), (0, 0, 0, 0), (low, high),
                  global_scale=(1, 0), rounding=Rounding.NATURAL)
     shape = OpShape("pool", Block(ofm.width, ofm.height, ofm.depth), Block(ifm.width, ifm.height, ifm.depth),
-                    Kernel(), ifm.bits, lut=stream.lut_slot is not None)
+                    Kernel(), ifm.bits, lut=stream.lut_busy)
     try:
         block = choose_block(config, shape)
     except ValueError as e:

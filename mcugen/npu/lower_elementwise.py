@@ -134,7 +134,7 @@ def lower_elementwise(op: Op, place: Place, flash: Flash, config: NpuConfig, str
         raise LoweringError(str(e)) from None
     block = choose_block(config, OpShape("elementwise", Block(ofm.width, ofm.height, ofm.depth),
                                          Block(ifm.width, ifm.height, ifm.depth), Kernel(), ifm.bits, scalar=scalar,
-                                         lut=stream.lut_slot is not None))
+                                         lut=stream.lut_busy))
     if opa is not None:
         stream.cmd1(Cmd1.OPA_SCALE, opa[0], opa[1])
         stream.cmd1(Cmd1.OPB_SCALE, 0)

@@ -49,17 +49,29 @@ def lut_table(op: Op) -> bytes:
     return np.asarray(values, dtype=np.int8).reshape(LUT_BYTES).tobytes()
 
 
-def load_lut(op: Op, flash: Flash, config: NpuConfig, stream: CommandStream) -> None:
-    """The op's table into flash, and the DMA that copies it to LUT slot 0 before the next
-    operation (which waits for it)."""
-    address = flash.add(lut_table(op))
+def start_table_dma(table: bytes, flash: Flash, config: NpuConfig, stream: CommandStream) -> None:
+    """`table` into flash, and the DMA that starts copying it to LUT slot 0."""
+    address = flash.add(table)
     stream.cmd0(Cmd0.DMA0_SRC_REGION, FLASH_REGION)
     stream.cmd1(Cmd1.DMA0_SRC, address)
     stream.cmd0(Cmd0.DMA0_DST_REGION, DMA_INTERNAL)
     stream.cmd1(Cmd1.DMA0_DST, config.shram_bytes - LUT_AREA)
-    stream.cmd1(Cmd1.DMA0_LEN, LUT_BYTES)
+    stream.cmd1(Cmd1.DMA0_LEN, len(table))
     stream.cmd0(Cmd0.OP_DMA_START)
+
+
+def load_table(table: bytes, flash: Flash, config: NpuConfig, stream: CommandStream) -> None:
+    """`table` in LUT slot 0 before the next operation (which waits for the DMA); only the wait
+    where the stream started its DMA earlier (`stream.table_started`)."""
+    if stream.table_started != table:
+        start_table_dma(table, flash, config, stream)
+    stream.table_started = None
     stream.cmd0(Cmd0.OP_DMA_WAIT, 0)
+
+
+def load_lut(op: Op, flash: Flash, config: NpuConfig, stream: CommandStream) -> None:
+    """The op's table in LUT slot 0 before the next operation (load_table)."""
+    load_table(lut_table(op), flash, config, stream)
 
 
 def lower_lut(op: Op, place: Place, flash: Flash, config: NpuConfig, stream: CommandStream) -> None:

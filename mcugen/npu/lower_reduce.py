@@ -90,7 +90,7 @@ def lower_mean(op: Op, place: Place, flash: Flash, config: NpuConfig, stream: Co
 
 def _emit_sum(k: KernelOp, scale: tuple[int, int], config: NpuConfig, flash: Flash, stream: CommandStream) -> None:
     """A DEPTHWISE of all-one weights with one bias/scale entry per channel (bias 0)."""
-    block = _block(config, k, stream.lut_slot is not None)
+    block = _block(config, k, stream.lut_busy)
     channels = k.ofm.depth
     order = WeightOrder(block.ofm.depth, True, False, k.ifm.bits, config.ofm_ublock.depth, config.ifm_ublock.depth)
     ones = np.ones((channels, k.kernel.height, k.kernel.width, 1), np.int16)

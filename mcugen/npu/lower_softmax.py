@@ -51,7 +51,7 @@ from .featuremap import (
     feature_map,
 )
 from .lower import FLASH_REGION, Flash, emit_block
-from .lower_lut import DMA_INTERNAL, LUT_AREA
+from .lower_lut import load_table
 from .registers import (
     BROADCAST_C,
     BROADCAST_H,
@@ -201,7 +201,7 @@ class Program:
         self._no_padding()
         self._stage(ofm, stage)
         self._kernel(1, kernel_width)
-        self._block("pool", ifm, ofm, Kernel(1, kernel_width))
+        self._block("pool", ifm, ofm, Kernel(1, kernel_width), lut=self.stream.lut_busy)
         self._finish(Cmd0.OP_POOL, mode)
 
     def elementwise(self, mode: ElementwiseMode, ifm: FeatureMap, ifm2: FeatureMap | None, ofm: FeatureMap,
@@ -220,7 +220,7 @@ class Program:
             s.cmd0(Cmd0.IFM2_BROADCAST, _broadcast(ifm2, ofm) | (BROADCAST_REVERSED if reversed_ else 0))
         else:
             s.cmd0(Cmd0.IFM2_BROADCAST, 0)
-        ib2_start = self._block("elementwise", ifm, ofm, Kernel(), lut=stage.function != 0)
+        ib2_start = self._block("elementwise", ifm, ofm, Kernel(), lut=stage.function != 0 or self.stream.lut_busy)
         s.cmd0(Cmd0.IFM2_IB_START, ib2_start)
         self._finish(Cmd0.OP_ELEMENTWISE, mode)
 
@@ -231,14 +231,7 @@ class Program:
 
     def load_table(self, table: bytes) -> None:
         """The exponentials into LUT slot 0 (its 1 KiB of 32-bit entries), before the next operation."""
-        s = self.stream
-        s.cmd0(Cmd0.DMA0_SRC_REGION, FLASH_REGION)
-        s.cmd1(Cmd1.DMA0_SRC, self.flash.add(table))
-        s.cmd0(Cmd0.DMA0_DST_REGION, DMA_INTERNAL)
-        s.cmd1(Cmd1.DMA0_DST, self.config.shram_bytes - LUT_AREA)
-        s.cmd1(Cmd1.DMA0_LEN, len(table))
-        s.cmd0(Cmd0.OP_DMA_START)
-        s.cmd0(Cmd0.OP_DMA_WAIT, 0)
+        load_table(table, self.flash, self.config, self.stream)
 
     def constant(self, value: int) -> FeatureMap:
         return _constant(self.flash, value)

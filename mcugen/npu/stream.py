@@ -34,6 +34,9 @@ class CommandStream:
     `weight_buffer`: while set, (region, address) of the SRAM buffer the operation being lowered
     reads its weights and scales from (--npu-weights); its lowering then sets `weight_copy`:
     (flash address, bytes) of the one blob (weights, then scales) a DMA copies there.
+    `lut_reserved`: while set, the operation being lowered leaves the LUT's SHRAM banks alone (a
+    table's DMA into them may run beside it, mcugen/npu/lut_prefetch.py); `table_started`: the
+    table whose DMA into LUT slot 0 started earlier and that the next table load only waits for.
 
     The NPU keeps its registers from one operation to the next, so a register write that repeats
     the value the stream last wrote there is left out (as Vela's emitter does): lowerings write
@@ -46,7 +49,14 @@ class CommandStream:
         self.scratch: tuple[int, int] | None = None  # (region, byte address)
         self.weight_buffer: tuple[int, int] | None = None
         self.weight_copy: tuple[int, int] | None = None
+        self.lut_reserved = False
+        self.table_started: bytes | None = None
         self._registers: dict[int, tuple[int, ...]] = {}  # command word's opcode bits -> the words last written
+
+    @property
+    def lut_busy(self) -> bool:
+        """Whether the operation being lowered must leave the LUT's banks out of its block."""
+        return self.lut_slot is not None or self.lut_reserved
 
     def cmd0(self, opcode: Cmd0, param: int = 0) -> None:
         word = cmd0_word(opcode, param)
