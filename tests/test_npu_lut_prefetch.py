@@ -172,3 +172,19 @@ def test_prefetched_tables_take_no_more_device_cycles(name: str, harness: Path, 
     monkeypatch.setattr(mcugen.npu.compile, "table_prefetches", lambda *args: {})
     late = _device_cycles(model, harness, tmp_path / "late")
     assert 0 < early < late if name == "softmax" else 0 < early <= late
+
+
+@pytest.mark.parametrize(("size", "waits"), [("u55-64", True), ("u55-128", False)])
+def test_a_table_loaded_right_before_its_op_waits_for_kernels_on_16_banks(
+        size: str, waits: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the prefetch, the copy starts right after the kernel before it. On 16 banks that
+    kernel's blocks may hold the LUT's banks, so the copy waits for it (KERNEL_WAIT), as Vela's
+    streams do; above 16 banks the LUT's banks are never given to other kernels."""
+    monkeypatch.setattr(mcugen.npu.compile, "table_prefetches", lambda *args: {})
+    options = BuildOptions(target=dataclasses.replace(HOST, npu=npu_config(size)))
+    compiled = compile_model(_lut_model(), options, "m.tflite")
+    payloads = [op.inputs[0].data.tobytes() for op in compiled.order
+                if op.kind is OpKind.ETHOS_U and op.inputs[0] is not None and op.inputs[0].data is not None]
+    windows = [w for payload in payloads for w in _table_dma_windows(payload)]
+    assert windows
+    assert all((before == Cmd0.OP_KERNEL_WAIT) is waits for before, _ in windows), windows

@@ -49,6 +49,10 @@ def lut_table(op: Op) -> bytes:
     return np.asarray(values, dtype=np.int8).reshape(LUT_BYTES).tobytes()
 
 
+# Up to this many SHRAM banks, kernels of non-LUT operations may use the LUT's banks.
+LUT_SHARED_BANKS = 16
+
+
 def start_table_dma(table: bytes, flash: Flash, config: NpuConfig, stream: CommandStream) -> None:
     """`table` into flash, and the DMA that starts copying it to LUT slot 0."""
     address = flash.add(table)
@@ -62,8 +66,12 @@ def start_table_dma(table: bytes, flash: Flash, config: NpuConfig, stream: Comma
 
 def load_table(table: bytes, flash: Flash, config: NpuConfig, stream: CommandStream) -> None:
     """`table` in LUT slot 0 before the next operation (which waits for the DMA); only the wait
-    where the stream started its DMA earlier (`stream.table_started`)."""
+    where the stream started its DMA earlier (`stream.table_started`). On 16-bank configurations
+    a kernel may hold the LUT's banks (blocks.layout reserves them only above 16 or for LUT
+    ops), so the copy first waits for the kernels issued before it, as Vela's streams do."""
     if stream.table_started != table:
+        if config.shram_banks <= LUT_SHARED_BANKS:
+            stream.cmd0(Cmd0.OP_KERNEL_WAIT, 0)
         start_table_dma(table, flash, config, stream)
     stream.table_started = None
     stream.cmd0(Cmd0.OP_DMA_WAIT, 0)
