@@ -46,6 +46,15 @@ def check_prefixes(compiled: Sequence[Compiled]) -> None:
         seen[c.prefix] = c.model_label
 
 
+def check_npu_configs(compiled: Sequence[Compiled]) -> None:
+    """Models of one firmware share its one NPU, so their ops must be compiled for one configuration."""
+    configs = {c.code.npu_config: c.model_label for c in compiled if c.code.npu_config is not None}
+    if len(configs) > 1:
+        found = ", ".join(f"{label} for {config}" for config, label in sorted(configs.items()))
+        raise McugenError(f"the models' NPU ops were compiled for different NPUs ({found}); "
+                          "one firmware has one NPU: compile them for the same configuration")
+
+
 def _bundle_model(c: Compiled) -> BundleModel:
     return BundleModel(c.prefix, c.model_label, c.graph.sha256, c.plan.arena_size, c.code.files,
                        tuple(c.code.runtime))
@@ -79,6 +88,7 @@ def set_files(compiled: Sequence[Compiled]) -> dict[str, str]:
     if not compiled:
         raise McugenError("no model given")
     check_prefixes(compiled)
+    check_npu_configs(compiled)
     models = [_bundle_model(c) for c in compiled]
     files = merge_files(models)
     options = compiled[0].options

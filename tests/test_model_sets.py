@@ -196,3 +196,40 @@ def test_external_arena_refuses_pools(tmp_path: Path) -> None:
     result = mcugen("build", model_path("kws_dscnn"), "--arena", "external", "--pool", "SRAM:64K",
                     "-o", tmp_path / "gen")
     assert result.returncode == 2 and "cannot be combined with --pool" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("separate", [False, True])
+def test_two_npu_models_share_the_npu_glue(separate: bool, tmp_path: Path) -> None:
+    """Two models with NPU ops (mcugen's own --npu) in one image: the driver glue is written once
+    (in one directory, or in each of two and listed once by mcugen.mk), both models init the one
+    NPU, and both run bit-exact with TFLM."""
+    require("make", "cc")
+    pair = ("kws_dscnn", "ad_autoencoder")
+    dirs = [tmp_path / n for n in pair] if separate else [tmp_path / "gen"]
+    if separate:
+        for name, out in zip(pair, dirs):
+            build(out, model_path(name), "--npu", "u55-64")
+    else:
+        build(dirs[0], *(model_path(n) for n in pair), "--npu", "u55-64")
+    app = tmp_path / "app"
+    write_app(app, [model_case(n) for n in pair])
+    sources = make(app, dirs, "host", "print-MCUGEN_SRCS").stdout.split()
+    assert [Path(s).name for s in sources].count("mcugen_npu_model.c") == 1, sources
+    result = make(app, dirs, "host")
+    assert result.returncode == 0, result.stdout + result.stderr
+    output = run_app(app, "host")
+    assert all(f"PASS {n} bit-exact" in output for n in pair), output
+
+
+def test_models_for_two_npu_configurations_are_refused(tmp_path: Path) -> None:
+    """One firmware has one NPU: Vela models compiled for two configurations cannot share a directory."""
+    from vela_models import compile_model
+
+    model = model_path("ad_autoencoder").read_bytes()
+    for macs in (64, 128):
+        compile_model(model, macs, tmp_path / f"vela{macs}")
+    paths = [tmp_path / f"vela{macs}" / "out" / "model_vela.tflite" for macs in (64, 128)]
+    result = mcugen("build", *paths, "--prefix", "a", "--prefix", "b", "-o", tmp_path / "gen")
+    assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert "compiled for different NPUs" in result.stderr and "ethos-u55-64" in result.stderr, result.stderr
+    assert not (tmp_path / "gen").exists()

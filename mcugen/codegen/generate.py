@@ -27,7 +27,7 @@ from .cnames import c_array_body, c_float, comment, identifier
 from .custom import kernel_files as custom_kernel_files
 from .environment import TEMPLATES, environment
 from .memory import GUARD_BYTE, GUARD_STATUS, guard_statements, pool_entries
-from .npu import NpuCode, npu_code
+from .npu import GLUE, NpuCode, npu_code
 from .stripes import emit_chain_step
 from .weights import blob_layout, c_bytes, header_data, pack_blob, structure_hash, unbind_static
 
@@ -137,6 +137,7 @@ class GeneratedCode:
     # op index -> bytes of the constant arrays its step reads (a shared array counts for each
     # reader; a tiled chain's arrays for its last op): flash per op in mcugen report
     flash_by_op: dict[int, int] = field(default_factory=dict)
+    npu_config: str | None = None  # e.g. "ethos-u55-128" when ops run on the NPU
 
 
 # The mcugen_quantize.c kernel that turns float32 values into an input's dtype, and an
@@ -288,14 +289,16 @@ def generate(graph: Graph, order: list[Op], plan: Plan, prefix: str, rounding: R
         files[name] = path.read_text()
     if npu is not None:
         files.update(npu.files(env, data))
-        runtime_files = sorted(set(runtime_files) | set(npu.runtime))
+        # the glue is model-independent (init takes the CONFIG word), so models share it too
+        runtime_files = sorted(set(runtime_files) | set(npu.runtime) | set(GLUE))
     flash_by_op = {op.index: sum(c.nbytes for c in ctx.constants if op.index in ctx.readers.get(c.name, ()))
                    for op in order}
     custom = custom_kernel_files(order)  # the user's kernels (--custom-op), shared like the runtime
     files.update(custom)
     runtime_files = sorted(set(runtime_files) | set(custom))
     return GeneratedCode(files=files, weights_bytes=weights_bytes, runtime=runtime_files, blobs=blobs,
-                         structure_sha256=data.get("structure_sha256"), flash_by_op=flash_by_op)
+                         structure_sha256=data.get("structure_sha256"), flash_by_op=flash_by_op,
+                         npu_config=npu.config if npu is not None else None)
 
 
 def _bind_weights_file(data: dict[str, Any], constants: list[ConstArray], steps: list[Step],
