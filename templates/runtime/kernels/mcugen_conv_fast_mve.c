@@ -276,28 +276,104 @@ rows_3x2_body(const int8_t *w, const int8_t *x0, const int8_t *x1, int32_t size,
 }
 
 #if !MVE_LEAN
-/* rows_3x2_body for segments of whole 16-byte blocks (sg->bytes % 16 == 0, >= 16), every
- * triple in one assembly loop: compiled from C, the code between two triples' block loops
- * (the sums, the pointers, the stores, reloaded from the stack) cost about as much as a
- * 64-deep pass itself. Here a triple costs about 25 instructions besides its blocks: the sums
- * come in with one LDM, the six results go out with one STM, and what the registers cannot
- * hold is read from `g`, through lr between the block loops. The accumulators are r0, r2, ...
- * r10 (VMLADAVA takes even registers); the five streams and g take six more, which leaves
- * one for a frame pointer (-fno-omit-frame-pointer). */
+/* The assembly of rows_3x2_blocks. A triple's pass: the sums come in with one LDM and seed
+ * both pixels, each segment's blocks run in a DLS/LE loop, the six results go out with one
+ * STM; what the registers cannot hold is read from `g` (rows_3x2_blocks), through lr. */
+#define R32_BLOCKS(label)                                                                      \
+    "dls     lr, lr\n"                                                                         \
+    label ":\n\t"                                                                              \
+    "vldrb.8 q0, [%[p0]], #16\n\t"                                                             \
+    "vldrb.8 q1, [%[p1]], #16\n\t"                                                             \
+    "vldrb.8 q2, [%[w0]], #16\n\t"                                                             \
+    "vmladava.s8 r0, q0, q2\n\t"                                                               \
+    "vmladava.s8 r2, q1, q2\n\t"                                                               \
+    "vldrb.8 q2, [%[w1]], #16\n\t"                                                             \
+    "vmladava.s8 r4, q0, q2\n\t"                                                               \
+    "vmladava.s8 r6, q1, q2\n\t"                                                               \
+    "vldrb.8 q2, [%[w2]], #16\n\t"                                                             \
+    "vmladava.s8 r8, q0, q2\n\t"                                                               \
+    "vmladava.s8 r10, q1, q2\n\t"                                                              \
+    "le      lr, " label "b\n\t"
+#define R32_HEAD                                                                               \
+    "0:\n\t"                                                                                   \
+    "ldr     lr, [%[g]]\n\t"                                                                   \
+    "ldm     lr!, {r0, r4, r8}\n\t" /* the triple's sums seed both pixels */                   \
+    "str     lr, [%[g]]\n\t"                                                                   \
+    "mov     r2, r0\n\t"                                                                       \
+    "mov     r6, r4\n\t"                                                                       \
+    "mov     r10, r8\n\t"                                                                      \
+    "ldrd    %[p0], %[p1], [%[g], #20]\n\t"                                                    \
+    "ldr     lr, [%[g], #12]\n\t"
+/* from a segment's end to the next window row's start */
+#define R32_NEXT_SEGMENT                                                                       \
+    "ldr     lr, [%[g], #28]\n\t"                                                              \
+    "add     %[p0], %[p0], lr\n\t"                                                             \
+    "add     %[p1], %[p1], lr\n\t"                                                             \
+    "ldr     lr, [%[g], #12]\n\t"
+/* the results out; the next triple (w2 is at its first row); after the last, once, the
+ * triple that overlaps it when rows % 3 != 0 (g[10]: its first row, 0 when none) */
+#define R32_TAIL                                                                               \
+    "ldr     lr, [%[g], #4]\n\t"                                                               \
+    "stm     lr!, {r0, r2, r4, r6, r8, r10}\n\t"                                               \
+    "str     lr, [%[g], #4]\n\t"                                                               \
+    "ldr     lr, [%[g], #16]\n\t"                                                              \
+    "mov     %[w0], %[w2]\n\t"                                                                 \
+    "add     %[w1], %[w2], lr\n\t"                                                             \
+    "add     %[w2], %[w1], lr\n\t"                                                             \
+    "ldr     lr, [%[g], #8]\n\t"                                                               \
+    "subs    lr, lr, #1\n\t"                                                                   \
+    "str     lr, [%[g], #8]\n\t"                                                               \
+    "bne     0b\n\t"                                                                           \
+    "ldr     lr, [%[g], #40]\n\t"                                                              \
+    "cmp     lr, #0\n\t"                                                                       \
+    "beq     9f\n\t"                                                                           \
+    "mov     %[w0], lr\n\t"                                                                    \
+    "ldr     lr, [%[g], #16]\n\t"                                                              \
+    "add     %[w1], %[w0], lr\n\t"                                                             \
+    "add     %[w2], %[w1], lr\n\t"                                                             \
+    "ldr     lr, [%[g], #44]\n\t"                                                              \
+    "str     lr, [%[g]]\n\t"                                                                   \
+    "ldr     lr, [%[g], #48]\n\t"                                                              \
+    "str     lr, [%[g], #4]\n\t"                                                               \
+    "mov     lr, #0\n\t"                                                                       \
+    "str     lr, [%[g], #40]\n\t"                                                              \
+    "mov     lr, #1\n\t"                                                                       \
+    "str     lr, [%[g], #8]\n\t"                                                               \
+    "b       0b\n"                                                                             \
+    "9:"
+#define R32_OPERANDS                                                                           \
+    : "=&r"(a0), "=&r"(b0), "=&r"(a1), "=&r"(b1), "=&r"(a2), "=&r"(b2), [w0] "+&r"(w),        \
+      [w1] "+&r"(w1), [w2] "+&r"(w2), [p0] "=&r"(p0), [p1] "=&r"(p1)                           \
+    : [g] "r"(g)                                                                               \
+    : "lr", "d0", "d1", "d2", "d3", "d4", "d5", "cc", "memory"
+
+/* rows_3x2_body for segments of whole 16-byte blocks (sg->bytes % 16 == 0, >= 16) and all
+ * `rows` (>= 3) of the filter, every triple in one assembly loop: compiled from C, the code
+ * between two triples' block loops (the sums, the pointers, the stores, reloaded from the
+ * stack) cost about as much as a 64-deep pass itself. The one or two rows that whole triples
+ * leave run as one more triple that overlaps the last (it recomputes one or two rows, the
+ * same values): a pass of two rows, or two, cost more (16 = 5 * 3 + 1). A triple costs about
+ * 20 instructions besides its blocks (one segment: a 1x1 conv or a column), 26 over a 3x3
+ * window's three rows (unrolled), more over other counts (a loop). The accumulators are r0,
+ * r2, ... r10 (VMLADAVA takes even registers); the five streams and g take six more, which
+ * leaves one for a frame pointer (-fno-omit-frame-pointer). */
 static void rows_3x2_blocks(const int8_t *w, const int8_t *x0, const int8_t *x1, int32_t size,
-                            int32_t triples, const int32_t *sums, int32_t *acc,
-                            const segments *sg)
+                            int32_t rows, const int32_t *sums, int32_t *acc, const segments *sg)
 {
-    uint32_t g[10];
+    const int32_t last = rows - 3; /* the overlapping triple's first row */
+    uint32_t g[13];
     g[0] = (uint32_t)(uintptr_t)sums;  /* the next triple's sums (advanced) */
     g[1] = (uint32_t)(uintptr_t)acc;   /* where its results go (advanced) */
-    g[2] = (uint32_t)triples;          /* triples left */
+    g[2] = (uint32_t)(rows / 3);       /* triples left */
     g[3] = (uint32_t)(sg->bytes >> 4); /* blocks per segment */
     g[4] = (uint32_t)size;             /* bytes per filter row */
     g[5] = (uint32_t)(uintptr_t)x0;
     g[6] = (uint32_t)(uintptr_t)x1;
     g[7] = (uint32_t)(sg->stride - sg->bytes); /* from a segment's end to the next */
     g[8] = (uint32_t)sg->count;
+    g[10] = rows % 3 != 0 ? (uint32_t)(uintptr_t)(w + last * size) : 0u;
+    g[11] = (uint32_t)(uintptr_t)(sums + last);
+    g[12] = (uint32_t)(uintptr_t)(acc + 2 * last);
     register int32_t a0 __asm__("r0");
     register int32_t b0 __asm__("r2");
     register int32_t a1 __asm__("r4");
@@ -305,73 +381,43 @@ static void rows_3x2_blocks(const int8_t *w, const int8_t *x0, const int8_t *x1,
     register int32_t a2 __asm__("r8");
     register int32_t b2 __asm__("r10");
     const int8_t *w1 = w + size, *w2 = w1 + size, *p0, *p1;
-    __asm__ __volatile__( /* (volatile: its results are the stores) */
-        "0:\n\t"
-        "ldr     lr, [%[g]]\n\t"
-        "ldm     lr!, {r0, r4, r8}\n\t" /* the triple's sums seed both pixels */
-        "str     lr, [%[g]]\n\t"
-        "mov     r2, r0\n\t"
-        "mov     r6, r4\n\t"
-        "mov     r10, r8\n\t"
-        "ldrd    %[p0], %[p1], [%[g], #20]\n\t"
-        "ldr     lr, [%[g], #32]\n\t"
-        "str     lr, [%[g], #36]\n" /* segments left */
-        "1:\n\t"
-        "ldr     lr, [%[g], #12]\n\t"
-        "dls     lr, lr\n"
-        "2:\n\t"
-        "vldrb.8 q0, [%[p0]], #16\n\t"
-        "vldrb.8 q1, [%[p1]], #16\n\t"
-        "vldrb.8 q2, [%[w0]], #16\n\t"
-        "vmladava.s8 r0, q0, q2\n\t"
-        "vmladava.s8 r2, q1, q2\n\t"
-        "vldrb.8 q2, [%[w1]], #16\n\t"
-        "vmladava.s8 r4, q0, q2\n\t"
-        "vmladava.s8 r6, q1, q2\n\t"
-        "vldrb.8 q2, [%[w2]], #16\n\t"
-        "vmladava.s8 r8, q0, q2\n\t"
-        "vmladava.s8 r10, q1, q2\n\t"
-        "le      lr, 2b\n\t"
-        "ldr     lr, [%[g], #36]\n\t"
-        "subs    lr, lr, #1\n\t"
-        "beq     3f\n\t"
-        "str     lr, [%[g], #36]\n\t"
-        "ldr     lr, [%[g], #28]\n\t" /* the next window row */
-        "add     %[p0], %[p0], lr\n\t"
-        "add     %[p1], %[p1], lr\n\t"
-        "b       1b\n"
-        "3:\n\t"
-        "ldr     lr, [%[g], #4]\n\t"
-        "stm     lr!, {r0, r2, r4, r6, r8, r10}\n\t"
-        "str     lr, [%[g], #4]\n\t"
-        "ldr     lr, [%[g], #16]\n\t" /* the next triple: w2 is at its first row */
-        "mov     %[w0], %[w2]\n\t"
-        "add     %[w1], %[w2], lr\n\t"
-        "add     %[w2], %[w1], lr\n\t"
-        "ldr     lr, [%[g], #8]\n\t"
-        "subs    lr, lr, #1\n\t"
-        "str     lr, [%[g], #8]\n\t"
-        "bne     0b"
-        : "=&r"(a0), "=&r"(b0), "=&r"(a1), "=&r"(b1), "=&r"(a2), "=&r"(b2), [w0] "+&r"(w),
-          [w1] "+&r"(w1), [w2] "+&r"(w2), [p0] "=&r"(p0), [p1] "=&r"(p1)
-        : [g] "r"(g)
-        : "lr", "d0", "d1", "d2", "d3", "d4", "d5", "cc", "memory");
+    if (sg->count == 1) {
+        __asm__ __volatile__( /* (volatile: its results are the stores) */
+            R32_HEAD R32_BLOCKS("2") R32_TAIL R32_OPERANDS);
+    } else if (sg->count == 3) {
+        __asm__ __volatile__(R32_HEAD R32_BLOCKS("2") R32_NEXT_SEGMENT R32_BLOCKS("3")
+                                 R32_NEXT_SEGMENT R32_BLOCKS("4") R32_TAIL R32_OPERANDS);
+    } else {
+        __asm__ __volatile__(
+            R32_HEAD
+            "ldr     %[p0], [%[g], #32]\n\t"
+            "str     %[p0], [%[g], #36]\n\t" /* segments left */
+            "ldrd    %[p0], %[p1], [%[g], #20]\n"
+            "1:\n\t" R32_BLOCKS("2")
+            "ldr     lr, [%[g], #36]\n\t"
+            "subs    lr, lr, #1\n\t"
+            "beq     3f\n\t"
+            "str     lr, [%[g], #36]\n\t" R32_NEXT_SEGMENT
+            "b       1b\n"
+            "3:\n\t" R32_TAIL R32_OPERANDS);
+    }
 }
+#undef R32_BLOCKS
+#undef R32_HEAD
+#undef R32_NEXT_SEGMENT
+#undef R32_TAIL
+#undef R32_OPERANDS
 #endif
 
 /* rows_3x2_body compiled twice: for an im2col column or a 1x1 conv's pixel (one segment, the
- * pass as tight as it can be), and for window rows read in place; segments of whole blocks
- * run rows_3x2_blocks. */
+ * pass as tight as it can be), and for window rows read in place (segments of whole blocks
+ * run rows_3x2_blocks instead, from the caller). */
 static __attribute__((noinline)) void rows_3x2(const int8_t *w, const int8_t *x0,
                                                const int8_t *x1, int32_t size, int32_t triples,
                                                const int32_t *sums, int32_t *acc,
                                                const segments *sg)
 {
 #if !MVE_LEAN
-    if (triples > 0 && sg->bytes >= 16 && sg->bytes % 16 == 0) {
-        rows_3x2_blocks(w, x0, x1, size, triples, sums, acc, sg);
-        return;
-    }
     if (sg->count == 1) {
         rows_3x2_body(w, x0, x1, size, triples, sums, acc, sg, 1);
         return;
@@ -381,25 +427,32 @@ static __attribute__((noinline)) void rows_3x2(const int8_t *w, const int8_t *x0
 }
 
 #if !MVE_LEAN
-/* Small depths (up to four blocks of 16, the last predicated): the columns of np pixels
- * (np * nb <= 6 vectors) stay in registers while the rows stream past, one weight load per
- * block and row: acc[2 r + p] = sums[r] + w_r . x_p (modulo 2^32). Compiled once per (np, nb)
- * used below, the loops over them unrolled. */
+/* Small depths (up to three blocks of 16): the columns of np pixels (np * nb <= 6 vectors)
+ * stay in registers while the rows stream past, one weight load per block and row:
+ * acc[2 r + p] = sums[r] + w_r . x_p (modulo 2^32). A column longer than 16 bytes reads its
+ * last block at size - 16, inside the row, so the weights need no predicate (a predicated load
+ * costs a VPST more on every row): the lanes of that block which the block before already
+ * holds are zeroed in x, once. Compiled once per (np, nb) used below, the loops unrolled. */
 static inline __attribute__((always_inline)) void
 rows_xs(const int8_t *w, const int8_t *x0, const int8_t *x1, int32_t size, int32_t rows,
         const int32_t *sums, int32_t *acc, const int np, const int nb)
 {
-    const mve_pred16_t tail = vctp8q((uint32_t)(size - 16 * (nb - 1)));
-    int8x16_t xa[4], xb[4];
+    const int32_t last = nb > 1 ? size - 16 : 0; /* where the last block starts */
+    const mve_pred16_t tail = nb > 1 ? (mve_pred16_t)(0xFFFFu << (16 * nb - size))
+                                     : vctp8q((uint32_t)size);
+    int8x16_t xa[3], xb[3];
     for (int b = 0; b < nb; ++b) {
+        const int32_t at = b + 1 < nb ? 16 * b : last;
         const mve_pred16_t p = b + 1 < nb ? 0xFFFF : tail;
-        xa[b] = vldrbq_z_s8(x0 + 16 * b, p);
-        xb[b] = np == 2 ? vldrbq_z_s8(x1 + 16 * b, p) : xa[b];
+        xa[b] = vldrbq_z_s8(x0 + at, p);
+        xb[b] = np == 2 ? vldrbq_z_s8(x1 + at, p) : xa[b];
     }
     for (; rows > 0; --rows, w += size, acc += 2) {
         int32_t a = *sums++, c = a;
         for (int b = 0; b < nb; ++b) {
-            const int8x16_t v = b + 1 < nb ? vldrbq_s8(w + 16 * b) : vldrbq_z_s8(w + 16 * b, tail);
+            const int8x16_t v = b + 1 < nb ? vldrbq_s8(w + 16 * b)
+                                : nb > 1   ? vldrbq_s8(w + last)
+                                           : vldrbq_z_s8(w, tail);
             a = vmladavaq_s8(a, xa[b], v);
             if (np == 2) {
                 c = vmladavaq_s8(c, xb[b], v);
@@ -412,34 +465,15 @@ rows_xs(const int8_t *w, const int8_t *x0, const int8_t *x1, int32_t size, int32
     }
 }
 
-/* Two pixels whose windows (three rows of `seg` <= 16 bytes, `stride` apart: a 3x3 first
- * layer's) lie inside the input, read in place: their six row vectors stay in registers while
- * the rows of the filter stream past, acc[2 r + p] = sums[r] + w_r . x_p. No im2col, which
- * costs more than these few dot products. */
-static __attribute__((noinline)) void rows_seg3(const int8_t *w, const int8_t *x0,
-                                                const int8_t *x1, int32_t size, int32_t rows,
-                                                const int32_t *sums, int32_t *acc,
-                                                int32_t seg, int32_t stride)
+/* The three rows of `seg` <= 16 bytes, `stride` apart, of a window inside the input (a 3x3
+ * first layer's) as one column: read in place, each row needs its own predicated dot products
+ * (three per row of the filter instead of two for 27 bytes). */
+static inline void copy_rows3(int8_t *col, const int8_t *x, int32_t seg, int32_t stride)
 {
     const mve_pred16_t p = vctp8q((uint32_t)seg);
-    const int8x16_t a0 = vldrbq_z_s8(x0, p), a1 = vldrbq_z_s8(x0 + stride, p);
-    const int8x16_t a2 = vldrbq_z_s8(x0 + 2 * stride, p);
-    const int8x16_t b0 = vldrbq_z_s8(x1, p), b1 = vldrbq_z_s8(x1 + stride, p);
-    const int8x16_t b2 = vldrbq_z_s8(x1 + 2 * stride, p);
-    for (; rows > 0; --rows, w += size, acc += 2) {
-        int32_t a = *sums++, b = a;
-        int8x16_t v = vldrbq_z_s8(w, p);
-        a = vmladavaq_s8(a, a0, v);
-        b = vmladavaq_s8(b, b0, v);
-        v = vldrbq_z_s8(w + seg, p);
-        a = vmladavaq_s8(a, a1, v);
-        b = vmladavaq_s8(b, b1, v);
-        v = vldrbq_z_s8(w + 2 * seg, p);
-        a = vmladavaq_s8(a, a2, v);
-        b = vmladavaq_s8(b, b2, v);
-        acc[0] = a;
-        acc[1] = b;
-    }
+    vstrbq_p_s8(col, vldrbq_z_s8(x, p), p);
+    vstrbq_p_s8(col + seg, vldrbq_z_s8(x + stride, p), p);
+    vstrbq_p_s8(col + 2 * seg, vldrbq_z_s8(x + 2 * stride, p), p);
 }
 
 /* rows_xs for two pixels and size <= 48. */
@@ -930,9 +964,10 @@ int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_pa
     int32_t pixels = output_dims->n * output_dims->h * output_dims->w;
     /* pairs of pixels whose windows lie inside the input are read in place, no im2col, when
      * the window rows are whole blocks of 16 (kw * depth % 16 == 0, deep windows: rows_3x2 over
-     * the rows) or three rows of at most 16 bytes (a 3x3 first layer's: rows_seg3) */
+     * the rows); three rows of at most 16 bytes (a 3x3 first layer's) are copied into a column
+     * with three predicated copies, not the general im2col or the gather */
     const int32_t seg_bytes = filter_dims->w * filter_dims->c;
-    const int small_rows = !MVE_LEAN && filter_dims->h == 3 && seg_bytes <= 16; /* rows_seg3 */
+    const int small_rows = !MVE_LEAN && filter_dims->h == 3 && seg_bytes <= 16; /* copy_rows3 */
     const int in_place = !direct && params->dilation.w == 1 &&
                          ((size > 48 && seg_bytes % 16 == 0) || small_rows);
 #if !MVE_LEAN
@@ -979,6 +1014,15 @@ int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_pa
                 x0 = w0.image + (w0.y0 * input_dims->w + w0.x0) * input_dims->c;
                 x1 = w1.image + (w1.y0 * input_dims->w + w1.x0) * input_dims->c;
                 sg = &rows;
+#if !MVE_LEAN
+                if (small_rows) { /* three short rows: one column each, for rows_small */
+                    copy_rows3(col0, x0, seg_bytes, rows.stride);
+                    copy_rows3(col1, x1, seg_bytes, rows.stride);
+                    x0 = col0;
+                    x1 = col1;
+                    sg = &whole;
+                }
+#endif
             } else {
 #if !MVE_LEAN
                 if (gather.vectors > 0) {
@@ -1004,10 +1048,10 @@ int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_pa
 #if !MVE_LEAN
         if (!two) {
             rows_4x1(filter, x0, size, out_c, sums, accs);
-        } else if (sg == &rows && small_rows) {
-            rows_seg3(filter, x0, x1, size, out_c, sums, accs, seg_bytes, rows.stride);
         } else if (size <= 48) {
             rows_small(filter, x0, x1, size, out_c, sums, accs);
+        } else if (out_c >= 3 && sg->bytes >= 16 && sg->bytes % 16 == 0) {
+            rows_3x2_blocks(filter, x0, x1, size, out_c, sums, accs, sg);
         } else
 #endif
         { /* three rows by two pixels at a time, the rest two by two */
