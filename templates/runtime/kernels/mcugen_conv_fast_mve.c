@@ -40,11 +40,17 @@ int32_t mcugen_fully_connected_fast_mve_s8_buffer_size(const mcugen_dims *filter
 /* any shift[c] > 0, c < n: else the requantization skips its left shift */
 static inline int any_left_shift(const int32_t *shift, int32_t n)
 {
-    int32_t most = 0;
-    for (int32_t c = 0; c < n; c += 4) {
-        most = vmaxvq_s32(most, vldrwq_z_s32(shift + c, vctp32q((uint32_t)(n - c))));
+    /* (under tiling this runs on every stripe's call: whole vectors unpredicated, one VMAXV;
+     * a predicated load a vector cost three instructions more, gcc moving the predicate) */
+    int32x4_t most = vdupq_n_s32(0);
+    int32_t c = 0;
+    for (; c + 4 <= n; c += 4) {
+        most = vmaxq_s32(most, vldrwq_s32(shift + c));
     }
-    return most > 0;
+    if (c < n) { /* (the lanes past n load as 0, which changes no answer) */
+        most = vmaxq_s32(most, vldrwq_z_s32(shift + c, vctp32q((uint32_t)(n - c))));
+    }
+    return vmaxvq_s32(0, most) > 0;
 }
 
 /* requantize_x4 when no shift is positive: shift is then the right shift itself. */
@@ -923,6 +929,106 @@ static __attribute__((noinline)) void three_pixels(int8_t *out, const int8_t *x,
 }
 #endif
 
+#if !MVE_LEAN
+/* A run of pixel pairs along an output row whose windows all lie inside the input (or a direct
+ * 1x1 conv's pixels): what every pair of it shares, set once per call. Per pair, the general
+ * loop below costs about 200 instructions besides the dot products and the requantization
+ * (the pixel's window from its index by divisions, four bounds checks a window, the state of
+ * a large function reloaded from the stack); a run costs a few. */
+typedef struct {
+    int32_t ok;          /* the call's windows qualify (pair_run_make) */
+    int32_t step;        /* bytes from a pixel's window to the next one's */
+    int32_t ox_lo, ox_hi; /* the output columns whose windows are inside horizontally */
+    int32_t copy_seg;    /* > 0: three rows of that many bytes copied into a column first, */
+    int32_t copy_stride; /* copy_stride apart in the input */
+    const segments *sg;  /* how the dot products read a window */
+    int8_t *col0, *col1;
+} pair_run;
+
+static void pair_run_make(pair_run *r, const mcugen_conv_fast_params *params,
+                          const mcugen_dims *in, const mcugen_dims *filter, int32_t out_c,
+                          int direct, int in_place, int small_rows, const segments *whole,
+                          const segments *rows, int8_t *col0, int8_t *col1)
+{
+    const int32_t size = filter->h * filter->w * filter->c;
+    const int single_tap = filter->h == 1 && filter->w == 1;
+    const int blocks = size > 48 && size % 16 == 0;
+    r->sg = whole;
+    r->copy_seg = 0;
+    r->copy_stride = 0;
+    r->col0 = col0;
+    r->col1 = col1;
+    if (direct || single_tap) {
+        r->ok = out_c >= 3 && (size <= 48 || blocks);
+    } else if (in_place && small_rows) {
+        r->ok = out_c >= 3;
+        r->copy_seg = rows->bytes;
+        r->copy_stride = rows->stride;
+    } else {
+        r->ok = in_place && out_c >= 3 && rows->bytes >= 16 && rows->bytes % 16 == 0;
+        r->sg = rows;
+    }
+    const int32_t sw = params->stride.w, pw = params->padding.w;
+    const int32_t reach = in->w - 1 - (filter->w - 1) * params->dilation.w + pw;
+    r->step = direct ? size : sw * in->c;
+    r->ox_lo = r->ox_hi = 0;
+    if (r->ok && !direct) { /* (direct: every pixel's window is inside) */
+        r->ox_lo = (pw + sw - 1) / sw;
+        r->ox_hi = reach < 0 ? -1 : reach / sw;
+    }
+}
+
+/* How many pairs from pixel p on form a run (0: none), and where the first window starts. */
+static int32_t pair_run_length(const pair_run *r, const mcugen_conv_fast_params *params,
+                               const mcugen_dims *in, const mcugen_dims *filter,
+                               const mcugen_dims *out, const int8_t *input, int32_t p,
+                               int32_t pixels, int direct, const int8_t **x)
+{
+    if (direct) {
+        *x = input + p * r->step;
+        return (pixels - p) / 2;
+    }
+    const int32_t per_image = out->h * out->w, b = p / per_image, rest = p - b * per_image;
+    const int32_t oy = rest / out->w, ox = rest - oy * out->w;
+    const int32_t y0 = oy * params->stride.h - params->padding.h;
+    const int32_t last = r->ox_hi < out->w - 1 ? r->ox_hi : out->w - 1;
+    if (ox < r->ox_lo || y0 < 0 || y0 + (filter->h - 1) * params->dilation.h >= in->h ||
+        ox + 1 > last) {
+        return 0;
+    }
+    *x = input + ((b * in->h + y0) * in->w + ox * params->stride.w - params->padding.w) * in->c;
+    return (last + 1 - ox) / 2;
+}
+
+/* `pairs` pairs of a run from its first window x on: the dot products and the requantized
+ * outputs, from out on. */
+static __attribute__((noinline)) void pair_run_do(const pair_run *r, const int8_t *x,
+                                                  int32_t pairs, int8_t *out,
+                                                  const int8_t *filter, int32_t size,
+                                                  int32_t out_c, const int32_t *sums,
+                                                  int32_t *accs,
+                                                  const mcugen_per_channel_quant_params *quant,
+                                                  const out_consts *k)
+{
+    const int32_t stride = r->copy_stride;
+    for (; pairs > 0; --pairs, x += 2 * r->step, out += 2 * out_c) {
+        const int8_t *x0 = x, *x1 = x + r->step;
+        if (r->copy_seg > 0) {
+            copy_rows3(r->col0, x0, r->copy_seg, stride);
+            copy_rows3(r->col1, x1, r->copy_seg, stride);
+            x0 = r->col0;
+            x1 = r->col1;
+        }
+        if (size <= 48) {
+            rows_small(filter, x0, x1, size, out_c, sums, accs);
+        } else {
+            rows_3x2_blocks(filter, x0, x1, size, out_c, sums, accs, r->sg);
+        }
+        requant_store_pair(out, out + out_c, accs, quant->multiplier, quant->shift, out_c, k);
+    }
+}
+#endif
+
 /* Every tap of the window inside the input (then its rows can be read in place). */
 static inline int window_inside(const window *win, const mcugen_dims *in,
                                 const mcugen_dims *filter, const mcugen_tile *dilation)
@@ -993,7 +1099,25 @@ int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_pa
         pixels -= 3;
     }
 #endif
+#if !MVE_LEAN
+    pair_run run;
+    pair_run_make(&run, params, input_dims, filter_dims, out_c, direct, in_place, small_rows,
+                  &whole, &rows, col0, col1);
+#endif
     for (int32_t p = 0; p < pixels; p += 2) {
+#if !MVE_LEAN
+        if (run.ok) { /* a run of pairs inside the input from p on */
+            const int8_t *x = input;
+            const int32_t n = pair_run_length(&run, params, input_dims, filter_dims,
+                                              output_dims, input, p, pixels, direct, &x);
+            if (n > 0) {
+                pair_run_do(&run, x, n, output + p * out_c, filter, size, out_c, sums, accs,
+                            quant, &k);
+                p += 2 * n - 2;
+                continue;
+            }
+        }
+#endif
         const int two = p + 1 < pixels; /* else pixel p alone */
         const int8_t *x0 = input + p * size, *x1 = two ? x0 + size : x0;
         const segments *sg = &whole;
