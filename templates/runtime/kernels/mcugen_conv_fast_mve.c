@@ -285,9 +285,7 @@ rows_3x2_body(const int8_t *w, const int8_t *x0, const int8_t *x1, int32_t size,
 /* The assembly of rows_3x2_blocks. A triple's pass: the sums come in with one LDM and seed
  * both pixels, each segment's blocks run in a DLS/LE loop, the six results go out with one
  * STM; what the registers cannot hold is read from `g` (rows_3x2_blocks), through lr. */
-#define R32_BLOCKS(label)                                                                      \
-    "dls     lr, lr\n"                                                                         \
-    label ":\n\t"                                                                              \
+#define R32_BLOCK                                                                              \
     "vldrb.8 q0, [%[p0]], #16\n\t"                                                             \
     "vldrb.8 q1, [%[p1]], #16\n\t"                                                             \
     "vldrb.8 q2, [%[w0]], #16\n\t"                                                             \
@@ -298,8 +296,17 @@ rows_3x2_body(const int8_t *w, const int8_t *x0, const int8_t *x1, int32_t size,
     "vmladava.s8 r6, q1, q2\n\t"                                                               \
     "vldrb.8 q2, [%[w2]], #16\n\t"                                                             \
     "vmladava.s8 r8, q0, q2\n\t"                                                               \
-    "vmladava.s8 r10, q1, q2\n\t"                                                              \
-    "le      lr, " label "b\n\t"
+    "vmladava.s8 r10, q1, q2\n\t"
+/* a segment's blocks: a DLS/LE loop over g[3] of them, or unrolled (three: a 3x3 window's row
+ * of 16 channels; four: a 1x1 conv's 64; six: a 3x3 row of 32), which saves the loop's
+ * count, DLS and LE, about a tenth of a triple */
+#define R32_BLOCKS(label)                                                                      \
+    "ldr     lr, [%[g], #12]\n\t"                                                              \
+    "dls     lr, lr\n"                                                                         \
+    label ":\n\t" R32_BLOCK "le      lr, " label "b\n\t"
+#define R32_BLOCKS3 R32_BLOCK R32_BLOCK R32_BLOCK
+#define R32_BLOCKS4 R32_BLOCKS3 R32_BLOCK
+#define R32_BLOCKS6 R32_BLOCKS3 R32_BLOCKS3
 #define R32_HEAD                                                                               \
     "0:\n\t"                                                                                   \
     "ldr     lr, [%[g]]\n\t"                                                                   \
@@ -308,14 +315,12 @@ rows_3x2_body(const int8_t *w, const int8_t *x0, const int8_t *x1, int32_t size,
     "mov     r2, r0\n\t"                                                                       \
     "mov     r6, r4\n\t"                                                                       \
     "mov     r10, r8\n\t"                                                                      \
-    "ldrd    %[p0], %[p1], [%[g], #20]\n\t"                                                    \
-    "ldr     lr, [%[g], #12]\n\t"
+    "ldrd    %[p0], %[p1], [%[g], #20]\n\t"
 /* from a segment's end to the next window row's start */
 #define R32_NEXT_SEGMENT                                                                       \
     "ldr     lr, [%[g], #28]\n\t"                                                              \
     "add     %[p0], %[p0], lr\n\t"                                                             \
-    "add     %[p1], %[p1], lr\n\t"                                                             \
-    "ldr     lr, [%[g], #12]\n\t"
+    "add     %[p1], %[p1], lr\n\t"
 /* the results out; the next triple (w2 is at its first row); after the last, once, the
  * triple that overlaps it when rows % 3 != 0 (g[10]: its first row, 0 when none) */
 #define R32_TAIL                                                                               \
@@ -387,9 +392,18 @@ static void rows_3x2_blocks(const int8_t *w, const int8_t *x0, const int8_t *x1,
     register int32_t a2 __asm__("r8");
     register int32_t b2 __asm__("r10");
     const int8_t *w1 = w + size, *w2 = w1 + size, *p0, *p1;
-    if (sg->count == 1) {
+    const int32_t blocks = sg->bytes >> 4;
+    if (sg->count == 1 && blocks == 4) {
         __asm__ __volatile__( /* (volatile: its results are the stores) */
-            R32_HEAD R32_BLOCKS("2") R32_TAIL R32_OPERANDS);
+            R32_HEAD R32_BLOCKS4 R32_TAIL R32_OPERANDS);
+    } else if (sg->count == 1) {
+        __asm__ __volatile__(R32_HEAD R32_BLOCKS("2") R32_TAIL R32_OPERANDS);
+    } else if (sg->count == 3 && blocks == 3) {
+        __asm__ __volatile__(R32_HEAD R32_BLOCKS3 R32_NEXT_SEGMENT R32_BLOCKS3 R32_NEXT_SEGMENT
+                                 R32_BLOCKS3 R32_TAIL R32_OPERANDS);
+    } else if (sg->count == 3 && blocks == 6) {
+        __asm__ __volatile__(R32_HEAD R32_BLOCKS6 R32_NEXT_SEGMENT R32_BLOCKS6 R32_NEXT_SEGMENT
+                                 R32_BLOCKS6 R32_TAIL R32_OPERANDS);
     } else if (sg->count == 3) {
         __asm__ __volatile__(R32_HEAD R32_BLOCKS("2") R32_NEXT_SEGMENT R32_BLOCKS("3")
                                  R32_NEXT_SEGMENT R32_BLOCKS("4") R32_TAIL R32_OPERANDS);
@@ -408,7 +422,11 @@ static void rows_3x2_blocks(const int8_t *w, const int8_t *x0, const int8_t *x1,
             "3:\n\t" R32_TAIL R32_OPERANDS);
     }
 }
+#undef R32_BLOCK
 #undef R32_BLOCKS
+#undef R32_BLOCKS3
+#undef R32_BLOCKS4
+#undef R32_BLOCKS6
 #undef R32_HEAD
 #undef R32_NEXT_SEGMENT
 #undef R32_TAIL
@@ -566,6 +584,49 @@ static __attribute__((noinline)) void rows_2x2(const int8_t *w, const int8_t *x0
  * assembly loop, as rows_3x2_blocks, `g` holding what the registers cannot: the accumulators
  * are r0 .. r10 (VMLADAVA takes even registers), the five streams and g six more. rows is
  * even and > 0, size % 16 == 0 and > 0. */
+#define R23_HEAD                                                                               \
+    "0:\n\t"                                                                                   \
+    "ldr     lr, [%[g]]\n\t"                                                                   \
+    "ldrd    r0, r6, [lr], #8\n\t" /* the pair's sums seed the three pixels */                 \
+    "str     lr, [%[g]]\n\t"                                                                   \
+    "mov     r2, r0\n\t"                                                                       \
+    "mov     r4, r0\n\t"                                                                       \
+    "mov     r8, r6\n\t"                                                                       \
+    "mov     r10, r6\n\t"                                                                      \
+    "ldrd    %[p0], %[p1], [%[g], #8]\n\t"                                                     \
+    "ldr     %[p2], [%[g], #16]\n\t"
+#define R23_BLOCK                                                                              \
+    "vldrb.8 q0, [%[p0]], #16\n\t"                                                             \
+    "vldrb.8 q1, [%[p1]], #16\n\t"                                                             \
+    "vldrb.8 q2, [%[p2]], #16\n\t"                                                             \
+    "vldrb.8 q3, [%[w0]], #16\n\t"                                                             \
+    "vmladava.s8 r0, q0, q3\n\t"                                                               \
+    "vmladava.s8 r2, q1, q3\n\t"                                                               \
+    "vmladava.s8 r4, q2, q3\n\t"                                                               \
+    "vldrb.8 q3, [%[w1]], #16\n\t"                                                             \
+    "vmladava.s8 r6, q0, q3\n\t"                                                               \
+    "vmladava.s8 r8, q1, q3\n\t"                                                               \
+    "vmladava.s8 r10, q2, q3\n\t"
+#define R23_TAIL                                                                               \
+    "ldr     lr, [%[g], #4]\n\t"                                                               \
+    "stm     lr!, {r0, r2, r6, r8}\n\t"                                                        \
+    "str     lr, [%[g], #4]\n\t"                                                               \
+    "ldr     lr, [%[g], #20]\n\t"                                                              \
+    "strd    r4, r10, [lr], #8\n\t"                                                            \
+    "str     lr, [%[g], #20]\n\t"                                                              \
+    "ldr     lr, [%[g], #24]\n\t" /* the next pair: w1 is at its first row */                 \
+    "mov     %[w0], %[w1]\n\t"                                                                 \
+    "add     %[w1], %[w1], lr\n\t"                                                             \
+    "ldr     lr, [%[g], #28]\n\t"                                                              \
+    "subs    lr, lr, #1\n\t"                                                                   \
+    "str     lr, [%[g], #28]\n\t"                                                              \
+    "bne     0b"
+#define R23_OPERANDS                                                                           \
+    : "=&r"(a0), "=&r"(b0), "=&r"(c0), "=&r"(a1), "=&r"(b1), "=&r"(c1), [w0] "+&r"(w),        \
+      [w1] "+&r"(w1), [p0] "=&r"(p0), [p1] "=&r"(p1), [p2] "=&r"(p2)                           \
+    : [g] "r"(g)                                                                               \
+    : "lr", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "cc", "memory"
+
 static __attribute__((noinline)) void rows_2x3(const int8_t *w, const int8_t *x0, int32_t size,
                                                int32_t rows, const int32_t *sums, int32_t *acc,
                                                int32_t *acc2)
@@ -586,6 +647,80 @@ static __attribute__((noinline)) void rows_2x3(const int8_t *w, const int8_t *x0
     register int32_t b1 __asm__("r8");
     register int32_t c1 __asm__("r10");
     const int8_t *w1 = w + size, *p0, *p1, *p2;
+    if (size == 64) { /* (KWS's pointwise: the four blocks unrolled, no loop count, DLS, LE) */
+        __asm__ __volatile__( /* (volatile: its results are the stores) */
+            R23_HEAD R23_BLOCK R23_BLOCK R23_BLOCK R23_BLOCK R23_TAIL R23_OPERANDS);
+    } else {
+        __asm__ __volatile__(R23_HEAD
+                             "ldr     lr, [%[g], #24]\n\t"
+                             "lsrs    lr, lr, #4\n\t"
+                             "dls     lr, lr\n"
+                             "1:\n\t" R23_BLOCK "le      lr, 1b\n\t" R23_TAIL R23_OPERANDS);
+    }
+}
+#undef R23_HEAD
+#undef R23_BLOCK
+#undef R23_TAIL
+#undef R23_OPERANDS
+
+/* out[c] = requantized, clamped acc[c], c < n: contiguous accumulators, four a vector. */
+static void requant_store_one(int8_t *out, const int32_t *acc, const int32_t *mult,
+                              const int32_t *shift, int32_t n, const out_consts *k)
+{
+    int32_t c = 0;
+    for (; c + 4 <= n; c += 4) { /* (whole vectors unpredicated: gcc moves a predicate dearly) */
+        const int32x4_t a = vldrwq_s32(acc + c);
+        vstrbq_s32(out + c, requant_clamp(a, vldrwq_s32(mult + c), vldrwq_s32(shift + c), k));
+    }
+    for (; c < n; c += 4) {
+        const mve_pred16_t lanes = vctp32q((uint32_t)(n - c));
+        const int32x4_t m = vldrwq_z_s32(mult + c, lanes), s = vldrwq_z_s32(shift + c, lanes);
+        const int32x4_t a = vldrwq_z_s32(acc + c, lanes);
+        vstrbq_p_s32(out + c, requant_clamp(a, m, s, k), lanes);
+    }
+}
+
+/* Three neighbouring pixels of a 3x3, 16-channel, stride-1 conv whose windows lie inside the
+ * input (ResNet-8's 16-channel layers), rows two at a time: a window row of the three pixels
+ * spans five blocks of 16, loaded once for the six dot products of each of its three taps, so
+ * a block costs 29 instructions for 18 products (2 pixels by 3 rows: 33, and 16 rows made a
+ * sixth triple overlap the fifth). Results as rows_2x3: acc[2 r], acc[2 r + 1] the first two
+ * pixels', acc2[r] the third's. g: the sums, acc and acc2 (advanced) and the first window
+ * row's start; x + row_stride is the next window row. rows is even and > 0. */
+#define W16_TAP(a, b, c)                                                                       \
+    "vldrb.8 q5, [%[w0]], #16\n\t"                                                             \
+    "vmladava.s8 r0, " a ", q5\n\t"                                                            \
+    "vmladava.s8 r2, " b ", q5\n\t"                                                            \
+    "vmladava.s8 r4, " c ", q5\n\t"                                                            \
+    "vldrb.8 q5, [%[w1]], #16\n\t"                                                             \
+    "vmladava.s8 r6, " a ", q5\n\t"                                                            \
+    "vmladava.s8 r8, " b ", q5\n\t"                                                            \
+    "vmladava.s8 r10, " c ", q5\n\t"
+#define W16_ROW                                                                                \
+    "vldrb.8 q0, [%[p]]\n\t"                                                                   \
+    "vldrb.8 q1, [%[p], #16]\n\t"                                                              \
+    "vldrb.8 q2, [%[p], #32]\n\t"                                                              \
+    "vldrb.8 q3, [%[p], #48]\n\t"                                                              \
+    "vldrb.8 q4, [%[p], #64]\n\t" W16_TAP("q0", "q1", "q2") W16_TAP("q1", "q2", "q3")          \
+        W16_TAP("q2", "q3", "q4") "add     %[p], %[p], %[rs]\n\t"
+static __attribute__((noinline)) void rows_2x3_win16(const int8_t *w, const int8_t *x,
+                                                     int32_t row_stride, int32_t rows,
+                                                     const int32_t *sums, int32_t *acc,
+                                                     int32_t *acc2)
+{
+    uint32_t g[4];
+    g[0] = (uint32_t)(uintptr_t)sums;
+    g[1] = (uint32_t)(uintptr_t)acc;
+    g[2] = (uint32_t)(uintptr_t)acc2;
+    g[3] = (uint32_t)(uintptr_t)x;
+    register int32_t a0 __asm__("r0");
+    register int32_t b0 __asm__("r2");
+    register int32_t c0 __asm__("r4");
+    register int32_t a1 __asm__("r6");
+    register int32_t b1 __asm__("r8");
+    register int32_t c1 __asm__("r10");
+    const int8_t *w1 = w + 144, *p;
+    int32_t n = rows / 2;
     __asm__ __volatile__( /* (volatile: its results are the stores) */
         "0:\n\t"
         "ldr     lr, [%[g]]\n\t"
@@ -595,54 +730,25 @@ static __attribute__((noinline)) void rows_2x3(const int8_t *w, const int8_t *x0
         "mov     r4, r0\n\t"
         "mov     r8, r6\n\t"
         "mov     r10, r6\n\t"
-        "ldrd    %[p0], %[p1], [%[g], #8]\n\t"
-        "ldr     %[p2], [%[g], #16]\n\t"
-        "ldr     lr, [%[g], #24]\n\t"
-        "lsrs    lr, lr, #4\n\t"
-        "dls     lr, lr\n"
-        "1:\n\t"
-        "vldrb.8 q0, [%[p0]], #16\n\t"
-        "vldrb.8 q1, [%[p1]], #16\n\t"
-        "vldrb.8 q2, [%[p2]], #16\n\t"
-        "vldrb.8 q3, [%[w0]], #16\n\t"
-        "vmladava.s8 r0, q0, q3\n\t"
-        "vmladava.s8 r2, q1, q3\n\t"
-        "vmladava.s8 r4, q2, q3\n\t"
-        "vldrb.8 q3, [%[w1]], #16\n\t"
-        "vmladava.s8 r6, q0, q3\n\t"
-        "vmladava.s8 r8, q1, q3\n\t"
-        "vmladava.s8 r10, q2, q3\n\t"
-        "le      lr, 1b\n\t"
+        "ldr     %[p], [%[g], #12]\n\t" W16_ROW W16_ROW W16_ROW
         "ldr     lr, [%[g], #4]\n\t"
         "stm     lr!, {r0, r2, r6, r8}\n\t"
         "str     lr, [%[g], #4]\n\t"
-        "ldr     lr, [%[g], #20]\n\t"
+        "ldr     lr, [%[g], #8]\n\t"
         "strd    r4, r10, [lr], #8\n\t"
-        "str     lr, [%[g], #20]\n\t"
-        "ldr     lr, [%[g], #24]\n\t" /* the next pair: w1 is at its first row */
-        "mov     %[w0], %[w1]\n\t"
-        "add     %[w1], %[w1], lr\n\t"
-        "ldr     lr, [%[g], #28]\n\t"
-        "subs    lr, lr, #1\n\t"
-        "str     lr, [%[g], #28]\n\t"
+        "str     lr, [%[g], #8]\n\t"
+        "mov     %[w0], %[w1]\n\t" /* the next pair of rows */
+        "add     %[w1], %[w1], #144\n\t"
+        "subs    %[n], %[n], #1\n\t"
         "bne     0b"
         : "=&r"(a0), "=&r"(b0), "=&r"(c0), "=&r"(a1), "=&r"(b1), "=&r"(c1), [w0] "+&r"(w),
-          [w1] "+&r"(w1), [p0] "=&r"(p0), [p1] "=&r"(p1), [p2] "=&r"(p2)
-        : [g] "r"(g)
-        : "lr", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "cc", "memory");
+          [w1] "+&r"(w1), [p] "=&r"(p), [n] "+&r"(n)
+        : [g] "r"(g), [rs] "r"(row_stride)
+        : "lr", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11", "cc",
+          "memory");
 }
-
-/* out[c] = requantized, clamped acc[c], c < n: contiguous accumulators, four a vector. */
-static void requant_store_one(int8_t *out, const int32_t *acc, const int32_t *mult,
-                              const int32_t *shift, int32_t n, const out_consts *k)
-{
-    for (int32_t c = 0; c < n; c += 4) {
-        const mve_pred16_t lanes = vctp32q((uint32_t)(n - c));
-        const int32x4_t m = vldrwq_z_s32(mult + c, lanes), s = vldrwq_z_s32(shift + c, lanes);
-        const int32x4_t a = vldrwq_z_s32(acc + c, lanes);
-        vstrbq_p_s32(out + c, requant_clamp(a, m, s, k), lanes);
-    }
-}
+#undef W16_TAP
+#undef W16_ROW
 #endif
 
 /* sum_k w[k] * x[k] for one row. */
@@ -943,6 +1049,7 @@ typedef struct {
     int32_t copy_stride; /* copy_stride apart in the input */
     const segments *sg;  /* how the dot products read a window */
     int8_t *col0, *col1;
+    int32_t win16;       /* 3x3 windows of 16 channels, stride 1: three pixels a pass */
 } pair_run;
 
 static void pair_run_make(pair_run *r, const mcugen_conv_fast_params *params,
@@ -968,6 +1075,9 @@ static void pair_run_make(pair_run *r, const mcugen_conv_fast_params *params,
         r->ok = in_place && out_c >= 3 && rows->bytes >= 16 && rows->bytes % 16 == 0;
         r->sg = rows;
     }
+    /* (the third pixel's accumulators go in the first column's scratch, unused here) */
+    r->win16 = r->ok && r->sg == rows && rows->count == 3 && rows->bytes == 48 &&
+               filter->c == 16 && params->stride.w == 1 && out_c % 2 == 0 && 4 * out_c <= size;
     const int32_t sw = params->stride.w, pw = params->padding.w;
     const int32_t reach = in->w - 1 - (filter->w - 1) * params->dilation.w + pw;
     r->step = direct ? size : sw * in->c;
@@ -998,6 +1108,22 @@ static int32_t pair_run_length(const pair_run *r, const mcugen_conv_fast_params 
     }
     *x = input + ((b * in->h + y0) * in->w + ox * params->stride.w - params->padding.w) * in->c;
     return (last + 1 - ox) / 2;
+}
+
+/* `groups` groups of three pixels of a run (win16) from its first window x on. */
+static __attribute__((noinline)) void triple_run_do(const pair_run *r, const int8_t *x,
+                                                    int32_t groups, int8_t *out,
+                                                    const int8_t *filter, int32_t out_c,
+                                                    const int32_t *sums, int32_t *accs,
+                                                    const mcugen_per_channel_quant_params *quant,
+                                                    const out_consts *k)
+{
+    int32_t *acc2 = (int32_t *)(void *)r->col0;
+    for (; groups > 0; --groups, x += 3 * r->step, out += 3 * out_c) {
+        rows_2x3_win16(filter, x, r->sg->stride, out_c, sums, accs, acc2);
+        requant_store_pair(out, out + out_c, accs, quant->multiplier, quant->shift, out_c, k);
+        requant_store_one(out + 2 * out_c, acc2, quant->multiplier, quant->shift, out_c, k);
+    }
 }
 
 /* `pairs` pairs of a run from its first window x on: the dot products and the requantized
@@ -1111,7 +1237,15 @@ int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_pa
             const int32_t n = pair_run_length(&run, params, input_dims, filter_dims,
                                               output_dims, input, p, pixels, direct, &x);
             if (n > 0) {
-                pair_run_do(&run, x, n, output + p * out_c, filter, size, out_c, sums, accs,
+                int32_t pairs = n, groups = 0; /* 2 n pixels: groups of three, then pairs */
+                if (run.win16) {
+                    groups = (2 * n - (2 * n % 3 == 1 ? 4 : 2 * n % 3 == 2 ? 2 : 0)) / 3;
+                    pairs = (2 * n - 3 * groups) / 2;
+                    triple_run_do(&run, x, groups, output + p * out_c, filter, out_c, sums,
+                                  accs, quant, &k);
+                }
+                pair_run_do(&run, x + 3 * groups * run.step, pairs,
+                            output + (p + 3 * groups) * out_c, filter, size, out_c, sums, accs,
                             quant, &k);
                 p += 2 * n - 2;
                 continue;
