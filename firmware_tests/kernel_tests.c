@@ -471,6 +471,20 @@ static void test_conv_shapes(int32_t index)
         {6, 7, 5, 11, 3, 3, 1, 1, 1, 1, 1, -1},   {1, 5, 64, 1, 1, 1, 1, 1, 0, 0, 1, 1},
         {1, 5, 16, 64, 1, 1, 1, 1, 0, 0, 1, 1},   {4, 5, 64, 20, 3, 3, 1, 1, 0, 1, 1, 1},
         {3, 3, 33, 5, 1, 1, 1, 1, 0, 0, 2, 1},    {1, 9, 96, 8, 1, 1, 1, 1, 0, 0, 1, 1},
+        /* small depths (rows_xs: the last block read at size - 16, its leading lanes zeroed)
+         * and 3x3 windows of short rows copied into a column: a 3x3x3 first layer (27),
+         * strided with odd channel and pixel counts, one channel (9), two (18), a 4x4x2
+         * window (32, gathered), a 1x1 of 24, a 10x4x1 window (40) */
+        {12, 12, 3, 16, 3, 3, 1, 1, 1, 1, 1, 1},  {11, 13, 3, 7, 3, 3, 2, 2, 0, 1, 1, -1},
+        {9, 10, 1, 9, 3, 3, 1, 1, 1, 0, 2, 0},    {7, 9, 2, 5, 3, 3, 1, 2, 0, 0, 1, 1},
+        {8, 8, 2, 6, 4, 4, 2, 2, 1, 1, 1, 1},     {1, 7, 24, 10, 1, 1, 1, 1, 0, 0, 1, 1},
+        {13, 10, 1, 12, 10, 4, 2, 2, 4, 1, 1, 0},
+        /* windows read in place over other row counts than 1 and 3 (five rows of 80 bytes, two
+         * of 64), the rows left over by whole triples in an overlapping triple */
+        {9, 9, 16, 7, 5, 5, 1, 1, 2, 2, 1, 1},    {6, 6, 32, 4, 2, 2, 1, 1, 0, 0, 1, -1},
+        /* 3x3 windows of 16 channels, stride 1, three pixels a pass: runs of 10 and of 7
+         * pixels (groups of three, then pairs, then one), batch 2 */
+        {7, 12, 16, 10, 3, 3, 1, 1, 1, 1, 1, 0},  {6, 9, 16, 6, 3, 3, 1, 1, 0, 0, 2, -1},
     };
     const int16_t *k = shapes[index % (int32_t)(sizeof(shapes) / sizeof(shapes[0]))];
     mcugen_dims in = {k[10], k[0], k[1], k[2]}, fd = {k[3], k[4], k[5], k[2]}, od;

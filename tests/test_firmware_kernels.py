@@ -134,7 +134,7 @@ MUTATIONS = [
     # negatives, and the three-row pass reading the second pixel's later window rows from
     # the wrong place (in-place windows: the segment step forgotten)
     ("qemu-m55", "mcugen_conv_fast_mve.c", '        "vqadd.s32 %q[b], %q[b], %q[m]\\n\\t"\n', ""),
-    ("qemu-m55", "mcugen_conv_fast_mve.c", '        "add     %[p1], %[p1], lr\\n\\t"\n', ""),
+    ("qemu-m55", "mcugen_conv_fast_mve.c", '"add     %[p1], %[p1], lr\\n\\t"', '""'),
     # the Helium FULLY_CONNECTED's block loop without its -1 for negatives
     ("qemu-m55", "mcugen_conv_fast_mve.c", '"vand    %q[m], %q[a], %q[sh]\\n\\t"',
      '"vmov.i32 %q[m], #0\\n\\t"'),
@@ -162,6 +162,15 @@ MUTATIONS = [
     ("qemu-m55", "mcugen_conv_fast_mve.c",
      "its pixel, in place */\n                x0 = w0.image + (w0.y0",
      "its pixel, in place */\n                x0 = w1.image + (w1.y0"),
+    # the Helium conv's small depths: the last block's lanes zeroed one too many, and a 3x3
+    # window of short rows copied with its third row from the second's place
+    ("qemu-m55", "mcugen_conv_fast_mve.c", "(0xFFFFu << (16 * nb - size))",
+     "(0xFFFFu << (16 * nb - size + 1))"),
+    ("qemu-m55", "mcugen_conv_fast_mve.c", "vldrbq_z_s8(x + 2 * stride, p), p);",
+     "vldrbq_z_s8(x + stride, p), p);"),
+    # the three-pixel pass over 3x3 windows of 16 channels: the middle tap's third pixel read
+    # from the second's block
+    ("qemu-m55", "mcugen_conv_fast_mve.c", 'W16_TAP("q1", "q2", "q3")', 'W16_TAP("q1", "q2", "q2")'),
 ]
 
 

@@ -39,8 +39,15 @@
  *        output channel (four rows a pass, per call), which equals sum(w * (x + off)) + bias
  *        modulo 2^32; taps in the padding are stored as the input zero point (-input_offset),
  *        whose (x + off) is 0; a 1x1, stride-1, unpadded conv reads the input directly. Depth
- *        <= 48: two pixels' columns stay in registers while the rows stream past; deeper: three
- *        rows by two pixels a pass (asm loop), the last pixel of an odd count four rows a pass.
+ *        <= 48: two pixels' columns stay in registers while the rows stream past (a column's
+ *        last block read at size - 16, its lanes the block before holds zeroed in x, so that
+ *        the weights need no predicate; a 3x3 window of rows <= 16 bytes copied into a column
+ *        first); deeper: three rows by two pixels a pass (asm loop; the one or two rows left
+ *        over as a triple overlapping the last, which recomputes the same sums), three pixels
+ *        by two rows for 3x3 windows of 16 channels at stride 1 (a window row's five blocks
+ *        loaded once for its three taps), the last pixel of an odd count four rows a pass.
+ *        Runs of pixel pairs whose windows lie inside the input skip the per-pixel window
+ *        arithmetic and bounds checks.
  *        FULLY_CONNECTED: two rows a pass, VMLADAVA for w . x and VADDVA for sum(w).
  *        Depthwise (ch_mult 1, channels >= 8, the last block of eight overlapping the one before
  *        when channels % 8 != 0): eight channels as int16 (x + off), VMULLB/VMULLT into int32;

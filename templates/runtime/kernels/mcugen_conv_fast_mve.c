@@ -40,11 +40,17 @@ int32_t mcugen_fully_connected_fast_mve_s8_buffer_size(const mcugen_dims *filter
 /* any shift[c] > 0, c < n: else the requantization skips its left shift */
 static inline int any_left_shift(const int32_t *shift, int32_t n)
 {
-    int32_t most = 0;
-    for (int32_t c = 0; c < n; c += 4) {
-        most = vmaxvq_s32(most, vldrwq_z_s32(shift + c, vctp32q((uint32_t)(n - c))));
+    /* (under tiling this runs on every stripe's call: whole vectors unpredicated, one VMAXV;
+     * a predicated load a vector cost three instructions more, gcc moving the predicate) */
+    int32x4_t most = vdupq_n_s32(0);
+    int32_t c = 0;
+    for (; c + 4 <= n; c += 4) {
+        most = vmaxq_s32(most, vldrwq_s32(shift + c));
     }
-    return most > 0;
+    if (c < n) { /* (the lanes past n load as 0, which changes no answer) */
+        most = vmaxq_s32(most, vldrwq_z_s32(shift + c, vctp32q((uint32_t)(n - c))));
+    }
+    return vmaxvq_s32(0, most) > 0;
 }
 
 /* requantize_x4 when no shift is positive: shift is then the right shift itself. */
@@ -276,28 +282,109 @@ rows_3x2_body(const int8_t *w, const int8_t *x0, const int8_t *x1, int32_t size,
 }
 
 #if !MVE_LEAN
-/* rows_3x2_body for segments of whole 16-byte blocks (sg->bytes % 16 == 0, >= 16), every
- * triple in one assembly loop: compiled from C, the code between two triples' block loops
- * (the sums, the pointers, the stores, reloaded from the stack) cost about as much as a
- * 64-deep pass itself. Here a triple costs about 25 instructions besides its blocks: the sums
- * come in with one LDM, the six results go out with one STM, and what the registers cannot
- * hold is read from `g`, through lr between the block loops. The accumulators are r0, r2, ...
- * r10 (VMLADAVA takes even registers); the five streams and g take six more, which leaves
- * one for a frame pointer (-fno-omit-frame-pointer). */
+/* The assembly of rows_3x2_blocks. A triple's pass: the sums come in with one LDM and seed
+ * both pixels, each segment's blocks run in a DLS/LE loop, the six results go out with one
+ * STM; what the registers cannot hold is read from `g` (rows_3x2_blocks), through lr. */
+#define R32_BLOCK                                                                              \
+    "vldrb.8 q0, [%[p0]], #16\n\t"                                                             \
+    "vldrb.8 q1, [%[p1]], #16\n\t"                                                             \
+    "vldrb.8 q2, [%[w0]], #16\n\t"                                                             \
+    "vmladava.s8 r0, q0, q2\n\t"                                                               \
+    "vmladava.s8 r2, q1, q2\n\t"                                                               \
+    "vldrb.8 q2, [%[w1]], #16\n\t"                                                             \
+    "vmladava.s8 r4, q0, q2\n\t"                                                               \
+    "vmladava.s8 r6, q1, q2\n\t"                                                               \
+    "vldrb.8 q2, [%[w2]], #16\n\t"                                                             \
+    "vmladava.s8 r8, q0, q2\n\t"                                                               \
+    "vmladava.s8 r10, q1, q2\n\t"
+/* a segment's blocks: a DLS/LE loop over g[3] of them, or unrolled (three: a 3x3 window's row
+ * of 16 channels; four: a 1x1 conv's 64; six: a 3x3 row of 32), which saves the loop's
+ * count, DLS and LE, about a tenth of a triple */
+#define R32_BLOCKS(label)                                                                      \
+    "ldr     lr, [%[g], #12]\n\t"                                                              \
+    "dls     lr, lr\n"                                                                         \
+    label ":\n\t" R32_BLOCK "le      lr, " label "b\n\t"
+#define R32_BLOCKS3 R32_BLOCK R32_BLOCK R32_BLOCK
+#define R32_BLOCKS4 R32_BLOCKS3 R32_BLOCK
+#define R32_BLOCKS6 R32_BLOCKS3 R32_BLOCKS3
+#define R32_HEAD                                                                               \
+    "0:\n\t"                                                                                   \
+    "ldr     lr, [%[g]]\n\t"                                                                   \
+    "ldm     lr!, {r0, r4, r8}\n\t" /* the triple's sums seed both pixels */                   \
+    "str     lr, [%[g]]\n\t"                                                                   \
+    "mov     r2, r0\n\t"                                                                       \
+    "mov     r6, r4\n\t"                                                                       \
+    "mov     r10, r8\n\t"                                                                      \
+    "ldrd    %[p0], %[p1], [%[g], #20]\n\t"
+/* from a segment's end to the next window row's start */
+#define R32_NEXT_SEGMENT                                                                       \
+    "ldr     lr, [%[g], #28]\n\t"                                                              \
+    "add     %[p0], %[p0], lr\n\t"                                                             \
+    "add     %[p1], %[p1], lr\n\t"
+/* the results out; the next triple (w2 is at its first row); after the last, once, the
+ * triple that overlaps it when rows % 3 != 0 (g[10]: its first row, 0 when none) */
+#define R32_TAIL                                                                               \
+    "ldr     lr, [%[g], #4]\n\t"                                                               \
+    "stm     lr!, {r0, r2, r4, r6, r8, r10}\n\t"                                               \
+    "str     lr, [%[g], #4]\n\t"                                                               \
+    "ldr     lr, [%[g], #16]\n\t"                                                              \
+    "mov     %[w0], %[w2]\n\t"                                                                 \
+    "add     %[w1], %[w2], lr\n\t"                                                             \
+    "add     %[w2], %[w1], lr\n\t"                                                             \
+    "ldr     lr, [%[g], #8]\n\t"                                                               \
+    "subs    lr, lr, #1\n\t"                                                                   \
+    "str     lr, [%[g], #8]\n\t"                                                               \
+    "bne     0b\n\t"                                                                           \
+    "ldr     lr, [%[g], #40]\n\t"                                                              \
+    "cmp     lr, #0\n\t"                                                                       \
+    "beq     9f\n\t"                                                                           \
+    "mov     %[w0], lr\n\t"                                                                    \
+    "ldr     lr, [%[g], #16]\n\t"                                                              \
+    "add     %[w1], %[w0], lr\n\t"                                                             \
+    "add     %[w2], %[w1], lr\n\t"                                                             \
+    "ldr     lr, [%[g], #44]\n\t"                                                              \
+    "str     lr, [%[g]]\n\t"                                                                   \
+    "ldr     lr, [%[g], #48]\n\t"                                                              \
+    "str     lr, [%[g], #4]\n\t"                                                               \
+    "mov     lr, #0\n\t"                                                                       \
+    "str     lr, [%[g], #40]\n\t"                                                              \
+    "mov     lr, #1\n\t"                                                                       \
+    "str     lr, [%[g], #8]\n\t"                                                               \
+    "b       0b\n"                                                                             \
+    "9:"
+#define R32_OPERANDS                                                                           \
+    : "=&r"(a0), "=&r"(b0), "=&r"(a1), "=&r"(b1), "=&r"(a2), "=&r"(b2), [w0] "+&r"(w),        \
+      [w1] "+&r"(w1), [w2] "+&r"(w2), [p0] "=&r"(p0), [p1] "=&r"(p1)                           \
+    : [g] "r"(g)                                                                               \
+    : "lr", "d0", "d1", "d2", "d3", "d4", "d5", "cc", "memory"
+
+/* rows_3x2_body for segments of whole 16-byte blocks (sg->bytes % 16 == 0, >= 16) and all
+ * `rows` (>= 3) of the filter, every triple in one assembly loop: compiled from C, the code
+ * between two triples' block loops (the sums, the pointers, the stores, reloaded from the
+ * stack) cost about as much as a 64-deep pass itself. The one or two rows that whole triples
+ * leave run as one more triple that overlaps the last (it recomputes one or two rows, the
+ * same values): a pass of two rows, or two, cost more (16 = 5 * 3 + 1). A triple costs about
+ * 20 instructions besides its blocks (one segment: a 1x1 conv or a column), 26 over a 3x3
+ * window's three rows (unrolled), more over other counts (a loop). The accumulators are r0,
+ * r2, ... r10 (VMLADAVA takes even registers); the five streams and g take six more, which
+ * leaves one for a frame pointer (-fno-omit-frame-pointer). */
 static void rows_3x2_blocks(const int8_t *w, const int8_t *x0, const int8_t *x1, int32_t size,
-                            int32_t triples, const int32_t *sums, int32_t *acc,
-                            const segments *sg)
+                            int32_t rows, const int32_t *sums, int32_t *acc, const segments *sg)
 {
-    uint32_t g[10];
+    const int32_t last = rows - 3; /* the overlapping triple's first row */
+    uint32_t g[13];
     g[0] = (uint32_t)(uintptr_t)sums;  /* the next triple's sums (advanced) */
     g[1] = (uint32_t)(uintptr_t)acc;   /* where its results go (advanced) */
-    g[2] = (uint32_t)triples;          /* triples left */
+    g[2] = (uint32_t)(rows / 3);       /* triples left */
     g[3] = (uint32_t)(sg->bytes >> 4); /* blocks per segment */
     g[4] = (uint32_t)size;             /* bytes per filter row */
     g[5] = (uint32_t)(uintptr_t)x0;
     g[6] = (uint32_t)(uintptr_t)x1;
     g[7] = (uint32_t)(sg->stride - sg->bytes); /* from a segment's end to the next */
     g[8] = (uint32_t)sg->count;
+    g[10] = rows % 3 != 0 ? (uint32_t)(uintptr_t)(w + last * size) : 0u;
+    g[11] = (uint32_t)(uintptr_t)(sums + last);
+    g[12] = (uint32_t)(uintptr_t)(acc + 2 * last);
     register int32_t a0 __asm__("r0");
     register int32_t b0 __asm__("r2");
     register int32_t a1 __asm__("r4");
@@ -305,73 +392,56 @@ static void rows_3x2_blocks(const int8_t *w, const int8_t *x0, const int8_t *x1,
     register int32_t a2 __asm__("r8");
     register int32_t b2 __asm__("r10");
     const int8_t *w1 = w + size, *w2 = w1 + size, *p0, *p1;
-    __asm__ __volatile__( /* (volatile: its results are the stores) */
-        "0:\n\t"
-        "ldr     lr, [%[g]]\n\t"
-        "ldm     lr!, {r0, r4, r8}\n\t" /* the triple's sums seed both pixels */
-        "str     lr, [%[g]]\n\t"
-        "mov     r2, r0\n\t"
-        "mov     r6, r4\n\t"
-        "mov     r10, r8\n\t"
-        "ldrd    %[p0], %[p1], [%[g], #20]\n\t"
-        "ldr     lr, [%[g], #32]\n\t"
-        "str     lr, [%[g], #36]\n" /* segments left */
-        "1:\n\t"
-        "ldr     lr, [%[g], #12]\n\t"
-        "dls     lr, lr\n"
-        "2:\n\t"
-        "vldrb.8 q0, [%[p0]], #16\n\t"
-        "vldrb.8 q1, [%[p1]], #16\n\t"
-        "vldrb.8 q2, [%[w0]], #16\n\t"
-        "vmladava.s8 r0, q0, q2\n\t"
-        "vmladava.s8 r2, q1, q2\n\t"
-        "vldrb.8 q2, [%[w1]], #16\n\t"
-        "vmladava.s8 r4, q0, q2\n\t"
-        "vmladava.s8 r6, q1, q2\n\t"
-        "vldrb.8 q2, [%[w2]], #16\n\t"
-        "vmladava.s8 r8, q0, q2\n\t"
-        "vmladava.s8 r10, q1, q2\n\t"
-        "le      lr, 2b\n\t"
-        "ldr     lr, [%[g], #36]\n\t"
-        "subs    lr, lr, #1\n\t"
-        "beq     3f\n\t"
-        "str     lr, [%[g], #36]\n\t"
-        "ldr     lr, [%[g], #28]\n\t" /* the next window row */
-        "add     %[p0], %[p0], lr\n\t"
-        "add     %[p1], %[p1], lr\n\t"
-        "b       1b\n"
-        "3:\n\t"
-        "ldr     lr, [%[g], #4]\n\t"
-        "stm     lr!, {r0, r2, r4, r6, r8, r10}\n\t"
-        "str     lr, [%[g], #4]\n\t"
-        "ldr     lr, [%[g], #16]\n\t" /* the next triple: w2 is at its first row */
-        "mov     %[w0], %[w2]\n\t"
-        "add     %[w1], %[w2], lr\n\t"
-        "add     %[w2], %[w1], lr\n\t"
-        "ldr     lr, [%[g], #8]\n\t"
-        "subs    lr, lr, #1\n\t"
-        "str     lr, [%[g], #8]\n\t"
-        "bne     0b"
-        : "=&r"(a0), "=&r"(b0), "=&r"(a1), "=&r"(b1), "=&r"(a2), "=&r"(b2), [w0] "+&r"(w),
-          [w1] "+&r"(w1), [w2] "+&r"(w2), [p0] "=&r"(p0), [p1] "=&r"(p1)
-        : [g] "r"(g)
-        : "lr", "d0", "d1", "d2", "d3", "d4", "d5", "cc", "memory");
+    const int32_t blocks = sg->bytes >> 4;
+    if (sg->count == 1 && blocks == 4) {
+        __asm__ __volatile__( /* (volatile: its results are the stores) */
+            R32_HEAD R32_BLOCKS4 R32_TAIL R32_OPERANDS);
+    } else if (sg->count == 1) {
+        __asm__ __volatile__(R32_HEAD R32_BLOCKS("2") R32_TAIL R32_OPERANDS);
+    } else if (sg->count == 3 && blocks == 3) {
+        __asm__ __volatile__(R32_HEAD R32_BLOCKS3 R32_NEXT_SEGMENT R32_BLOCKS3 R32_NEXT_SEGMENT
+                                 R32_BLOCKS3 R32_TAIL R32_OPERANDS);
+    } else if (sg->count == 3 && blocks == 6) {
+        __asm__ __volatile__(R32_HEAD R32_BLOCKS6 R32_NEXT_SEGMENT R32_BLOCKS6 R32_NEXT_SEGMENT
+                                 R32_BLOCKS6 R32_TAIL R32_OPERANDS);
+    } else if (sg->count == 3) {
+        __asm__ __volatile__(R32_HEAD R32_BLOCKS("2") R32_NEXT_SEGMENT R32_BLOCKS("3")
+                                 R32_NEXT_SEGMENT R32_BLOCKS("4") R32_TAIL R32_OPERANDS);
+    } else {
+        __asm__ __volatile__(
+            R32_HEAD
+            "ldr     %[p0], [%[g], #32]\n\t"
+            "str     %[p0], [%[g], #36]\n\t" /* segments left */
+            "ldrd    %[p0], %[p1], [%[g], #20]\n"
+            "1:\n\t" R32_BLOCKS("2")
+            "ldr     lr, [%[g], #36]\n\t"
+            "subs    lr, lr, #1\n\t"
+            "beq     3f\n\t"
+            "str     lr, [%[g], #36]\n\t" R32_NEXT_SEGMENT
+            "b       1b\n"
+            "3:\n\t" R32_TAIL R32_OPERANDS);
+    }
 }
+#undef R32_BLOCK
+#undef R32_BLOCKS
+#undef R32_BLOCKS3
+#undef R32_BLOCKS4
+#undef R32_BLOCKS6
+#undef R32_HEAD
+#undef R32_NEXT_SEGMENT
+#undef R32_TAIL
+#undef R32_OPERANDS
 #endif
 
 /* rows_3x2_body compiled twice: for an im2col column or a 1x1 conv's pixel (one segment, the
- * pass as tight as it can be), and for window rows read in place; segments of whole blocks
- * run rows_3x2_blocks. */
+ * pass as tight as it can be), and for window rows read in place (segments of whole blocks
+ * run rows_3x2_blocks instead, from the caller). */
 static __attribute__((noinline)) void rows_3x2(const int8_t *w, const int8_t *x0,
                                                const int8_t *x1, int32_t size, int32_t triples,
                                                const int32_t *sums, int32_t *acc,
                                                const segments *sg)
 {
 #if !MVE_LEAN
-    if (triples > 0 && sg->bytes >= 16 && sg->bytes % 16 == 0) {
-        rows_3x2_blocks(w, x0, x1, size, triples, sums, acc, sg);
-        return;
-    }
     if (sg->count == 1) {
         rows_3x2_body(w, x0, x1, size, triples, sums, acc, sg, 1);
         return;
@@ -381,25 +451,32 @@ static __attribute__((noinline)) void rows_3x2(const int8_t *w, const int8_t *x0
 }
 
 #if !MVE_LEAN
-/* Small depths (up to four blocks of 16, the last predicated): the columns of np pixels
- * (np * nb <= 6 vectors) stay in registers while the rows stream past, one weight load per
- * block and row: acc[2 r + p] = sums[r] + w_r . x_p (modulo 2^32). Compiled once per (np, nb)
- * used below, the loops over them unrolled. */
+/* Small depths (up to three blocks of 16): the columns of np pixels (np * nb <= 6 vectors)
+ * stay in registers while the rows stream past, one weight load per block and row:
+ * acc[2 r + p] = sums[r] + w_r . x_p (modulo 2^32). A column longer than 16 bytes reads its
+ * last block at size - 16, inside the row, so the weights need no predicate (a predicated load
+ * costs a VPST more on every row): the lanes of that block which the block before already
+ * holds are zeroed in x, once. Compiled once per (np, nb) used below, the loops unrolled. */
 static inline __attribute__((always_inline)) void
 rows_xs(const int8_t *w, const int8_t *x0, const int8_t *x1, int32_t size, int32_t rows,
         const int32_t *sums, int32_t *acc, const int np, const int nb)
 {
-    const mve_pred16_t tail = vctp8q((uint32_t)(size - 16 * (nb - 1)));
-    int8x16_t xa[4], xb[4];
+    const int32_t last = nb > 1 ? size - 16 : 0; /* where the last block starts */
+    const mve_pred16_t tail = nb > 1 ? (mve_pred16_t)(0xFFFFu << (16 * nb - size))
+                                     : vctp8q((uint32_t)size);
+    int8x16_t xa[3], xb[3];
     for (int b = 0; b < nb; ++b) {
+        const int32_t at = b + 1 < nb ? 16 * b : last;
         const mve_pred16_t p = b + 1 < nb ? 0xFFFF : tail;
-        xa[b] = vldrbq_z_s8(x0 + 16 * b, p);
-        xb[b] = np == 2 ? vldrbq_z_s8(x1 + 16 * b, p) : xa[b];
+        xa[b] = vldrbq_z_s8(x0 + at, p);
+        xb[b] = np == 2 ? vldrbq_z_s8(x1 + at, p) : xa[b];
     }
     for (; rows > 0; --rows, w += size, acc += 2) {
         int32_t a = *sums++, c = a;
         for (int b = 0; b < nb; ++b) {
-            const int8x16_t v = b + 1 < nb ? vldrbq_s8(w + 16 * b) : vldrbq_z_s8(w + 16 * b, tail);
+            const int8x16_t v = b + 1 < nb ? vldrbq_s8(w + 16 * b)
+                                : nb > 1   ? vldrbq_s8(w + last)
+                                           : vldrbq_z_s8(w, tail);
             a = vmladavaq_s8(a, xa[b], v);
             if (np == 2) {
                 c = vmladavaq_s8(c, xb[b], v);
@@ -412,34 +489,15 @@ rows_xs(const int8_t *w, const int8_t *x0, const int8_t *x1, int32_t size, int32
     }
 }
 
-/* Two pixels whose windows (three rows of `seg` <= 16 bytes, `stride` apart: a 3x3 first
- * layer's) lie inside the input, read in place: their six row vectors stay in registers while
- * the rows of the filter stream past, acc[2 r + p] = sums[r] + w_r . x_p. No im2col, which
- * costs more than these few dot products. */
-static __attribute__((noinline)) void rows_seg3(const int8_t *w, const int8_t *x0,
-                                                const int8_t *x1, int32_t size, int32_t rows,
-                                                const int32_t *sums, int32_t *acc,
-                                                int32_t seg, int32_t stride)
+/* The three rows of `seg` <= 16 bytes, `stride` apart, of a window inside the input (a 3x3
+ * first layer's) as one column: read in place, each row needs its own predicated dot products
+ * (three per row of the filter instead of two for 27 bytes). */
+static inline void copy_rows3(int8_t *col, const int8_t *x, int32_t seg, int32_t stride)
 {
     const mve_pred16_t p = vctp8q((uint32_t)seg);
-    const int8x16_t a0 = vldrbq_z_s8(x0, p), a1 = vldrbq_z_s8(x0 + stride, p);
-    const int8x16_t a2 = vldrbq_z_s8(x0 + 2 * stride, p);
-    const int8x16_t b0 = vldrbq_z_s8(x1, p), b1 = vldrbq_z_s8(x1 + stride, p);
-    const int8x16_t b2 = vldrbq_z_s8(x1 + 2 * stride, p);
-    for (; rows > 0; --rows, w += size, acc += 2) {
-        int32_t a = *sums++, b = a;
-        int8x16_t v = vldrbq_z_s8(w, p);
-        a = vmladavaq_s8(a, a0, v);
-        b = vmladavaq_s8(b, b0, v);
-        v = vldrbq_z_s8(w + seg, p);
-        a = vmladavaq_s8(a, a1, v);
-        b = vmladavaq_s8(b, b1, v);
-        v = vldrbq_z_s8(w + 2 * seg, p);
-        a = vmladavaq_s8(a, a2, v);
-        b = vmladavaq_s8(b, b2, v);
-        acc[0] = a;
-        acc[1] = b;
-    }
+    vstrbq_p_s8(col, vldrbq_z_s8(x, p), p);
+    vstrbq_p_s8(col + seg, vldrbq_z_s8(x + stride, p), p);
+    vstrbq_p_s8(col + 2 * seg, vldrbq_z_s8(x + 2 * stride, p), p);
 }
 
 /* rows_xs for two pixels and size <= 48. */
@@ -526,6 +584,49 @@ static __attribute__((noinline)) void rows_2x2(const int8_t *w, const int8_t *x0
  * assembly loop, as rows_3x2_blocks, `g` holding what the registers cannot: the accumulators
  * are r0 .. r10 (VMLADAVA takes even registers), the five streams and g six more. rows is
  * even and > 0, size % 16 == 0 and > 0. */
+#define R23_HEAD                                                                               \
+    "0:\n\t"                                                                                   \
+    "ldr     lr, [%[g]]\n\t"                                                                   \
+    "ldrd    r0, r6, [lr], #8\n\t" /* the pair's sums seed the three pixels */                 \
+    "str     lr, [%[g]]\n\t"                                                                   \
+    "mov     r2, r0\n\t"                                                                       \
+    "mov     r4, r0\n\t"                                                                       \
+    "mov     r8, r6\n\t"                                                                       \
+    "mov     r10, r6\n\t"                                                                      \
+    "ldrd    %[p0], %[p1], [%[g], #8]\n\t"                                                     \
+    "ldr     %[p2], [%[g], #16]\n\t"
+#define R23_BLOCK                                                                              \
+    "vldrb.8 q0, [%[p0]], #16\n\t"                                                             \
+    "vldrb.8 q1, [%[p1]], #16\n\t"                                                             \
+    "vldrb.8 q2, [%[p2]], #16\n\t"                                                             \
+    "vldrb.8 q3, [%[w0]], #16\n\t"                                                             \
+    "vmladava.s8 r0, q0, q3\n\t"                                                               \
+    "vmladava.s8 r2, q1, q3\n\t"                                                               \
+    "vmladava.s8 r4, q2, q3\n\t"                                                               \
+    "vldrb.8 q3, [%[w1]], #16\n\t"                                                             \
+    "vmladava.s8 r6, q0, q3\n\t"                                                               \
+    "vmladava.s8 r8, q1, q3\n\t"                                                               \
+    "vmladava.s8 r10, q2, q3\n\t"
+#define R23_TAIL                                                                               \
+    "ldr     lr, [%[g], #4]\n\t"                                                               \
+    "stm     lr!, {r0, r2, r6, r8}\n\t"                                                        \
+    "str     lr, [%[g], #4]\n\t"                                                               \
+    "ldr     lr, [%[g], #20]\n\t"                                                              \
+    "strd    r4, r10, [lr], #8\n\t"                                                            \
+    "str     lr, [%[g], #20]\n\t"                                                              \
+    "ldr     lr, [%[g], #24]\n\t" /* the next pair: w1 is at its first row */                 \
+    "mov     %[w0], %[w1]\n\t"                                                                 \
+    "add     %[w1], %[w1], lr\n\t"                                                             \
+    "ldr     lr, [%[g], #28]\n\t"                                                              \
+    "subs    lr, lr, #1\n\t"                                                                   \
+    "str     lr, [%[g], #28]\n\t"                                                              \
+    "bne     0b"
+#define R23_OPERANDS                                                                           \
+    : "=&r"(a0), "=&r"(b0), "=&r"(c0), "=&r"(a1), "=&r"(b1), "=&r"(c1), [w0] "+&r"(w),        \
+      [w1] "+&r"(w1), [p0] "=&r"(p0), [p1] "=&r"(p1), [p2] "=&r"(p2)                           \
+    : [g] "r"(g)                                                                               \
+    : "lr", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "cc", "memory"
+
 static __attribute__((noinline)) void rows_2x3(const int8_t *w, const int8_t *x0, int32_t size,
                                                int32_t rows, const int32_t *sums, int32_t *acc,
                                                int32_t *acc2)
@@ -546,6 +647,80 @@ static __attribute__((noinline)) void rows_2x3(const int8_t *w, const int8_t *x0
     register int32_t b1 __asm__("r8");
     register int32_t c1 __asm__("r10");
     const int8_t *w1 = w + size, *p0, *p1, *p2;
+    if (size == 64) { /* (KWS's pointwise: the four blocks unrolled, no loop count, DLS, LE) */
+        __asm__ __volatile__( /* (volatile: its results are the stores) */
+            R23_HEAD R23_BLOCK R23_BLOCK R23_BLOCK R23_BLOCK R23_TAIL R23_OPERANDS);
+    } else {
+        __asm__ __volatile__(R23_HEAD
+                             "ldr     lr, [%[g], #24]\n\t"
+                             "lsrs    lr, lr, #4\n\t"
+                             "dls     lr, lr\n"
+                             "1:\n\t" R23_BLOCK "le      lr, 1b\n\t" R23_TAIL R23_OPERANDS);
+    }
+}
+#undef R23_HEAD
+#undef R23_BLOCK
+#undef R23_TAIL
+#undef R23_OPERANDS
+
+/* out[c] = requantized, clamped acc[c], c < n: contiguous accumulators, four a vector. */
+static void requant_store_one(int8_t *out, const int32_t *acc, const int32_t *mult,
+                              const int32_t *shift, int32_t n, const out_consts *k)
+{
+    int32_t c = 0;
+    for (; c + 4 <= n; c += 4) { /* (whole vectors unpredicated: gcc moves a predicate dearly) */
+        const int32x4_t a = vldrwq_s32(acc + c);
+        vstrbq_s32(out + c, requant_clamp(a, vldrwq_s32(mult + c), vldrwq_s32(shift + c), k));
+    }
+    for (; c < n; c += 4) {
+        const mve_pred16_t lanes = vctp32q((uint32_t)(n - c));
+        const int32x4_t m = vldrwq_z_s32(mult + c, lanes), s = vldrwq_z_s32(shift + c, lanes);
+        const int32x4_t a = vldrwq_z_s32(acc + c, lanes);
+        vstrbq_p_s32(out + c, requant_clamp(a, m, s, k), lanes);
+    }
+}
+
+/* Three neighbouring pixels of a 3x3, 16-channel, stride-1 conv whose windows lie inside the
+ * input (ResNet-8's 16-channel layers), rows two at a time: a window row of the three pixels
+ * spans five blocks of 16, loaded once for the six dot products of each of its three taps, so
+ * a block costs 29 instructions for 18 products (2 pixels by 3 rows: 33, and 16 rows made a
+ * sixth triple overlap the fifth). Results as rows_2x3: acc[2 r], acc[2 r + 1] the first two
+ * pixels', acc2[r] the third's. g: the sums, acc and acc2 (advanced) and the first window
+ * row's start; x + row_stride is the next window row. rows is even and > 0. */
+#define W16_TAP(a, b, c)                                                                       \
+    "vldrb.8 q5, [%[w0]], #16\n\t"                                                             \
+    "vmladava.s8 r0, " a ", q5\n\t"                                                            \
+    "vmladava.s8 r2, " b ", q5\n\t"                                                            \
+    "vmladava.s8 r4, " c ", q5\n\t"                                                            \
+    "vldrb.8 q5, [%[w1]], #16\n\t"                                                             \
+    "vmladava.s8 r6, " a ", q5\n\t"                                                            \
+    "vmladava.s8 r8, " b ", q5\n\t"                                                            \
+    "vmladava.s8 r10, " c ", q5\n\t"
+#define W16_ROW                                                                                \
+    "vldrb.8 q0, [%[p]]\n\t"                                                                   \
+    "vldrb.8 q1, [%[p], #16]\n\t"                                                              \
+    "vldrb.8 q2, [%[p], #32]\n\t"                                                              \
+    "vldrb.8 q3, [%[p], #48]\n\t"                                                              \
+    "vldrb.8 q4, [%[p], #64]\n\t" W16_TAP("q0", "q1", "q2") W16_TAP("q1", "q2", "q3")          \
+        W16_TAP("q2", "q3", "q4") "add     %[p], %[p], %[rs]\n\t"
+static __attribute__((noinline)) void rows_2x3_win16(const int8_t *w, const int8_t *x,
+                                                     int32_t row_stride, int32_t rows,
+                                                     const int32_t *sums, int32_t *acc,
+                                                     int32_t *acc2)
+{
+    uint32_t g[4];
+    g[0] = (uint32_t)(uintptr_t)sums;
+    g[1] = (uint32_t)(uintptr_t)acc;
+    g[2] = (uint32_t)(uintptr_t)acc2;
+    g[3] = (uint32_t)(uintptr_t)x;
+    register int32_t a0 __asm__("r0");
+    register int32_t b0 __asm__("r2");
+    register int32_t c0 __asm__("r4");
+    register int32_t a1 __asm__("r6");
+    register int32_t b1 __asm__("r8");
+    register int32_t c1 __asm__("r10");
+    const int8_t *w1 = w + 144, *p;
+    int32_t n = rows / 2;
     __asm__ __volatile__( /* (volatile: its results are the stores) */
         "0:\n\t"
         "ldr     lr, [%[g]]\n\t"
@@ -555,54 +730,25 @@ static __attribute__((noinline)) void rows_2x3(const int8_t *w, const int8_t *x0
         "mov     r4, r0\n\t"
         "mov     r8, r6\n\t"
         "mov     r10, r6\n\t"
-        "ldrd    %[p0], %[p1], [%[g], #8]\n\t"
-        "ldr     %[p2], [%[g], #16]\n\t"
-        "ldr     lr, [%[g], #24]\n\t"
-        "lsrs    lr, lr, #4\n\t"
-        "dls     lr, lr\n"
-        "1:\n\t"
-        "vldrb.8 q0, [%[p0]], #16\n\t"
-        "vldrb.8 q1, [%[p1]], #16\n\t"
-        "vldrb.8 q2, [%[p2]], #16\n\t"
-        "vldrb.8 q3, [%[w0]], #16\n\t"
-        "vmladava.s8 r0, q0, q3\n\t"
-        "vmladava.s8 r2, q1, q3\n\t"
-        "vmladava.s8 r4, q2, q3\n\t"
-        "vldrb.8 q3, [%[w1]], #16\n\t"
-        "vmladava.s8 r6, q0, q3\n\t"
-        "vmladava.s8 r8, q1, q3\n\t"
-        "vmladava.s8 r10, q2, q3\n\t"
-        "le      lr, 1b\n\t"
+        "ldr     %[p], [%[g], #12]\n\t" W16_ROW W16_ROW W16_ROW
         "ldr     lr, [%[g], #4]\n\t"
         "stm     lr!, {r0, r2, r6, r8}\n\t"
         "str     lr, [%[g], #4]\n\t"
-        "ldr     lr, [%[g], #20]\n\t"
+        "ldr     lr, [%[g], #8]\n\t"
         "strd    r4, r10, [lr], #8\n\t"
-        "str     lr, [%[g], #20]\n\t"
-        "ldr     lr, [%[g], #24]\n\t" /* the next pair: w1 is at its first row */
-        "mov     %[w0], %[w1]\n\t"
-        "add     %[w1], %[w1], lr\n\t"
-        "ldr     lr, [%[g], #28]\n\t"
-        "subs    lr, lr, #1\n\t"
-        "str     lr, [%[g], #28]\n\t"
+        "str     lr, [%[g], #8]\n\t"
+        "mov     %[w0], %[w1]\n\t" /* the next pair of rows */
+        "add     %[w1], %[w1], #144\n\t"
+        "subs    %[n], %[n], #1\n\t"
         "bne     0b"
         : "=&r"(a0), "=&r"(b0), "=&r"(c0), "=&r"(a1), "=&r"(b1), "=&r"(c1), [w0] "+&r"(w),
-          [w1] "+&r"(w1), [p0] "=&r"(p0), [p1] "=&r"(p1), [p2] "=&r"(p2)
-        : [g] "r"(g)
-        : "lr", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "cc", "memory");
+          [w1] "+&r"(w1), [p] "=&r"(p), [n] "+&r"(n)
+        : [g] "r"(g), [rs] "r"(row_stride)
+        : "lr", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11", "cc",
+          "memory");
 }
-
-/* out[c] = requantized, clamped acc[c], c < n: contiguous accumulators, four a vector. */
-static void requant_store_one(int8_t *out, const int32_t *acc, const int32_t *mult,
-                              const int32_t *shift, int32_t n, const out_consts *k)
-{
-    for (int32_t c = 0; c < n; c += 4) {
-        const mve_pred16_t lanes = vctp32q((uint32_t)(n - c));
-        const int32x4_t m = vldrwq_z_s32(mult + c, lanes), s = vldrwq_z_s32(shift + c, lanes);
-        const int32x4_t a = vldrwq_z_s32(acc + c, lanes);
-        vstrbq_p_s32(out + c, requant_clamp(a, m, s, k), lanes);
-    }
-}
+#undef W16_TAP
+#undef W16_ROW
 #endif
 
 /* sum_k w[k] * x[k] for one row. */
@@ -889,6 +1035,126 @@ static __attribute__((noinline)) void three_pixels(int8_t *out, const int8_t *x,
 }
 #endif
 
+#if !MVE_LEAN
+/* A run of pixel pairs along an output row whose windows all lie inside the input (or a direct
+ * 1x1 conv's pixels): what every pair of it shares, set once per call. Per pair, the general
+ * loop below costs about 200 instructions besides the dot products and the requantization
+ * (the pixel's window from its index by divisions, four bounds checks a window, the state of
+ * a large function reloaded from the stack); a run costs a few. */
+typedef struct {
+    int32_t ok;          /* the call's windows qualify (pair_run_make) */
+    int32_t step;        /* bytes from a pixel's window to the next one's */
+    int32_t ox_lo, ox_hi; /* the output columns whose windows are inside horizontally */
+    int32_t copy_seg;    /* > 0: three rows of that many bytes copied into a column first, */
+    int32_t copy_stride; /* copy_stride apart in the input */
+    const segments *sg;  /* how the dot products read a window */
+    int8_t *col0, *col1;
+    int32_t win16;       /* 3x3 windows of 16 channels, stride 1: three pixels a pass */
+} pair_run;
+
+static void pair_run_make(pair_run *r, const mcugen_conv_fast_params *params,
+                          const mcugen_dims *in, const mcugen_dims *filter, int32_t out_c,
+                          int direct, int in_place, int small_rows, const segments *whole,
+                          const segments *rows, int8_t *col0, int8_t *col1)
+{
+    const int32_t size = filter->h * filter->w * filter->c;
+    const int single_tap = filter->h == 1 && filter->w == 1;
+    const int blocks = size > 48 && size % 16 == 0;
+    r->sg = whole;
+    r->copy_seg = 0;
+    r->copy_stride = 0;
+    r->col0 = col0;
+    r->col1 = col1;
+    if (direct || single_tap) {
+        r->ok = out_c >= 3 && (size <= 48 || blocks);
+    } else if (in_place && small_rows) {
+        r->ok = out_c >= 3;
+        r->copy_seg = rows->bytes;
+        r->copy_stride = rows->stride;
+    } else {
+        r->ok = in_place && out_c >= 3 && rows->bytes >= 16 && rows->bytes % 16 == 0;
+        r->sg = rows;
+    }
+    /* (the third pixel's accumulators go in the first column's scratch, unused here) */
+    r->win16 = r->ok && r->sg == rows && rows->count == 3 && rows->bytes == 48 &&
+               filter->c == 16 && params->stride.w == 1 && out_c % 2 == 0 && 4 * out_c <= size;
+    const int32_t sw = params->stride.w, pw = params->padding.w;
+    const int32_t reach = in->w - 1 - (filter->w - 1) * params->dilation.w + pw;
+    r->step = direct ? size : sw * in->c;
+    r->ox_lo = r->ox_hi = 0;
+    if (r->ok && !direct) { /* (direct: every pixel's window is inside) */
+        r->ox_lo = (pw + sw - 1) / sw;
+        r->ox_hi = reach < 0 ? -1 : reach / sw;
+    }
+}
+
+/* How many pairs from pixel p on form a run (0: none), and where the first window starts. */
+static int32_t pair_run_length(const pair_run *r, const mcugen_conv_fast_params *params,
+                               const mcugen_dims *in, const mcugen_dims *filter,
+                               const mcugen_dims *out, const int8_t *input, int32_t p,
+                               int32_t pixels, int direct, const int8_t **x)
+{
+    if (direct) {
+        *x = input + p * r->step;
+        return (pixels - p) / 2;
+    }
+    const int32_t per_image = out->h * out->w, b = p / per_image, rest = p - b * per_image;
+    const int32_t oy = rest / out->w, ox = rest - oy * out->w;
+    const int32_t y0 = oy * params->stride.h - params->padding.h;
+    const int32_t last = r->ox_hi < out->w - 1 ? r->ox_hi : out->w - 1;
+    if (ox < r->ox_lo || y0 < 0 || y0 + (filter->h - 1) * params->dilation.h >= in->h ||
+        ox + 1 > last) {
+        return 0;
+    }
+    *x = input + ((b * in->h + y0) * in->w + ox * params->stride.w - params->padding.w) * in->c;
+    return (last + 1 - ox) / 2;
+}
+
+/* `groups` groups of three pixels of a run (win16) from its first window x on. */
+static __attribute__((noinline)) void triple_run_do(const pair_run *r, const int8_t *x,
+                                                    int32_t groups, int8_t *out,
+                                                    const int8_t *filter, int32_t out_c,
+                                                    const int32_t *sums, int32_t *accs,
+                                                    const mcugen_per_channel_quant_params *quant,
+                                                    const out_consts *k)
+{
+    int32_t *acc2 = (int32_t *)(void *)r->col0;
+    for (; groups > 0; --groups, x += 3 * r->step, out += 3 * out_c) {
+        rows_2x3_win16(filter, x, r->sg->stride, out_c, sums, accs, acc2);
+        requant_store_pair(out, out + out_c, accs, quant->multiplier, quant->shift, out_c, k);
+        requant_store_one(out + 2 * out_c, acc2, quant->multiplier, quant->shift, out_c, k);
+    }
+}
+
+/* `pairs` pairs of a run from its first window x on: the dot products and the requantized
+ * outputs, from out on. */
+static __attribute__((noinline)) void pair_run_do(const pair_run *r, const int8_t *x,
+                                                  int32_t pairs, int8_t *out,
+                                                  const int8_t *filter, int32_t size,
+                                                  int32_t out_c, const int32_t *sums,
+                                                  int32_t *accs,
+                                                  const mcugen_per_channel_quant_params *quant,
+                                                  const out_consts *k)
+{
+    const int32_t stride = r->copy_stride;
+    for (; pairs > 0; --pairs, x += 2 * r->step, out += 2 * out_c) {
+        const int8_t *x0 = x, *x1 = x + r->step;
+        if (r->copy_seg > 0) {
+            copy_rows3(r->col0, x0, r->copy_seg, stride);
+            copy_rows3(r->col1, x1, r->copy_seg, stride);
+            x0 = r->col0;
+            x1 = r->col1;
+        }
+        if (size <= 48) {
+            rows_small(filter, x0, x1, size, out_c, sums, accs);
+        } else {
+            rows_3x2_blocks(filter, x0, x1, size, out_c, sums, accs, r->sg);
+        }
+        requant_store_pair(out, out + out_c, accs, quant->multiplier, quant->shift, out_c, k);
+    }
+}
+#endif
+
 /* Every tap of the window inside the input (then its rows can be read in place). */
 static inline int window_inside(const window *win, const mcugen_dims *in,
                                 const mcugen_dims *filter, const mcugen_tile *dilation)
@@ -930,9 +1196,10 @@ int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_pa
     int32_t pixels = output_dims->n * output_dims->h * output_dims->w;
     /* pairs of pixels whose windows lie inside the input are read in place, no im2col, when
      * the window rows are whole blocks of 16 (kw * depth % 16 == 0, deep windows: rows_3x2 over
-     * the rows) or three rows of at most 16 bytes (a 3x3 first layer's: rows_seg3) */
+     * the rows); three rows of at most 16 bytes (a 3x3 first layer's) are copied into a column
+     * with three predicated copies, not the general im2col or the gather */
     const int32_t seg_bytes = filter_dims->w * filter_dims->c;
-    const int small_rows = !MVE_LEAN && filter_dims->h == 3 && seg_bytes <= 16; /* rows_seg3 */
+    const int small_rows = !MVE_LEAN && filter_dims->h == 3 && seg_bytes <= 16; /* copy_rows3 */
     const int in_place = !direct && params->dilation.w == 1 &&
                          ((size > 48 && seg_bytes % 16 == 0) || small_rows);
 #if !MVE_LEAN
@@ -958,7 +1225,33 @@ int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_pa
         pixels -= 3;
     }
 #endif
+#if !MVE_LEAN
+    pair_run run;
+    pair_run_make(&run, params, input_dims, filter_dims, out_c, direct, in_place, small_rows,
+                  &whole, &rows, col0, col1);
+#endif
     for (int32_t p = 0; p < pixels; p += 2) {
+#if !MVE_LEAN
+        if (run.ok) { /* a run of pairs inside the input from p on */
+            const int8_t *x = input;
+            const int32_t n = pair_run_length(&run, params, input_dims, filter_dims,
+                                              output_dims, input, p, pixels, direct, &x);
+            if (n > 0) {
+                int32_t pairs = n, groups = 0; /* 2 n pixels: groups of three, then pairs */
+                if (run.win16) {
+                    groups = (2 * n - (2 * n % 3 == 1 ? 4 : 2 * n % 3 == 2 ? 2 : 0)) / 3;
+                    pairs = (2 * n - 3 * groups) / 2;
+                    triple_run_do(&run, x, groups, output + p * out_c, filter, out_c, sums,
+                                  accs, quant, &k);
+                }
+                pair_run_do(&run, x + 3 * groups * run.step, pairs,
+                            output + (p + 3 * groups) * out_c, filter, size, out_c, sums, accs,
+                            quant, &k);
+                p += 2 * n - 2;
+                continue;
+            }
+        }
+#endif
         const int two = p + 1 < pixels; /* else pixel p alone */
         const int8_t *x0 = input + p * size, *x1 = two ? x0 + size : x0;
         const segments *sg = &whole;
@@ -979,6 +1272,15 @@ int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_pa
                 x0 = w0.image + (w0.y0 * input_dims->w + w0.x0) * input_dims->c;
                 x1 = w1.image + (w1.y0 * input_dims->w + w1.x0) * input_dims->c;
                 sg = &rows;
+#if !MVE_LEAN
+                if (small_rows) { /* three short rows: one column each, for rows_small */
+                    copy_rows3(col0, x0, seg_bytes, rows.stride);
+                    copy_rows3(col1, x1, seg_bytes, rows.stride);
+                    x0 = col0;
+                    x1 = col1;
+                    sg = &whole;
+                }
+#endif
             } else {
 #if !MVE_LEAN
                 if (gather.vectors > 0) {
@@ -1004,10 +1306,10 @@ int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_pa
 #if !MVE_LEAN
         if (!two) {
             rows_4x1(filter, x0, size, out_c, sums, accs);
-        } else if (sg == &rows && small_rows) {
-            rows_seg3(filter, x0, x1, size, out_c, sums, accs, seg_bytes, rows.stride);
         } else if (size <= 48) {
             rows_small(filter, x0, x1, size, out_c, sums, accs);
+        } else if (out_c >= 3 && sg->bytes >= 16 && sg->bytes % 16 == 0) {
+            rows_3x2_blocks(filter, x0, x1, size, out_c, sums, accs, sg);
         } else
 #endif
         { /* three rows by two pixels at a time, the rest two by two */
