@@ -39,16 +39,26 @@ static inline int32_t dot_s8(const int8_t *x, const int8_t *w, int32_t n, int32_
     return (int32_t)acc;
 }
 
-/* dot_s8 over a unit stored MCUGEN_FC_LAYOUT_BLOCKS4: value i at w[(i / 4) 16 + i % 4]
- * (n % 4 == 0). */
-static inline int32_t dot_s8_blocks4(const int8_t *x, const int8_t *w, int32_t n,
-                                     int32_t x_offset, int32_t w_offset)
+/* Unit u's weight at depth d under MCUGEN_FC_LAYOUT_PAIRS4 (u < units & ~3, depth % 4 == 0):
+ * block u / 4, group d / 4 (16 bytes), word 2 (u % 4 / 2) + d % 2 (the pair's word of d),
+ * halfword d % 4 / 2; the pair's first unit in the halfword's upper byte, the second in its
+ * lower byte with 128 added (bit 7 flipped). */
+static inline int32_t pairs4_weight(const int8_t *filter, int32_t u, int32_t d, int32_t depth)
+{
+    const int32_t first = (u & 1) == 0;
+    const int32_t at = (u & ~3) * depth + 16 * (d >> 2) + 4 * ((u & 2) + (d & 1)) +
+                       2 * ((d >> 1) & 1) + first;
+    return first ? filter[at] : (int8_t)((uint8_t)filter[at] ^ 0x80u);
+}
+
+/* dot_s8 over a unit stored MCUGEN_FC_LAYOUT_PAIRS4. */
+static int32_t dot_s8_pairs4(const int8_t *x, const int8_t *filter, int32_t u, int32_t depth,
+                             int32_t x_offset, int32_t w_offset)
 {
     uint32_t acc = 0;
-    for (int32_t g = 0; g < n; g += 4, w += 16, x += 4) {
-        for (int32_t k = 0; k < 4; ++k) {
-            acc += (uint32_t)(((int32_t)w[k] + w_offset) * ((int32_t)x[k] + x_offset));
-        }
+    for (int32_t d = 0; d < depth; ++d) {
+        const int32_t w = pairs4_weight(filter, u, d, depth);
+        acc += (uint32_t)((w + w_offset) * ((int32_t)x[d] + x_offset));
     }
     return (int32_t)acc;
 }
@@ -57,10 +67,9 @@ static inline int32_t dot_s8_blocks4(const int8_t *x, const int8_t *w, int32_t n
 static int32_t unit_dot(const mcugen_fc_params *params, const int8_t *row, const int8_t *filter,
                         int32_t u, int32_t depth, int32_t units)
 {
-    if (params->filter_layout == MCUGEN_FC_LAYOUT_BLOCKS4 && u < (units & ~3)) {
-        /* block u / 4 starts at (u & ~3) depth; its row u % 4 at word u % 4 of each group */
-        return dot_s8_blocks4(row, filter + (u & ~3) * depth + 4 * (u & 3), depth,
-                              params->input_offset, params->filter_offset);
+    if (params->filter_layout == MCUGEN_FC_LAYOUT_PAIRS4 && u < (units & ~3)) {
+        return dot_s8_pairs4(row, filter, u, depth, params->input_offset,
+                             params->filter_offset);
     }
     return dot_s8(row, filter + u * depth, depth, params->input_offset, params->filter_offset);
 }
@@ -87,7 +96,7 @@ static int quant_ok(const mcugen_fc_params *params, const mcugen_per_channel_qua
 static int params_ok(const mcugen_fc_params *params)
 {
     const mcugen_activation act = params->activation;
-    const int layout_ok = params->filter_layout == 0 || params->filter_layout == MCUGEN_FC_LAYOUT_BLOCKS4;
+    const int layout_ok = params->filter_layout == 0 || params->filter_layout == MCUGEN_FC_LAYOUT_PAIRS4;
     return layout_ok && params->input_offset >= -127 && params->input_offset <= 128 &&
            params->filter_offset >= -127 && params->filter_offset <= 128 &&
            act.min >= INT8_MIN && act.max <= INT8_MAX && act.min <= act.max;
