@@ -330,7 +330,7 @@ static int32_t fc_rq_checked(const mcugen_fc_params *p, const int32_t *b, int32_
         return 0;
     }
     for (int32_t u = 0; u < (p->per_channel ? units : 1); ++u) {
-        if (shift[u] < -22 || shift[u] > -1 || multiplier[u] == INT32_MIN) {
+        if (shift[u] < -22 || shift[u] > -1 || multiplier[u] < 0) {
             return 0;
         }
     }

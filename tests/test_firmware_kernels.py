@@ -123,9 +123,8 @@ MUTATIONS = [
      '#define DSP_HALF_5(word) DSP_HALF_4(word) DSP_COL("a3", word)\n'),
     ("qemu-m4", "mcugen_conv_fast_dsp.c", "    return copy_s8(dst, row, len);\n",
      "    return copy_s8(dst, row + 1, len);\n"),
-    ("qemu-m4", "mcugen_conv_fast_dsp.c",
-     "    const int32_t add = (int32_t)((2u * (uint32_t)zp + 1u) << (right - 1));\n",
-     "    const int32_t add = (int32_t)((2u * (uint32_t)zp) << (right - 1));\n"),
+    ("qemu-m4", "mcugen_conv_fast_dsp.c", "        const int32_t odd = 2 * p.zp + 1;\n",
+     "        const int32_t odd = 2 * p.zp;\n"),
     # FULLY_CONNECTED over the weights in pairs of units: the LDM loop's last word against
     # the wrong column word, the second unit recovered with 128 A instead of 256 A, the
     # column sum's correction halved, and the portable loop reading the second unit's bytes
@@ -306,7 +305,7 @@ def test_fully_connected_weights_in_pairs4_for_dsp(target: str) -> None:
 def test_fully_connected_rq_checked_is_fc_quick_at_build_time() -> None:
     """mcugen_fc_params.rq_checked lets the DSP path skip its per-call fc_quick check, so it
     must be 0 as soon as one condition misses: each boundary of the kernel's check (shift in
-    [-22, -1], no INT32_MIN multiplier, zero point in [-128, 128], the int8 clamp,
+    [-22, -1], no negative multiplier, zero point in [-128, 128], the int8 clamp,
     |bias| < 2^30 - depth * 128 * the largest |x + input_offset|) on both sides. That outputs
     are exact when it is 1 is checked on QEMU (kernel_tests.c, the public models vs TFLM)."""
     from mcugen.ops.conv.prepare import Rescale, RescaleKind
@@ -327,5 +326,6 @@ def test_fully_connected_rq_checked_is_fc_quick_at_build_time() -> None:
     assert rq_checked(params(shift=-22), bias) and not rq_checked(params(shift=-23), bias)
     assert not rq_checked(params(shift=0), bias)
     assert not rq_checked(params(mult=-2**31), bias)
+    assert not rq_checked(params(mult=-5), bias) and rq_checked(params(mult=0), bias)
     assert rq_checked(params(zp=128), bias) and not rq_checked(params(zp=129), bias)
     assert not rq_checked(params(clamp=(-128, 100)), bias)

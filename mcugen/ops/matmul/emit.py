@@ -113,14 +113,14 @@ def _fc_pairs4_filter(op: Op, ctx: EmitContext, p: FullyConnectedParams) -> str 
 def rq_checked(p: FullyConnectedParams, bias: np.ndarray | None) -> bool:
     """Whether every unit takes the DSP path's check-free requantization (fc_quick in
     mcugen_conv_fast_dsp.c, checked there on every call otherwise): shifts in [-22, -1], no
-    INT32_MIN multiplier, output zero point in [-128, 128], the int8 clamp, and
+    negative multiplier (so no INT32_MIN), output zero point in [-128, 128], the int8 clamp, and
     |bias| + depth * (the largest |w (x + input_offset)|) < 2^30."""
     x_off = p.input_offset
     max_sum = p.depth * 128 * max(abs(x_off - 128), abs(x_off + 127))
     shifts, mults = p.rescale.shifts.astype(np.int64), p.rescale.multipliers.astype(np.int64)
     limit = 2**30 - max_sum
     return (p.clamp == (-128, 127) and -128 <= p.output_offset <= 128 and limit > 0
-            and bool(np.all((shifts >= -22) & (shifts <= -1))) and bool(np.all(mults != -2**31))
+            and bool(np.all((shifts >= -22) & (shifts <= -1))) and bool(np.all(mults >= 0))
             and (bias is None or bool(np.all(np.abs(bias.astype(np.int64)) < limit))))
 
 

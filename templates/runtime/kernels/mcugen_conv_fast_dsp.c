@@ -1126,7 +1126,7 @@ static inline void pair_rows(const int8_t *w, const int32_t *x, int32_t groups, 
         [xb] "=&r"(xb)
 
 /* The two pairs of a block (w word-aligned): 16 MACs in 14 instructions a group (LDRD, LDM,
- * 4 SXTB16, 8 SMLAD), four groups a pass counted down. The LDM's registers are fixed in
+ * 4 SXTB16, 8 SMLAD), eight groups a pass counted down. The LDM's registers are fixed in
  * ascending order (word r into k_r). acc: A0, raw01, A2, raw23. Thirteen registers. */
 #if defined(__GNUC__)
 __attribute__((always_inline))
@@ -1138,16 +1138,17 @@ static inline void pairs_4x1(const int8_t *w, const int32_t *x, int32_t groups, 
     register int32_t k1 __asm__("r9");
     register int32_t k2 __asm__("r10");
     register int32_t k3 __asm__("r11");
-    int32_t n = groups >> 2;
+    int32_t n = groups >> 3;
     if (n > 0) {
         __asm__ volatile("1:\n\t" DSP_FCP_GROUP DSP_FCP_GROUP DSP_FCP_GROUP DSP_FCP_GROUP
+                         DSP_FCP_GROUP DSP_FCP_GROUP DSP_FCP_GROUP DSP_FCP_GROUP
                          "subs   %[n], %[n], #1\n\t"
                          "bne    1b"
                          : DSP_FCP_OPERANDS, [n] "+r"(n)
                          :
                          : "cc", "memory");
     }
-    for (n = groups & 3; n > 0; --n) {
+    for (n = groups & 7; n > 0; --n) {
         __asm__ volatile(DSP_FCP_GROUP : DSP_FCP_OPERANDS : : "memory");
     }
     acc[0] = a0;
@@ -1178,17 +1179,17 @@ static inline int8_t fc_out(int32_t acc, int32_t mult, int32_t shift, int zp_ok,
 
 #if DSP_FC_ROWS4
 /* 1 when every output of the call takes the fast requantization with the int8 clamp and no
- * per-value check: rq_table's conditions for every unit, max_sum bounding |sum w (x + off)|
- * (multipliers_ok has excluded INT32_MIN). shifts: 1 (per tensor) or units. */
-static int fc_quick(const int32_t *bias, int32_t units, const int32_t *shift, int32_t shifts,
-                    const rq_params *p, int64_t max_sum)
+ * per-value check: rq_table's conditions for every unit, max_sum bounding |sum w (x + off)|,
+ * and no negative multiplier (fc_quick_out). shifts: 1 (per tensor) or units. */
+static int fc_quick(const int32_t *bias, int32_t units, const int32_t *mult,
+                    const int32_t *shift, int32_t shifts, const rq_params *p, int64_t max_sum)
 {
     if (!p->full || p->zp < -128 || p->zp > 128 || max_sum >= ((int64_t)1 << 30)) {
         return 0;
     }
     const uint32_t limit = (1u << 30) - (uint32_t)max_sum, span = 2u * limit - 1u;
     for (int32_t i = 0; i < shifts; ++i) {
-        if ((uint32_t)(-shift[i] - 1) >= 22u) {
+        if ((uint32_t)(-shift[i] - 1) >= 22u || mult[i] < 0) {
             return 0;
         }
     }
@@ -1200,12 +1201,27 @@ static int fc_quick(const int32_t *bias, int32_t units, const int32_t *shift, in
     return 1;
 }
 
-/* The fast requantization's output for a multiplier and shift that fc_quick accepted. */
-static inline int8_t fc_quick_out(int32_t acc, int32_t mult, int32_t shift, int32_t zp)
+/* The fast requantization's output (rq_y, then the int8 clamp) for a multiplier and shift
+ * that fc_quick accepted, odd = 2 zp + 1, in seven instructions: with t = ~shift = right - 1,
+ * add = odd << t; SMMLAR(2 acc, mult, add) = y + add (add is whole in the high word); the -1
+ * for y < 0 taken from acc instead, which differs only when y == 0 > acc (mult >= 0: y has
+ * acc's sign or is 0), where (add - 1) >> right == add >> right since add is an odd multiple
+ * of 2^(right - 1); the shift by right split into t and the SSAT's own ASR #1. */
+static inline int8_t fc_quick_out(int32_t acc, int32_t mult, int32_t shift, int32_t odd)
 {
-    const int32_t right = -shift;
-    const int32_t add = (int32_t)((2u * (uint32_t)zp + 1u) << (right - 1));
-    return (int8_t)__ssat(rq_y(acc, mult, right, add), 8);
+    const int32_t t = ~shift;
+    const int32_t add = (int32_t)((uint32_t)odd << t);
+#if defined(__GNUC__)
+    int32_t z, r;
+    __asm__("smmlar %0, %1, %2, %3"
+            : "=r"(z)
+            : "r"((int32_t)((uint32_t)acc << 1)), "r"(mult), "r"(add));
+    z = (z + (acc >> 31)) >> t;
+    __asm__("ssat %0, #8, %1, asr #1" : "=r"(r) : "r"(z));
+    return (int8_t)r;
+#else
+    return (int8_t)__ssat(rq_y(acc, mult, t + 1, add), 8);
+#endif
 }
 
 /* A block's four outputs (per unit quantization: step 4, the block's own multipliers; per
@@ -1219,10 +1235,11 @@ static inline void fc_out4(const int32_t acc[4], const int32_t *mult, const int3
 {
     const int32_t s1 = step >> 2, s2 = 2 * s1, s3 = 3 * s1; /* within a block */
     if (quick) {
-        out[0] = fc_quick_out(acc[0], mult[0], shift[0], p.zp);
-        out[1] = fc_quick_out(acc[1], mult[s1], shift[s1], p.zp);
-        out[2] = fc_quick_out(acc[2], mult[s2], shift[s2], p.zp);
-        out[3] = fc_quick_out(acc[3], mult[s3], shift[s3], p.zp);
+        const int32_t odd = 2 * p.zp + 1;
+        out[0] = fc_quick_out(acc[0], mult[0], shift[0], odd);
+        out[1] = fc_quick_out(acc[1], mult[s1], shift[s1], odd);
+        out[2] = fc_quick_out(acc[2], mult[s2], shift[s2], odd);
+        out[3] = fc_quick_out(acc[3], mult[s3], shift[s3], odd);
     } else {
         out[0] = fc_out(acc[0], mult[0], shift[0], zp_ok, p);
         out[1] = fc_out(acc[1], mult[s1], shift[s1], zp_ok, p);
@@ -1261,10 +1278,12 @@ static inline void fc_pairs_of(const int8_t *w, const int32_t *x, int32_t depth,
                                const rq_params p, int8_t *out)
 {
     for (; blocks > 0; --blocks, w += 4 * depth, out += 4, mult += step, shift += step) {
-        int32_t acc[4];
-        pair_init(&acc[0], &acc[1], bias, c);
-        pair_init(&acc[2], &acc[3], bias != NULL ? bias + 2 : NULL, c);
-        bias = bias != NULL ? bias + 4 : NULL;
+        int32_t acc[4] = {0, c, 0, c};
+        if (bias != NULL) {
+            pair_init(&acc[0], &acc[1], bias, c);
+            pair_init(&acc[2], &acc[3], bias + 2, c);
+            bias += 4;
+        }
         pairs_4x1(w, x, depth >> 2, acc);
         acc[1] = pair_b(acc[1], acc[0]);
         acc[3] = pair_b(acc[3], acc[2]);
@@ -1298,12 +1317,22 @@ DSP_NOINLINE static void fc_pairs(const int8_t *w, const int32_t *x, int32_t dep
     fc_pairs_of(w, x, depth, blocks, bias, c, mult, shift, step, zp_ok, 0, p, out);
 }
 
+/* Quick, with the step a constant (per unit: 4; per tensor: 0), so that the four outputs
+ * load their multipliers and shifts at fixed offsets from one pointer each. */
 DSP_NOINLINE static void fc_pairs_quick(const int8_t *w, const int32_t *x, int32_t depth,
                                         int32_t blocks, const int32_t *bias, int32_t c,
-                                        const int32_t *mult, const int32_t *shift, int32_t step,
+                                        const int32_t *mult, const int32_t *shift,
                                         const rq_params p, int8_t *out)
 {
-    fc_pairs_of(w, x, depth, blocks, bias, c, mult, shift, step, 1, 1, p, out);
+    fc_pairs_of(w, x, depth, blocks, bias, c, mult, shift, 4, 1, 1, p, out);
+}
+
+DSP_NOINLINE static void fc_pairs_quick_tensor(const int8_t *w, const int32_t *x, int32_t depth,
+                                               int32_t blocks, const int32_t *bias, int32_t c,
+                                               const int32_t *mult, const int32_t *shift,
+                                               const rq_params p, int8_t *out)
+{
+    fc_pairs_of(w, x, depth, blocks, bias, c, mult, shift, 0, 1, 1, p, out);
 }
 #else
 /* -Os, -O0: a pair at a time in C (less code). */
@@ -1349,8 +1378,8 @@ int mcugen_fully_connected_fast_s8(const mcugen_context *ctx,
     const int32_t *mult = quant->multiplier, *shift = quant->shift;
     const int zp_ok = rp.zp >= -128 && rp.zp <= 128;
 #if DSP_FC_ROWS4
-    const int quick = checked || fc_quick(bias, units, shift, per_channel ? units : 1, &rp,
-                                          depth * max_product(params->input_offset));
+    const int quick = checked || fc_quick(bias, units, mult, shift, per_channel ? units : 1,
+                                          &rp, depth * max_product(params->input_offset));
 #endif
     /* the input row as a one-column im2col of a 1 x 1 x depth image */
     const mcugen_dims row = {1, 1, 1, depth};
@@ -1367,8 +1396,10 @@ int mcugen_fully_connected_fast_s8(const mcugen_context *ctx,
         int32_t u = units & ~3;
 #if DSP_FC_ROWS4
         const int32_t step = per_channel ? 4 : 0;
-        if (paired && quick) {
-            fc_pairs_quick(filter, x, depth, u >> 2, bias, c, mult, shift, step, rp, out);
+        if (paired && quick && per_channel) {
+            fc_pairs_quick(filter, x, depth, u >> 2, bias, c, mult, shift, rp, out);
+        } else if (paired && quick) {
+            fc_pairs_quick_tensor(filter, x, depth, u >> 2, bias, c, mult, shift, rp, out);
         } else if (paired) {
             fc_pairs(filter, x, depth, u >> 2, bias, c, mult, shift, step, zp_ok, rp, out);
         } else if (quick) {

@@ -89,8 +89,9 @@ static int quant_ok(const mcugen_fc_params *params, const mcugen_per_channel_qua
     if (quant == NULL || quant->multiplier == NULL || quant->shift == NULL) {
         return 0;
     }
-    /* outside TFLite's QuantizeMultiplier range the shifts are undefined */
-    return mcugen_shifts_in_range(quant->shift, count);
+    /* outside TFLite's QuantizeMultiplier range the shifts are undefined; rq_checked: mcugen
+     * has found every shift in [-22, -1] at build time (no scan of them on every call) */
+    return params->rq_checked || mcugen_shifts_in_range(quant->shift, count);
 }
 
 static int params_ok(const mcugen_fc_params *params)

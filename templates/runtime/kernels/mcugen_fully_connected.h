@@ -53,9 +53,10 @@ typedef struct {
      * As many bytes, so the same flash. */
     int32_t filter_layout;
     /* 1 when mcugen has checked at build time that every unit takes the DSP path's check-free
-     * requantization (mcugen_conv_fast_dsp.c's fc_quick: shifts in [-22, -1], no INT32_MIN
+     * requantization (mcugen_conv_fast_dsp.c's fc_quick: shifts in [-22, -1], no negative
      * multiplier, output zero point in [-128, 128], the int8 clamp, |bias| + depth times the
-     * largest product < 2^30): that path then skips the check on every call. 0: checked there. */
+     * largest product < 2^30): that path then skips the check on every call, and
+     * mcugen_fully_connected_s8 its scan of the shifts' range. 0: checked there. */
     int32_t rq_checked;
 } mcugen_fc_params;
 
