@@ -1072,6 +1072,7 @@ static inline void rows_4x1(const int8_t *w, const int32_t *x, int32_t depth, in
  * raw = 256 dot_A + dot_B + 128 S with S the column's sum, so dot_B = raw - 256 dot_A - 128 S:
  * raw starts at bias_B + 256 bias_A - 128 S and unit B's sum is raw - 256 acc_A. */
 
+#if DSP_FC_ROWS4
 /* S: the sum of the column's `words` int16 pairs (x + offset), one SMLAD a word. */
 static int32_t column_sum(const int32_t *x, int32_t words)
 {
@@ -1095,21 +1096,6 @@ static inline int32_t pair_b(int32_t raw, int32_t a)
     return (int32_t)((uint32_t)raw - ((uint32_t)a << 8));
 }
 
-/* The pair at w (a block + 8 p) over `groups` groups, in C: any optimisation level. */
-static inline void pair_rows(const int8_t *w, const int32_t *x, int32_t groups, int32_t *a,
-                             int32_t *raw)
-{
-    int32_t av = *a, rv = *raw;
-    for (int32_t g = 0; g < groups; ++g, w += 16, x += 2) {
-        const int32_t k0 = load32(w), k1 = load32(w + 4);
-        rv = __smlad(k1, x[1], __smlad(k0, x[0], rv));
-        av = __smlad(sxtb16_ror8(k1), x[1], __smlad(sxtb16_ror8(k0), x[0], av));
-    }
-    *a = av;
-    *raw = rv;
-}
-
-#if DSP_FC_ROWS4
 /* Word k (a pair's word j, against the column word xw): the raw SMLAD, then k's A halves. */
 #define DSP_FCP_WORD(k, xw, raw, acc)                                                          \
     "smlad  %[" raw "], %[" k "], %[" xw "], %[" raw "]\n\t"                                   \
@@ -1335,22 +1321,25 @@ DSP_NOINLINE static void fc_pairs_quick_tensor(const int8_t *w, const int32_t *x
     fc_pairs_of(w, x, depth, blocks, bias, c, mult, shift, 0, 1, 1, p, out);
 }
 #else
-/* -Os, -O0: a pair at a time in C (less code). */
-static void fc_pairs_small(const int8_t *w, const int32_t *x, int32_t depth, int32_t pairs,
-                           const int32_t *bias, int32_t c, const int32_t *mult,
-                           const int32_t *shift, int per_channel, int zp_ok, const rq_params p,
-                           int8_t *out)
+/* -Os, -O0: unit u (u < units & ~3) of MCUGEN_FC_LAYOUT_PAIRS4 weights on its own (less
+ * code): an odd unit's bytes are 0 and 2 of its pair's words, 128 taken off again by the XOR,
+ * an even unit's bytes 1 and 3 (ROR 8). */
+static inline int32_t pair_half(const int8_t *w, uint32_t flip, uint32_t rot)
 {
-    for (int32_t q = 0; q < pairs; ++q, out += 2) {
-        const int32_t *b = bias != NULL ? bias + 2 * q : NULL;
-        const int32_t m = per_channel ? 2 * q : 0, n = per_channel ? 2 * q + 1 : 0;
-        int32_t a, raw;
-        pair_init(&a, &raw, b, c);
-        /* pair q: block q / 2, words 2 (q % 2) and 2 (q % 2) + 1 of each group */
-        pair_rows(w + (q >> 1) * 4 * depth + 8 * (q & 1), x, depth >> 2, &a, &raw);
-        out[0] = fc_out(a, mult[m], shift[m], zp_ok, p);
-        out[1] = fc_out(pair_b(raw, a), mult[n], shift[n], zp_ok, p);
+    const uint32_t v = (uint32_t)load32(w) ^ flip;
+    return __sxtb16((int32_t)((v >> rot) | (v << (-rot & 31u)))); /* one ROR */
+}
+
+static int32_t fc_pair_unit(const int8_t *w, const int32_t *x, int32_t depth, int32_t u,
+                            int32_t a)
+{
+    const uint32_t flip = (u & 1) ? 0x00800080u : 0u, rot = (u & 1) ? 0u : 8u;
+    /* pair u / 2: block u / 4, words 2 (u / 2 % 2) and 2 (u / 2 % 2) + 1 of each group */
+    w += (u >> 2) * 4 * depth + 8 * ((u >> 1) & 1);
+    for (int32_t g = depth >> 2; g > 0; --g, w += 16, x += 2) {
+        a = __smlad(pair_half(w + 4, flip, rot), x[1], __smlad(pair_half(w, flip, rot), x[0], a));
     }
+    return a;
 }
 #endif
 
@@ -1390,11 +1379,11 @@ int mcugen_fully_connected_fast_s8(const mcugen_context *ctx,
          * group g writes bytes 8 g .. 8 g + 7, below group g + 1's staging at size4 + 4 g + 4 */
         im2col_q15(col, 0, 1, &win, &row, &row, &one, params->input_offset,
                    (int8_t *)(void *)col + round_up4(depth));
-        /* -128 S, the paired layout's correction (depth % 4 == 0: no padding in the column) */
-        const int32_t c = paired ? (int32_t)(0u - ((uint32_t)column_sum(x, depth >> 1) << 7)) : 0;
         int8_t *out = output + b * units;
         int32_t u = units & ~3;
 #if DSP_FC_ROWS4
+        /* -128 S, the paired layout's correction (depth % 4 == 0: no padding in the column) */
+        const int32_t c = paired ? (int32_t)(0u - ((uint32_t)column_sum(x, depth >> 1) << 7)) : 0;
         const int32_t step = per_channel ? 4 : 0;
         if (paired && quick && per_channel) {
             fc_pairs_quick(filter, x, depth, u >> 2, bias, c, mult, shift, rp, out);
@@ -1408,17 +1397,19 @@ int mcugen_fully_connected_fast_s8(const mcugen_context *ctx,
             fc_rows(filter, x, depth, u >> 2, bias, mult, shift, step, zp_ok, rp, out);
         }
 #else
-        if (paired) {
-            fc_pairs_small(filter, x, depth, u >> 1, bias, c, mult, shift, per_channel, zp_ok,
-                           rp, out);
-        } else {
-            u = 0;
-        }
+        const int32_t full = paired ? u : 0; /* -Os, -O0: a unit at a time */
+        u = 0;
 #endif
-        /* the units % 4 last units (all of them in TFLite's rows at -Os): plain rows */
+        /* the units % 4 last units (every unit at -Os): plain rows, or pairs4 units */
         for (; u < units; ++u) {
             const int32_t q = per_channel ? u : 0;
+#if DSP_FC_ROWS4
             const int32_t acc = row_1x1(filter + u * depth, x, depth, bias != NULL ? bias[u] : 0);
+#else
+            const int32_t b0 = bias != NULL ? bias[u] : 0;
+            const int32_t acc = u < full ? fc_pair_unit(filter, x, depth, u, b0)
+                                         : row_1x1(filter + u * depth, x, depth, b0);
+#endif
             out[u] = fc_out(acc, mult[q], shift[q], zp_ok, rp); /* multipliers_ok: no INT32_MIN */
         }
     }
