@@ -134,8 +134,8 @@ MUTATIONS = [
     ("qemu-m4", "mcugen_conv_fast_dsp.c", "(uint32_t)raw - ((uint32_t)a << 8)",
      "(uint32_t)raw - ((uint32_t)a << 7)"),
     ("qemu-m4", "mcugen_conv_fast_dsp.c", "column_sum(x, depth >> 1) << 7", "column_sum(x, depth >> 1) << 6"),
-    ("qemu-m4", "mcugen_fully_connected.c", "(int8_t)((uint8_t)filter[at] ^ 0x80u)",
-     "(int8_t)((uint8_t)filter[at] ^ 0x00u)"),
+    ("qemu-m4", "mcugen_fully_connected.c", "const int32_t mask = (u & 1) ? -128 : 0;",
+     "const int32_t mask = (u & 1) ? 0 : 0;"),
     # the Helium conv's assembly: the pair requantization without the second pixel's -1 for
     # negatives, and the three-row pass reading the second pixel's later window rows from
     # the wrong place (in-place windows: the segment step forgotten)

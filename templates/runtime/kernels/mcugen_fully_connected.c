@@ -39,26 +39,29 @@ static inline int32_t dot_s8(const int8_t *x, const int8_t *w, int32_t n, int32_
     return (int32_t)acc;
 }
 
-/* Unit u's weight at depth d under MCUGEN_FC_LAYOUT_PAIRS4 (u < units & ~3, depth % 4 == 0):
- * block u / 4, group d / 4 (16 bytes), word 2 (u % 4 / 2) + d % 2 (the pair's word of d),
- * halfword d % 4 / 2; the pair's first unit in the halfword's upper byte, the second in its
- * lower byte with 128 added (bit 7 flipped). */
-static inline int32_t pairs4_weight(const int8_t *filter, int32_t u, int32_t d, int32_t depth)
+/* One weight of a MCUGEN_FC_LAYOUT_PAIRS4 unit times one input, mask undoing an odd unit's
+ * +128 (bit 7 flipped: for the sign-extended byte, XOR -128). */
+static inline uint32_t pairs4_product(int8_t w, int32_t mask, int32_t w_offset, int8_t x,
+                                      int32_t x_offset)
 {
-    const int32_t first = (u & 1) == 0;
-    const int32_t at = (u & ~3) * depth + 16 * (d >> 2) + 4 * ((u & 2) + (d & 1)) +
-                       2 * ((d >> 1) & 1) + first;
-    return first ? filter[at] : (int8_t)((uint8_t)filter[at] ^ 0x80u);
+    return (uint32_t)((((int32_t)w ^ mask) + w_offset) * ((int32_t)x + x_offset));
 }
 
-/* dot_s8 over a unit stored MCUGEN_FC_LAYOUT_PAIRS4. */
+/* dot_s8 over unit u (u < units & ~3) stored MCUGEN_FC_LAYOUT_PAIRS4 (depth % 4 == 0): in
+ * block u / 4, group d / 4 (16 bytes), word 2 (u % 4 / 2) + d % 2 (its pair's word of d),
+ * halfword d % 4 / 2; the upper byte for an even unit, the lower byte plus 128 for an odd one.
+ * So depths 4g .. 4g + 3 sit at bytes 0, 4, 2, 6 from the unit's first byte of group g. */
 static int32_t dot_s8_pairs4(const int8_t *x, const int8_t *filter, int32_t u, int32_t depth,
                              int32_t x_offset, int32_t w_offset)
 {
+    const int8_t *w = filter + (u & ~3) * depth + 4 * (u & 2) + ((u & 1) == 0);
+    const int32_t mask = (u & 1) ? -128 : 0;
     uint32_t acc = 0;
-    for (int32_t d = 0; d < depth; ++d) {
-        const int32_t w = pairs4_weight(filter, u, d, depth);
-        acc += (uint32_t)((w + w_offset) * ((int32_t)x[d] + x_offset));
+    for (int32_t g = 0; g < depth; g += 4, w += 16, x += 4) {
+        acc += pairs4_product(w[0], mask, w_offset, x[0], x_offset) +
+               pairs4_product(w[4], mask, w_offset, x[1], x_offset) +
+               pairs4_product(w[2], mask, w_offset, x[2], x_offset) +
+               pairs4_product(w[6], mask, w_offset, x[3], x_offset);
     }
     return (int32_t)acc;
 }
