@@ -39,30 +39,38 @@ static inline int32_t dot_s8(const int8_t *x, const int8_t *w, int32_t n, int32_
     return (int32_t)acc;
 }
 
-/* One weight of a MCUGEN_FC_LAYOUT_PAIRS4 unit times one input, mask undoing an odd unit's
- * +128 (bit 7 flipped: for the sign-extended byte, XOR -128). */
+#if !defined(__OPTIMIZE_SIZE__)
+/* One weight of a MCUGEN_FC_LAYOUT_PAIRS4 unit (mask: see below) times one input. */
 static inline uint32_t pairs4_product(int8_t w, int32_t mask, int32_t w_offset, int8_t x,
                                       int32_t x_offset)
 {
     return (uint32_t)((((int32_t)w ^ mask) + w_offset) * ((int32_t)x + x_offset));
 }
+#endif
 
 /* dot_s8 over unit u (u < units & ~3) stored MCUGEN_FC_LAYOUT_PAIRS4 (depth % 4 == 0): in
  * block u / 4, group d / 4 (16 bytes), word 2 (u % 4 / 2) + d % 2 (its pair's word of d),
- * halfword d % 4 / 2; the upper byte for an even unit, the lower byte plus 128 for an odd one.
- * So depths 4g .. 4g + 3 sit at bytes 0, 4, 2, 6 from the unit's first byte of group g. */
+ * halfword d % 4 / 2; the upper byte for an even unit, the lower byte plus 128 for an odd one
+ * (undone by the mask: bit 7 flipped, i.e. XOR -128 of the sign-extended byte). */
 static int32_t dot_s8_pairs4(const int8_t *x, const int8_t *filter, int32_t u, int32_t depth,
                              int32_t x_offset, int32_t w_offset)
 {
     const int8_t *w = filter + (u & ~3) * depth + 4 * (u & 2) + ((u & 1) == 0);
     const int32_t mask = (u & 1) ? -128 : 0;
     uint32_t acc = 0;
+#if defined(__OPTIMIZE_SIZE__) /* -Os: the least code */
+    for (int32_t d = 0; d < depth; ++d) {
+        const int32_t v = w[16 * (d >> 2) + 4 * (d & 1) + (d & 2)] ^ mask;
+        acc += (uint32_t)((v + w_offset) * ((int32_t)x[d] + x_offset));
+    }
+#else /* depths 4g .. 4g + 3 at bytes 0, 4, 2, 6 of group g */
     for (int32_t g = 0; g < depth; g += 4, w += 16, x += 4) {
         acc += pairs4_product(w[0], mask, w_offset, x[0], x_offset) +
                pairs4_product(w[4], mask, w_offset, x[1], x_offset) +
                pairs4_product(w[2], mask, w_offset, x[2], x_offset) +
                pairs4_product(w[6], mask, w_offset, x[3], x_offset);
     }
+#endif
     return (int32_t)acc;
 }
 
