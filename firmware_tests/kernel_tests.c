@@ -330,7 +330,7 @@ static int32_t fc_rq_checked(const mcugen_fc_params *p, const int32_t *b, int32_
         return 0;
     }
     for (int32_t u = 0; u < (p->per_channel ? units : 1); ++u) {
-        if (shift[u] < -22 || shift[u] > -1 || multiplier[u] == INT32_MIN) {
+        if (shift[u] < -22 || shift[u] > -1 || multiplier[u] < 0) {
             return 0;
         }
     }
@@ -343,25 +343,46 @@ static int32_t fc_rq_checked(const mcugen_fc_params *p, const int32_t *b, int32_
 }
 
 /* What mcugen builds for FULLY_CONNECTED on Cortex-M4/M7 (mcugen/ops/matmul/emit.py,
- * blocks4_weights, written again here from its description): filter [units][depth], depth % 4
- * == 0, re-ordered into blocks of four units, each group of four depth values as the four
- * rows' words side by side, the units % 4 last units as plain rows. Word-aligned. */
-static const int8_t *make_fc_blocks4(int32_t units, int32_t depth)
+ * pairs4_weights, written again here from its description): filter [units][depth], depth % 4
+ * == 0, re-ordered into blocks of four units, each group of four depth values 16 bytes: words
+ * 0, 1 the pair of units 0 (A) and 1 (B), words 2, 3 the pair of units 2 and 3; word j of a
+ * pair the depths d = 4g + j and d + 2 as [B(d) ^ 0x80, A(d), B(d+2) ^ 0x80, A(d+2)]; the
+ * units % 4 last units as plain rows. Word-aligned. */
+static const int8_t *make_fc_pairs4(int32_t units, int32_t depth)
 {
     static int32_t words[MAX_FILTER / 4];
     int8_t *packed = (int8_t *)words;
     int32_t i = 0;
     for (int32_t u0 = 0; u0 + 4 <= units; u0 += 4) {
         for (int32_t g = 0; g < depth; g += 4) {
-            for (int32_t r = 0; r < 4; ++r) {
-                for (int32_t k = 0; k < 4; ++k) {
-                    packed[i++] = filter[(u0 + r) * depth + g + k];
+            for (int32_t pair = u0; pair < u0 + 4; pair += 2) {
+                for (int32_t j = 0; j < 2; ++j) {
+                    for (int32_t d = g + j; d < g + 4; d += 2) {
+                        packed[i++] = (int8_t)((uint8_t)filter[(pair + 1) * depth + d] ^ 0x80u);
+                        packed[i++] = filter[pair * depth + d];
+                    }
                 }
             }
         }
     }
     memcpy(packed + i, filter + i, (size_t)(units * depth - i));
     return packed;
+}
+
+/* Every fourth FULLY_CONNECTED case (by index, no random draws): the input at its largest
+ * |x + offset| and the even units' weights at -128 or 127, so that over a deep row 256 times
+ * the first unit's sum of a pair wraps int32 in the paired layout's raw SMLAD sum, from which
+ * the second unit's sum must still come back exact. */
+static void fc_extreme_values(int32_t index, const mcugen_fc_params *p, int32_t units,
+                              int32_t depth, int32_t batch)
+{
+    if (index % 4 != 1) {
+        return;
+    }
+    memset(input, p->input_offset > 0 ? 127 : -128, (size_t)(batch * depth));
+    for (int32_t u = 0; u < units; u += 2) {
+        memset(filter + u * depth, (u & 2) ? 127 : -128, (size_t)depth);
+    }
 }
 
 static void prepare_outputs(int32_t bytes)
@@ -623,6 +644,7 @@ static void test_fully_connected(int32_t index)
     fill_s8(filter, fd.n * fd.c);
     fill_quant(od.c, in.c);
     const int32_t *b = uniform(0, 5) == 0 ? NULL : bias;
+    fc_extreme_values(index, &params, od.c, in.c, in.n);
     params.kernel_sums = uniform(0, 1) ? make_kernel_sums(b, od.c, in.c, params.input_offset) : NULL;
     const mcugen_per_channel_quant_params quant = {multiplier, shift};
     const mcugen_context ctx = {scratch, mcugen_fully_connected_fast_s8_buffer_size(&fd)};
@@ -649,13 +671,13 @@ static void test_fully_connected(int32_t index)
     }
     /* the same case over the weights as mcugen builds them for Cortex-M4/M7 (no extra random
      * numbers): the portable loop and the fast path must both give out_ref */
-    const int8_t *packed = make_fc_blocks4(od.c, in.c);
-    params.filter_layout = MCUGEN_FC_LAYOUT_BLOCKS4;
+    const int8_t *packed = make_fc_pairs4(od.c, in.c);
+    params.filter_layout = MCUGEN_FC_LAYOUT_PAIRS4;
     params.rq_checked = fc_rq_checked(&params, b, od.c, in.c);
     memset(out_fast, GUARD, (size_t)bytes + 1);
     if (mcugen_fully_connected_s8(&ctx, &params, &quant, &in, input, &fd, packed, &bd, b, &od,
                                   out_fast) != MCUGEN_OK) {
-        put_text("FAIL fully_connected: portable kernel rejected blocks4 case ");
+        put_text("FAIL fully_connected: portable kernel rejected pairs4 case ");
         put_int(index);
         end_line();
         ++failures;

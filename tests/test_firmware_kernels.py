@@ -123,13 +123,19 @@ MUTATIONS = [
      '#define DSP_HALF_5(word) DSP_HALF_4(word) DSP_COL("a3", word)\n'),
     ("qemu-m4", "mcugen_conv_fast_dsp.c", "    return copy_s8(dst, row, len);\n",
      "    return copy_s8(dst, row + 1, len);\n"),
-    ("qemu-m4", "mcugen_conv_fast_dsp.c",
-     "    const int32_t add = (int32_t)((2u * (uint32_t)zp + 1u) << (right - 1));\n",
-     "    const int32_t add = (int32_t)((2u * (uint32_t)zp) << (right - 1));\n"),
-    # FULLY_CONNECTED over the weights in blocks of four units: the LDM loop's fourth row
-    # summed into the third, and the portable loop stepping one word short per group
-    ("qemu-m4", "mcugen_conv_fast_dsp.c", 'DSP_FCB_ROW("k3", "a3")', 'DSP_FCB_ROW("k3", "a2")'),
-    ("qemu-m4", "mcugen_fully_connected.c", "g += 4, w += 16, x += 4", "g += 4, w += 12, x += 4"),
+    ("qemu-m4", "mcugen_conv_fast_dsp.c", "        const int32_t odd = 2 * p.zp + 1;\n",
+     "        const int32_t odd = 2 * p.zp;\n"),
+    # FULLY_CONNECTED over the weights in pairs of units: the LDM loop's last word against
+    # the wrong column word, the second unit recovered with 128 A instead of 256 A, the
+    # column sum's correction halved, and the portable loop reading the second unit's bytes
+    # without undoing their +128
+    ("qemu-m4", "mcugen_conv_fast_dsp.c", 'DSP_FCP_WORD("k3", "xb", "p1", "a2")',
+     'DSP_FCP_WORD("k3", "xa", "p1", "a2")'),
+    ("qemu-m4", "mcugen_conv_fast_dsp.c", "(uint32_t)raw - ((uint32_t)a << 8)",
+     "(uint32_t)raw - ((uint32_t)a << 7)"),
+    ("qemu-m4", "mcugen_conv_fast_dsp.c", "column_sum(x, depth >> 1) << 7", "column_sum(x, depth >> 1) << 6"),
+    ("qemu-m4", "mcugen_fully_connected.c", "const int32_t mask = (u & 1) ? -128 : 0;",
+     "const int32_t mask = (u & 1) ? 0 : 0;"),
     # the Helium conv's assembly: the pair requantization without the second pixel's -1 for
     # negatives, and the three-row pass reading the second pixel's later window rows from
     # the wrong place (in-place windows: the segment step forgotten)
@@ -265,12 +271,14 @@ def test_fully_connected_kernel_sums_are_built_for_helium(target: str) -> None:
 
 
 @pytest.mark.parametrize("target", ["host", "cortex-m4", "cortex-m55"])
-def test_fully_connected_weights_in_blocks4_for_dsp(target: str) -> None:
-    """--target cortex-m4 stores every int8 FULLY_CONNECTED's weights in blocks of four units
-    (MCUGEN_FC_LAYOUT_BLOCKS4: unit u's value i at block u // 4, group i // 4, word u % 4, byte
-    i % 4) instead of TFLite's rows, in the same bytes of flash; the other targets keep the rows.
-    That the DSP path and the portable loop compute the same outputs from them is checked on
-    QEMU (kernel_tests.c's blocks4 cases, the public models against TFLM's outputs)."""
+def test_fully_connected_weights_in_pairs4_for_dsp(target: str) -> None:
+    """--target cortex-m4 stores every int8 FULLY_CONNECTED's weights in pairs of units
+    (MCUGEN_FC_LAYOUT_PAIRS4: in block u // 4, group i // 4, unit u's value i in word
+    2 (u % 4 // 2) + i % 2, halfword i % 4 // 2, its upper byte for an even unit, its lower byte
+    plus 128 for an odd one) instead of TFLite's rows, in as many bytes of flash; the other
+    targets keep the rows. That the DSP path and the portable loop compute the same outputs
+    from them is checked on QEMU (kernel_tests.c's pairs4 cases, the public models against
+    TFLM's outputs)."""
     compiled = compile_model(public_model("ad_autoencoder"), BuildOptions(target=target))
     source = compiled.code.files[f"{compiled.prefix}_model.c"]
     fcs = [op for op in compiled.order if op.kind is OpKind.FULLY_CONNECTED]
@@ -280,7 +288,7 @@ def test_fully_connected_weights_in_blocks4_for_dsp(target: str) -> None:
         return
     host = compile_model(public_model("ad_autoencoder"), BuildOptions(target="host"))
     assert compiled.code.weights_bytes == host.code.weights_bytes
-    assert layouts == {str(op.index): "1" for op in fcs}
+    assert layouts == {str(op.index): "2" for op in fcs}
     for op in fcs:
         w = op.inputs[1].data
         units, depth = w.shape
@@ -294,17 +302,19 @@ def test_fully_connected_weights_in_blocks4_for_dsp(target: str) -> None:
         for u in range(units):
             for i in range(depth):
                 if u < units - units % 4:
-                    position = (u // 4) * 4 * depth + (i // 4) * 16 + (u % 4) * 4 + i % 4
+                    position = ((u // 4) * 4 * depth + (i // 4) * 16 + 4 * (2 * (u % 4 // 2) + i % 2)
+                                + 2 * (i % 4 // 2) + (1 - u % 2))
+                    flipped = (int(w[u, i]) & 0xFF) ^ 0x80  # an odd unit's byte: + 128
+                    expected[position] = w[u, i] if u % 2 == 0 else flipped - 256 * (flipped > 127)
                 else:
-                    position = u * depth + i
-                expected[position] = w[u, i]
+                    expected[u * depth + i] = w[u, i]
         assert np.array_equal(stored, expected)
 
 
 def test_fully_connected_rq_checked_is_fc_quick_at_build_time() -> None:
     """mcugen_fc_params.rq_checked lets the DSP path skip its per-call fc_quick check, so it
     must be 0 as soon as one condition misses: each boundary of the kernel's check (shift in
-    [-22, -1], no INT32_MIN multiplier, zero point in [-128, 128], the int8 clamp,
+    [-22, -1], no negative multiplier, zero point in [-128, 128], the int8 clamp,
     |bias| < 2^30 - depth * 128 * the largest |x + input_offset|) on both sides. That outputs
     are exact when it is 1 is checked on QEMU (kernel_tests.c, the public models vs TFLM)."""
     from mcugen.ops.conv.prepare import Rescale, RescaleKind
@@ -325,5 +335,6 @@ def test_fully_connected_rq_checked_is_fc_quick_at_build_time() -> None:
     assert rq_checked(params(shift=-22), bias) and not rq_checked(params(shift=-23), bias)
     assert not rq_checked(params(shift=0), bias)
     assert not rq_checked(params(mult=-2**31), bias)
+    assert not rq_checked(params(mult=-5), bias) and rq_checked(params(mult=0), bias)
     assert rq_checked(params(zp=128), bias) and not rq_checked(params(zp=129), bias)
     assert not rq_checked(params(clamp=(-128, 100)), bias)

@@ -77,41 +77,50 @@ def _fc_kernel_sums(op: Op, ctx: EmitContext, p: FullyConnectedParams) -> str:
     return f", .kernel_sums = {name}"
 
 
-def blocks4_weights(weights: np.ndarray) -> np.ndarray:
-    """[units][depth] int8 weights (depth % 4 == 0) in MCUGEN_FC_LAYOUT_BLOCKS4 order: the units
-    in blocks of four, each block group by group of four depth values, the four rows' words
-    of a group side by side; the units % 4 last units as plain rows. The same bytes."""
+def pairs4_weights(weights: np.ndarray) -> np.ndarray:
+    """[units][depth] int8 weights (depth % 4 == 0) in MCUGEN_FC_LAYOUT_PAIRS4 order: the units
+    in blocks of four, each block group by group of four depth values (16 bytes); a group's
+    words 0, 1 hold the block's units 0 (A) and 1 (B), words 2, 3 its units 2 and 3, word j
+    of a pair the depths d = 4g + j and d + 2 as [B(d) ^ 0x80, A(d), B(d+2) ^ 0x80, A(d+2)]
+    (the DSP path's SMLAD of the raw word then adds 256 A x + (B + 128) x). The units % 4 last
+    units as plain rows. As many bytes."""
     units, depth = weights.shape
     full = units & ~3
-    blocks = weights[:full].reshape(full // 4, 4, depth // 4, 4).transpose(0, 2, 1, 3)
-    return np.concatenate([blocks.reshape(-1), weights[full:].reshape(-1)])
+    # [block][pair][unit in pair][group][k] with depth = 4 group + k, k = j + 2 h
+    w = weights[:full].reshape(full // 4, 2, 2, depth // 4, 2, 2)  # ..., group, h, j
+    a = w[:, :, 0]
+    b = (w[:, :, 1].view(np.uint8) ^ 0x80).view(np.int8)
+    # bytes of word (pair, j) in group: [B(h=0), A(h=0), B(h=1), A(h=1)]
+    words = np.stack([b, a], axis=-1)  # block, pair, group, h, j, (B, A)
+    ordered = words.transpose(0, 2, 1, 4, 3, 5)  # block, group, pair, j, h, (B, A)
+    return np.concatenate([ordered.reshape(-1), weights[full:].reshape(-1)])
 
 
-def _fc_blocks4_filter(op: Op, ctx: EmitContext, p: FullyConnectedParams) -> str | None:
+def _fc_pairs4_filter(op: Op, ctx: EmitContext, p: FullyConnectedParams) -> str | None:
     """The C name of the weights re-ordered for the Cortex-M4/M7 fast path (one LDM brings a
-    group of four rows), or None where the weights stay in TFLite's rows: other cores, int16,
-    the double rescale, a filter zero point, computed weights, a depth that is not a multiple
-    of 4, fewer than four units."""
+    group of four units, one SXTB16 per four MACs), or None where the weights stay in TFLite's
+    rows: other cores, int16, the double rescale, a filter zero point, computed weights, a
+    depth that is not a multiple of 4, fewer than four units."""
     w = op.inputs[1]
     if (ctx.target.fast_path != "dsp" or p.int16 or p.rescale.kind is RescaleKind.DOUBLE
             or p.filter_offset != 0 or w is None or w.data is None or len(w.shape) != 2
             or p.depth % 4 != 0 or p.units < 4):
         return None
     data = np.asarray(w.data, dtype=np.int8).reshape(p.units, p.depth)
-    return ctx.constant(f"{w.name} blocks4", blocks4_weights(data), "int8_t")
+    return ctx.constant(f"{w.name} pairs4", pairs4_weights(data), "int8_t")
 
 
 def rq_checked(p: FullyConnectedParams, bias: np.ndarray | None) -> bool:
     """Whether every unit takes the DSP path's check-free requantization (fc_quick in
     mcugen_conv_fast_dsp.c, checked there on every call otherwise): shifts in [-22, -1], no
-    INT32_MIN multiplier, output zero point in [-128, 128], the int8 clamp, and
+    negative multiplier (so no INT32_MIN), output zero point in [-128, 128], the int8 clamp, and
     |bias| + depth * (the largest |w (x + input_offset)|) < 2^30."""
     x_off = p.input_offset
     max_sum = p.depth * 128 * max(abs(x_off - 128), abs(x_off + 127))
     shifts, mults = p.rescale.shifts.astype(np.int64), p.rescale.multipliers.astype(np.int64)
     limit = 2**30 - max_sum
     return (p.clamp == (-128, 127) and -128 <= p.output_offset <= 128 and limit > 0
-            and bool(np.all((shifts >= -22) & (shifts <= -1))) and bool(np.all(mults != -2**31))
+            and bool(np.all((shifts >= -22) & (shifts <= -1))) and bool(np.all(mults >= 0))
             and (bias is None or bool(np.all(np.abs(bias.astype(np.int64)) < limit))))
 
 
@@ -139,7 +148,7 @@ def emit_fully_connected(op: Op, ctx: EmitContext) -> KernelCall:
     low, high = p.clamp
     declarations: list[str] = []
     sparse = ctx.sparse_weights and choose_sparse(op).sparse  # --sparse: mask-and-values weights
-    blocks4 = None if sparse else _fc_blocks4_filter(op, ctx, p)
+    pairs4 = None if sparse else _fc_pairs4_filter(op, ctx, p)
     if p.int16:
         declarations += rescale_decls(ctx, op, f"fc_quant_{i}", p.rescale)
         function, real_scale, quant_arg = "mcugen_fully_connected_s16", "NULL", f"&fc_quant_{i}, "
@@ -161,7 +170,7 @@ def emit_fully_connected(op: Op, ctx: EmitContext) -> KernelCall:
         f".activation = {{ .min = {low}, .max = {high} }}, "
         f".per_channel = {int(p.per_channel)}, .real_scale = {real_scale}"
         f"{_fc_kernel_sums(op, ctx, p)}"
-        f"{', .filter_layout = 1 /* MCUGEN_FC_LAYOUT_BLOCKS4 */' if blocks4 else ''}"
+        f"{', .filter_layout = 2 /* MCUGEN_FC_LAYOUT_PAIRS4 */' if pairs4 else ''}"
         f"{_fc_rq_checked(op, ctx, p)} }};"
     )
     if p.int16:
@@ -185,7 +194,7 @@ def emit_fully_connected(op: Op, ctx: EmitContext) -> KernelCall:
         function = function.replace("fully_connected_s8", "fully_connected_sparse_s8")
         runtime.add(SPARSE_RUNTIME)
     else:
-        filter_arg = blocks4 or ctx.ptr(w)
+        filter_arg = pairs4 or ctx.ptr(w)
     call = (
         f"{function}(&fc_ctx_{i}, &fc_params_{i}, {quant_arg}"
         f"&fc_input_dims_{i}, {ctx.ptr(x)}, &fc_filter_dims_{i}, {filter_arg}, {bias_args}, "

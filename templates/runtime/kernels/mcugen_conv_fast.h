@@ -25,7 +25,9 @@
  *        Taps in the padding and the last group's padding are stored as 0, which is what
  *        skipping them adds. A 1x1 stride-1 unpadded conv widens its contiguous pixels
  *        directly; a window inside the input is copied a row at a time. FULLY_CONNECTED: the
- *        same with one input row. Depthwise (ch_mult 1, channels % 4 == 0): widened weights,
+ *        same with one input row; over MCUGEN_FC_LAYOUT_PAIRS4 weights a pair of units shares
+ *        each word, one SMLAD of the raw word (256 A + B + 128, exact modulo 2^32) and one of
+ *        its SXTB16 ROR 8 (A) per four MACs, B recovered once per unit. Depthwise (ch_mult 1, channels % 4 == 0): widened weights,
  *        SMLABB/SMLATT per channel from bias + input_offset * sum(w) (both from the build's
  *        table for a tiled chain's stripes, mcugen_conv_params.rq_table); taps in the padding
  *        read the input zero point (-input_offset), whose w * (x + off) is 0; 3x3 windows
@@ -101,9 +103,11 @@ typedef struct {
     int32_t rq_checked;         /* mcugen_fc_params.rq_checked */
 } mcugen_fully_connected_fast_params;
 
-/* mcugen_fc_params.filter_layout of the weights in blocks of four units (word-interleaved rows),
- * which the DSP path reads with one LDM a group; the Helium path declines it. */
-#define MCUGEN_FC_LAYOUT_BLOCKS4 1
+/* mcugen_fc_params.filter_layout of the weights in blocks of four units, two pairs of units
+ * whose words interleave the pair's weights (the second unit's byte offset by 128), which the
+ * DSP path reads with one LDM a group and one SXTB16 per four MACs (mcugen_conv_fast_dsp.c,
+ * "pairs of units"); the Helium path declines it. (Value 1 was an earlier layout.) */
+#define MCUGEN_FC_LAYOUT_PAIRS4 2
 
 /* Scratch bytes of the conv fast path compiled in (0 without one): the im2col columns and
  * per-channel sums. */

@@ -1061,69 +1061,86 @@ static inline void rows_4x1(const int8_t *w, const int32_t *x, int32_t depth, in
 }
 #endif
 
-/* ---- FULLY_CONNECTED over weights in blocks of four units (MCUGEN_FC_LAYOUT_BLOCKS4) -------
- * Group g (four depth values) of a block is 16 bytes at 16 g: row r's four int8 weights in
- * word r. The column x is the input row widened as for the row kernels (x0 x2, x1 x3 per
- * group), so each word unpacks with SXTB16 and SXTB16 ROR 8 into two SMLAD operands and one
- * LDM brings a group's weights of all four rows. */
-
-/* Row r of a block (w = the block + 4 r) over `groups` groups: any optimisation level. */
-static inline int32_t block_row(const int8_t *w, const int32_t *x, int32_t groups, int32_t a)
-{
-    for (int32_t g = 0; g < groups; ++g, w += 16, x += 2) {
-        const int32_t raw = load32(w);
-        a = __smlad(sxtb16_ror8(raw), x[1], __smlad(__sxtb16(raw), x[0], a));
-    }
-    return a;
-}
+/* ---- FULLY_CONNECTED over weights in pairs of units (MCUGEN_FC_LAYOUT_PAIRS4) ----------------
+ * Group g (depth values 4g .. 4g + 3) of a block of four units is 16 bytes at 16 g: words 0, 1
+ * the pair of units 0 (A) and 1 (B), words 2, 3 the pair of units 2 and 3. Word j of a pair
+ * holds depths d = 4g + j and d + 2 (the column's word j, x_d and x_(d+2), as im2col_q15 widens
+ * them): bytes [B(d) ^ 0x80, A(d), B(d+2) ^ 0x80, A(d+2)]. Its two halfwords, as int16, are
+ * (B + 128) + 256 A (byte 0 unsigned), so one SMLAD of the raw word adds 256 A x + B x + 128 x
+ * and one SMLAD of SXTB16(word, ROR 8) = (A(d), A(d+2)) adds A x alone: 4 MACs in three
+ * instructions (B needs no SXTB16). Over the row, modulo 2^32 like every int32 sum here,
+ * raw = 256 dot_A + dot_B + 128 S with S the column's sum, so dot_B = raw - 256 dot_A - 128 S:
+ * raw starts at bias_B + 256 bias_A - 128 S and unit B's sum is raw - 256 acc_A. */
 
 #if DSP_FC_ROWS4
-/* Row `acc`'s word `word` against the column group in xa, xb. */
-#define DSP_FCB_ROW(word, acc)                                                                 \
-    "sxtb16 %[we], %[" word "]\n\t"                                                            \
-    "sxtb16 %[" word "], %[" word "], ror #8\n\t"                                              \
-    "smlad  %[" acc "], %[we], %[xa], %[" acc "]\n\t"                                          \
-    "smlad  %[" acc "], %[" word "], %[xb], %[" acc "]\n\t"
-#define DSP_FCB_GROUP                                                                          \
+/* S: the sum of the column's `words` int16 pairs (x + offset), one SMLAD a word. */
+static int32_t column_sum(const int32_t *x, int32_t words)
+{
+    int32_t s = 0;
+    for (int32_t i = 0; i < words; ++i) {
+        s = __smlad(x[i], 0x00010001, s);
+    }
+    return s;
+}
+
+/* A pair's starting sums: acc_A = bias_A, raw = bias_B + 256 bias_A + c (c = -128 S). */
+static inline void pair_init(int32_t *a, int32_t *raw, const int32_t *bias, int32_t c)
+{
+    *a = bias != NULL ? bias[0] : 0;
+    *raw = (int32_t)((uint32_t)c + (bias != NULL ? (uint32_t)bias[1] : 0u) + ((uint32_t)*a << 8));
+}
+
+/* Unit B's sum from the raw sum and unit A's. */
+static inline int32_t pair_b(int32_t raw, int32_t a)
+{
+    return (int32_t)((uint32_t)raw - ((uint32_t)a << 8));
+}
+
+/* Word k (a pair's word j, against the column word xw): the raw SMLAD, then k's A halves. */
+#define DSP_FCP_WORD(k, xw, raw, acc)                                                          \
+    "smlad  %[" raw "], %[" k "], %[" xw "], %[" raw "]\n\t"                                   \
+    "sxtb16 %[" k "], %[" k "], ror #8\n\t"                                                    \
+    "smlad  %[" acc "], %[" k "], %[" xw "], %[" acc "]\n\t"
+#define DSP_FCP_GROUP                                                                          \
     "ldrd   %[xa], %[xb], [%[x]], #8\n\t"                                                      \
     "ldmia  %[w]!, {%[k0], %[k1], %[k2], %[k3]}\n\t"                                           \
-    DSP_FCB_ROW("k0", "a0") DSP_FCB_ROW("k1", "a1") DSP_FCB_ROW("k2", "a2")                    \
-    DSP_FCB_ROW("k3", "a3")
-#define DSP_FCB_OPERANDS                                                                       \
-    [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [w] "+r"(w), [x] "+r"(x),    \
-        [k0] "=&r"(k0), [k1] "=&r"(k1), [k2] "=&r"(k2), [k3] "=&r"(k3), [we] "=&r"(we),      \
-        [xa] "=&r"(xa), [xb] "=&r"(xb)
+    DSP_FCP_WORD("k0", "xa", "p0", "a0") DSP_FCP_WORD("k1", "xb", "p0", "a0")                  \
+    DSP_FCP_WORD("k2", "xa", "p1", "a2") DSP_FCP_WORD("k3", "xb", "p1", "a2")
+#define DSP_FCP_OPERANDS                                                                       \
+    [a0] "+r"(a0), [p0] "+r"(p0), [a2] "+r"(a2), [p1] "+r"(p1), [w] "+r"(w), [x] "+r"(x),    \
+        [k0] "=&r"(k0), [k1] "=&r"(k1), [k2] "=&r"(k2), [k3] "=&r"(k3), [xa] "=&r"(xa),      \
+        [xb] "=&r"(xb)
 
-/* The four rows of a block (w word-aligned): 16 MACs in 18 instructions a group, four groups
- * a pass. The LDM's registers are fixed in ascending order (word r into k_r); the loop's end
- * is compared from memory (thirteen registers are taken). */
+/* The two pairs of a block (w word-aligned): 16 MACs in 14 instructions a group (LDRD, LDM,
+ * 4 SXTB16, 8 SMLAD), eight groups a pass counted down. The LDM's registers are fixed in
+ * ascending order (word r into k_r). acc: A0, raw01, A2, raw23. Thirteen registers. */
 #if defined(__GNUC__)
 __attribute__((always_inline))
 #endif
-static inline void block_4x1(const int8_t *w, const int32_t *x, int32_t groups, int32_t acc[4])
+static inline void pairs_4x1(const int8_t *w, const int32_t *x, int32_t groups, int32_t acc[4])
 {
-    int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3], we, xa, xb;
+    int32_t a0 = acc[0], p0 = acc[1], a2 = acc[2], p1 = acc[3], xa, xb;
     register int32_t k0 __asm__("r8");
     register int32_t k1 __asm__("r9");
     register int32_t k2 __asm__("r10");
     register int32_t k3 __asm__("r11");
-    if (groups >= 4) {
-        const int32_t *end = x + 2 * (groups & ~3);
-        __asm__ volatile("1:\n\t" DSP_FCB_GROUP DSP_FCB_GROUP DSP_FCB_GROUP DSP_FCB_GROUP
-                         "ldr    %[k0], %[end]\n\t"
-                         "cmp    %[x], %[k0]\n\t"
+    int32_t n = groups >> 3;
+    if (n > 0) {
+        __asm__ volatile("1:\n\t" DSP_FCP_GROUP DSP_FCP_GROUP DSP_FCP_GROUP DSP_FCP_GROUP
+                         DSP_FCP_GROUP DSP_FCP_GROUP DSP_FCP_GROUP DSP_FCP_GROUP
+                         "subs   %[n], %[n], #1\n\t"
                          "bne    1b"
-                         : DSP_FCB_OPERANDS
-                         : [end] "m"(end)
+                         : DSP_FCP_OPERANDS, [n] "+r"(n)
+                         :
                          : "cc", "memory");
     }
-    for (int32_t g = groups & 3; g > 0; --g) {
-        __asm__ volatile(DSP_FCB_GROUP : DSP_FCB_OPERANDS : : "memory");
+    for (n = groups & 7; n > 0; --n) {
+        __asm__ volatile(DSP_FCP_GROUP : DSP_FCP_OPERANDS : : "memory");
     }
     acc[0] = a0;
-    acc[1] = a1;
+    acc[1] = p0;
     acc[2] = a2;
-    acc[3] = a3;
+    acc[3] = p1;
 }
 #endif
 
@@ -1148,17 +1165,17 @@ static inline int8_t fc_out(int32_t acc, int32_t mult, int32_t shift, int zp_ok,
 
 #if DSP_FC_ROWS4
 /* 1 when every output of the call takes the fast requantization with the int8 clamp and no
- * per-value check: rq_table's conditions for every unit, max_sum bounding |sum w (x + off)|
- * (multipliers_ok has excluded INT32_MIN). shifts: 1 (per tensor) or units. */
-static int fc_quick(const int32_t *bias, int32_t units, const int32_t *shift, int32_t shifts,
-                    const rq_params *p, int64_t max_sum)
+ * per-value check: rq_table's conditions for every unit, max_sum bounding |sum w (x + off)|,
+ * and no negative multiplier (fc_quick_out). shifts: 1 (per tensor) or units. */
+static int fc_quick(const int32_t *bias, int32_t units, const int32_t *mult,
+                    const int32_t *shift, int32_t shifts, const rq_params *p, int64_t max_sum)
 {
     if (!p->full || p->zp < -128 || p->zp > 128 || max_sum >= ((int64_t)1 << 30)) {
         return 0;
     }
     const uint32_t limit = (1u << 30) - (uint32_t)max_sum, span = 2u * limit - 1u;
     for (int32_t i = 0; i < shifts; ++i) {
-        if ((uint32_t)(-shift[i] - 1) >= 22u) {
+        if ((uint32_t)(-shift[i] - 1) >= 22u || mult[i] < 0) {
             return 0;
         }
     }
@@ -1170,84 +1187,159 @@ static int fc_quick(const int32_t *bias, int32_t units, const int32_t *shift, in
     return 1;
 }
 
-/* The fast requantization's output for a multiplier and shift that fc_quick accepted. */
-static inline int8_t fc_quick_out(int32_t acc, int32_t mult, int32_t shift, int32_t zp)
+/* The fast requantization's output (rq_y, then the int8 clamp) for a multiplier and shift
+ * that fc_quick accepted, odd = 2 zp + 1, in seven instructions: with t = ~shift = right - 1,
+ * add = odd << t; SMMLAR(2 acc, mult, add) = y + add (add is whole in the high word); the -1
+ * for y < 0 taken from acc instead, which differs only when y == 0 > acc (mult >= 0: y has
+ * acc's sign or is 0), where (add - 1) >> right == add >> right since add is an odd multiple
+ * of 2^(right - 1); the shift by right split into t and the SSAT's own ASR #1. */
+static inline int8_t fc_quick_out(int32_t acc, int32_t mult, int32_t shift, int32_t odd)
 {
-    const int32_t right = -shift;
-    const int32_t add = (int32_t)((2u * (uint32_t)zp + 1u) << (right - 1));
-    return (int8_t)__ssat(rq_y(acc, mult, right, add), 8);
+    const int32_t t = ~shift;
+    const int32_t add = (int32_t)((uint32_t)odd << t);
+#if defined(__GNUC__)
+    int32_t z, r;
+    __asm__("smmlar %0, %1, %2, %3"
+            : "=r"(z)
+            : "r"((int32_t)((uint32_t)acc << 1)), "r"(mult), "r"(add));
+    z = (z + (acc >> 31)) >> t;
+    __asm__("ssat %0, #8, %1, asr #1" : "=r"(r) : "r"(z));
+    return (int8_t)r;
+#else
+    return (int8_t)__ssat(rq_y(acc, mult, t + 1, add), 8);
+#endif
 }
 
-/* The whole blocks of four units of one input row: rows_4x1, then the four outputs (per unit
- * quantization: step 4, the block's own multipliers; per tensor: step 0, element 0), quick a
- * constant (fc_quick holds: no per-value checks). */
+/* A block's four outputs (per unit quantization: step 4, the block's own multipliers; per
+ * tensor: step 0, element 0), quick a constant (fc_quick holds: no per-value checks). */
 #if defined(__GNUC__)
 __attribute__((always_inline))
 #endif
-static inline void fc_blocks4_of(const int8_t *w, const int32_t *x, int32_t depth,
-                                 int32_t blocks, const int32_t *bias, const int32_t *mult,
-                                 const int32_t *shift, int32_t step, int zp_ok, const int quick,
-                                 const int packed, const rq_params p, int8_t *out)
+static inline void fc_out4(const int32_t acc[4], const int32_t *mult, const int32_t *shift,
+                           int32_t step, int zp_ok, const int quick, const rq_params p,
+                           int8_t *out)
 {
     const int32_t s1 = step >> 2, s2 = 2 * s1, s3 = 3 * s1; /* within a block */
+    if (quick) {
+        const int32_t odd = 2 * p.zp + 1;
+        out[0] = fc_quick_out(acc[0], mult[0], shift[0], odd);
+        out[1] = fc_quick_out(acc[1], mult[s1], shift[s1], odd);
+        out[2] = fc_quick_out(acc[2], mult[s2], shift[s2], odd);
+        out[3] = fc_quick_out(acc[3], mult[s3], shift[s3], odd);
+    } else {
+        out[0] = fc_out(acc[0], mult[0], shift[0], zp_ok, p);
+        out[1] = fc_out(acc[1], mult[s1], shift[s1], zp_ok, p);
+        out[2] = fc_out(acc[2], mult[s2], shift[s2], zp_ok, p);
+        out[3] = fc_out(acc[3], mult[s3], shift[s3], zp_ok, p);
+    }
+}
+
+/* The whole blocks of four units of one input row over TFLite's rows: rows_4x1. */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline void fc_rows_of(const int8_t *w, const int32_t *x, int32_t depth, int32_t blocks,
+                              const int32_t *bias, const int32_t *mult, const int32_t *shift,
+                              int32_t step, int zp_ok, const int quick, const rq_params p,
+                              int8_t *out)
+{
     for (; blocks > 0; --blocks, w += 4 * depth, out += 4, mult += step, shift += step) {
         int32_t acc[4] = {0, 0, 0, 0};
         if (bias != NULL) {
             acc[0] = bias[0], acc[1] = bias[1], acc[2] = bias[2], acc[3] = bias[3];
             bias += 4;
         }
-        if (packed) {
-            block_4x1(w, x, depth >> 2, acc);
-        } else {
-            rows_4x1(w, x, depth, acc);
+        rows_4x1(w, x, depth, acc);
+        fc_out4(acc, mult, shift, step, zp_ok, quick, p, out);
+    }
+}
+
+/* The same over MCUGEN_FC_LAYOUT_PAIRS4 weights: pairs_4x1, c = -128 S. */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline void fc_pairs_of(const int8_t *w, const int32_t *x, int32_t depth, int32_t blocks,
+                               const int32_t *bias, int32_t c, const int32_t *mult,
+                               const int32_t *shift, int32_t step, int zp_ok, const int quick,
+                               const rq_params p, int8_t *out)
+{
+    for (; blocks > 0; --blocks, w += 4 * depth, out += 4, mult += step, shift += step) {
+        int32_t acc[4] = {0, c, 0, c};
+        if (bias != NULL) {
+            pair_init(&acc[0], &acc[1], bias, c);
+            pair_init(&acc[2], &acc[3], bias + 2, c);
+            bias += 4;
         }
-        if (quick) {
-            out[0] = fc_quick_out(acc[0], mult[0], shift[0], p.zp);
-            out[1] = fc_quick_out(acc[1], mult[s1], shift[s1], p.zp);
-            out[2] = fc_quick_out(acc[2], mult[s2], shift[s2], p.zp);
-            out[3] = fc_quick_out(acc[3], mult[s3], shift[s3], p.zp);
-        } else {
-            out[0] = fc_out(acc[0], mult[0], shift[0], zp_ok, p);
-            out[1] = fc_out(acc[1], mult[s1], shift[s1], zp_ok, p);
-            out[2] = fc_out(acc[2], mult[s2], shift[s2], zp_ok, p);
-            out[3] = fc_out(acc[3], mult[s3], shift[s3], zp_ok, p);
-        }
+        pairs_4x1(w, x, depth >> 2, acc);
+        acc[1] = pair_b(acc[1], acc[0]);
+        acc[3] = pair_b(acc[3], acc[2]);
+        fc_out4(acc, mult, shift, step, zp_ok, quick, p, out);
     }
 }
 
 /* Out of line, with the activation by value: the int8 stores then force no reloads; one loop
- * each way (a runtime flag inside the one loop leaves rows_4x1's asm too few registers). */
-DSP_NOINLINE static void fc_blocks4(const int8_t *w, const int32_t *x, int32_t depth,
-                                    int32_t blocks, const int32_t *bias, const int32_t *mult,
-                                    const int32_t *shift, int32_t step, int zp_ok,
-                                    const rq_params p, int8_t *out)
+ * each way (a runtime flag inside the one loop leaves the asm too few registers). */
+DSP_NOINLINE static void fc_rows(const int8_t *w, const int32_t *x, int32_t depth,
+                                 int32_t blocks, const int32_t *bias, const int32_t *mult,
+                                 const int32_t *shift, int32_t step, int zp_ok,
+                                 const rq_params p, int8_t *out)
 {
-    fc_blocks4_of(w, x, depth, blocks, bias, mult, shift, step, zp_ok, 0, 0, p, out);
+    fc_rows_of(w, x, depth, blocks, bias, mult, shift, step, zp_ok, 0, p, out);
 }
 
-DSP_NOINLINE static void fc_blocks4_quick(const int8_t *w, const int32_t *x, int32_t depth,
-                                          int32_t blocks, const int32_t *bias,
-                                          const int32_t *mult, const int32_t *shift,
-                                          int32_t step, const rq_params p, int8_t *out)
+DSP_NOINLINE static void fc_rows_quick(const int8_t *w, const int32_t *x, int32_t depth,
+                                       int32_t blocks, const int32_t *bias, const int32_t *mult,
+                                       const int32_t *shift, int32_t step, const rq_params p,
+                                       int8_t *out)
 {
-    fc_blocks4_of(w, x, depth, blocks, bias, mult, shift, step, 1, 1, 0, p, out);
+    fc_rows_of(w, x, depth, blocks, bias, mult, shift, step, 1, 1, p, out);
 }
 
-/* The same over weights in MCUGEN_FC_LAYOUT_BLOCKS4 (block_4x1). */
-DSP_NOINLINE static void fc_packed4(const int8_t *w, const int32_t *x, int32_t depth,
-                                    int32_t blocks, const int32_t *bias, const int32_t *mult,
-                                    const int32_t *shift, int32_t step, int zp_ok,
-                                    const rq_params p, int8_t *out)
+DSP_NOINLINE static void fc_pairs(const int8_t *w, const int32_t *x, int32_t depth,
+                                  int32_t blocks, const int32_t *bias, int32_t c,
+                                  const int32_t *mult, const int32_t *shift, int32_t step,
+                                  int zp_ok, const rq_params p, int8_t *out)
 {
-    fc_blocks4_of(w, x, depth, blocks, bias, mult, shift, step, zp_ok, 0, 1, p, out);
+    fc_pairs_of(w, x, depth, blocks, bias, c, mult, shift, step, zp_ok, 0, p, out);
 }
 
-DSP_NOINLINE static void fc_packed4_quick(const int8_t *w, const int32_t *x, int32_t depth,
-                                          int32_t blocks, const int32_t *bias,
-                                          const int32_t *mult, const int32_t *shift,
-                                          int32_t step, const rq_params p, int8_t *out)
+/* Quick, with the step a constant (per unit: 4; per tensor: 0), so that the four outputs
+ * load their multipliers and shifts at fixed offsets from one pointer each. */
+DSP_NOINLINE static void fc_pairs_quick(const int8_t *w, const int32_t *x, int32_t depth,
+                                        int32_t blocks, const int32_t *bias, int32_t c,
+                                        const int32_t *mult, const int32_t *shift,
+                                        const rq_params p, int8_t *out)
 {
-    fc_blocks4_of(w, x, depth, blocks, bias, mult, shift, step, 1, 1, 1, p, out);
+    fc_pairs_of(w, x, depth, blocks, bias, c, mult, shift, 4, 1, 1, p, out);
+}
+
+DSP_NOINLINE static void fc_pairs_quick_tensor(const int8_t *w, const int32_t *x, int32_t depth,
+                                               int32_t blocks, const int32_t *bias, int32_t c,
+                                               const int32_t *mult, const int32_t *shift,
+                                               const rq_params p, int8_t *out)
+{
+    fc_pairs_of(w, x, depth, blocks, bias, c, mult, shift, 0, 1, 1, p, out);
+}
+#else
+/* -Os, -O0: unit u (u < units & ~3) of MCUGEN_FC_LAYOUT_PAIRS4 weights on its own (less
+ * code): an odd unit's bytes are 0 and 2 of its pair's words, 128 taken off again by the XOR,
+ * an even unit's bytes 1 and 3 (ROR 8). */
+static inline int32_t pair_half(const int8_t *w, uint32_t flip, uint32_t rot)
+{
+    const uint32_t v = (uint32_t)load32(w) ^ flip;
+    return __sxtb16((int32_t)((v >> rot) | (v << (-rot & 31u)))); /* one ROR */
+}
+
+static int32_t fc_pair_unit(const int8_t *w, const int32_t *x, int32_t depth, int32_t u,
+                            int32_t a)
+{
+    const uint32_t flip = (u & 1) ? 0x00800080u : 0u, rot = (u & 1) ? 0u : 8u;
+    /* pair u / 2: block u / 4, words 2 (u / 2 % 2) and 2 (u / 2 % 2) + 1 of each group */
+    w += (u >> 2) * 4 * depth + 8 * ((u >> 1) & 1);
+    for (int32_t g = depth >> 2; g > 0; --g, w += 16, x += 2) {
+        a = __smlad(pair_half(w + 4, flip, rot), x[1], __smlad(pair_half(w, flip, rot), x[0], a));
+    }
+    return a;
 }
 #endif
 
@@ -1260,10 +1352,10 @@ int mcugen_fully_connected_fast_s8(const mcugen_context *ctx,
                                    int8_t *output)
 {
     const int32_t depth = input_dims->c, units = output_dims->c;
-    const int packed = params->filter_layout == MCUGEN_FC_LAYOUT_BLOCKS4;
+    const int paired = params->filter_layout == MCUGEN_FC_LAYOUT_PAIRS4;
     const int checked = DSP_FC_ROWS4 && params->rq_checked; /* fc_quick holds: no INT32_MIN */
-    if ((packed && (((uintptr_t)filter & 3u) != 0 || (depth & 3) != 0)) ||
-        (params->filter_layout != 0 && !packed) ||
+    if ((paired && (((uintptr_t)filter & 3u) != 0 || (depth & 3) != 0)) ||
+        (params->filter_layout != 0 && !paired) ||
         (!checked && !multipliers_ok(quant->multiplier, params->per_channel ? units : 1)) ||
         !scratch_ok(ctx, mcugen_fully_connected_fast_dsp_s8_buffer_size(filter_dims))) {
         return 0;
@@ -1275,8 +1367,8 @@ int mcugen_fully_connected_fast_s8(const mcugen_context *ctx,
     const int32_t *mult = quant->multiplier, *shift = quant->shift;
     const int zp_ok = rp.zp >= -128 && rp.zp <= 128;
 #if DSP_FC_ROWS4
-    const int quick = checked || fc_quick(bias, units, shift, per_channel ? units : 1, &rp,
-                                          depth * max_product(params->input_offset));
+    const int quick = checked || fc_quick(bias, units, mult, shift, per_channel ? units : 1,
+                                          &rp, depth * max_product(params->input_offset));
 #endif
     /* the input row as a one-column im2col of a 1 x 1 x depth image */
     const mcugen_dims row = {1, 1, 1, depth};
@@ -1288,36 +1380,40 @@ int mcugen_fully_connected_fast_s8(const mcugen_context *ctx,
         im2col_q15(col, 0, 1, &win, &row, &row, &one, params->input_offset,
                    (int8_t *)(void *)col + round_up4(depth));
         int8_t *out = output + b * units;
-        int32_t u = 0;
+        int32_t u = units & ~3;
 #if DSP_FC_ROWS4
-        u = units & ~3;
+        /* -128 S, the paired layout's correction (depth % 4 == 0: no padding in the column) */
+        const int32_t c = paired ? (int32_t)(0u - ((uint32_t)column_sum(x, depth >> 1) << 7)) : 0;
         const int32_t step = per_channel ? 4 : 0;
-        if (packed && quick) {
-            fc_packed4_quick(filter, x, depth, u >> 2, bias, mult, shift, step, rp, out);
-        } else if (packed) {
-            fc_packed4(filter, x, depth, u >> 2, bias, mult, shift, step, zp_ok, rp, out);
+        if (paired && quick && per_channel) {
+            fc_pairs_quick(filter, x, depth, u >> 2, bias, c, mult, shift, rp, out);
+        } else if (paired && quick) {
+            fc_pairs_quick_tensor(filter, x, depth, u >> 2, bias, c, mult, shift, rp, out);
+        } else if (paired) {
+            fc_pairs(filter, x, depth, u >> 2, bias, c, mult, shift, step, zp_ok, rp, out);
         } else if (quick) {
-            fc_blocks4_quick(filter, x, depth, u >> 2, bias, mult, shift, step, rp, out);
+            fc_rows_quick(filter, x, depth, u >> 2, bias, mult, shift, step, rp, out);
         } else {
-            fc_blocks4(filter, x, depth, u >> 2, bias, mult, shift, step, zp_ok, rp, out);
+            fc_rows(filter, x, depth, u >> 2, bias, mult, shift, step, zp_ok, rp, out);
         }
 #else
-        for (; packed && u < (units & ~3); ++u) { /* -Os, -O0: a row at a time */
-            const int32_t q = per_channel ? u : 0;
-            const int32_t acc = block_row(filter + (u & ~3) * depth + 4 * (u & 3), x, depth >> 2,
-                                          bias != NULL ? bias[u] : 0);
-            out[u] = fc_out(acc, mult[q], shift[q], zp_ok, rp);
-        }
+        const int32_t full = paired ? u : 0; /* -Os, -O0: a unit at a time */
+        u = 0;
 #endif
-        /* the units % 4 last units: plain rows in either layout */
+        /* the units % 4 last units (every unit at -Os): plain rows, or pairs4 units */
         for (; u < units; ++u) {
             const int32_t q = per_channel ? u : 0;
+#if DSP_FC_ROWS4
             const int32_t acc = row_1x1(filter + u * depth, x, depth, bias != NULL ? bias[u] : 0);
+#else
+            const int32_t b0 = bias != NULL ? bias[u] : 0;
+            const int32_t acc = u < full ? fc_pair_unit(filter, x, depth, u, b0)
+                                         : row_1x1(filter + u * depth, x, depth, b0);
+#endif
             out[u] = fc_out(acc, mult[q], shift[q], zp_ok, rp); /* multipliers_ok: no INT32_MIN */
         }
     }
     return 1;
 }
-
 
 #endif /* MCUGEN_FAST_DSP */

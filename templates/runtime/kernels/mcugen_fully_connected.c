@@ -39,17 +39,38 @@ static inline int32_t dot_s8(const int8_t *x, const int8_t *w, int32_t n, int32_
     return (int32_t)acc;
 }
 
-/* dot_s8 over a unit stored MCUGEN_FC_LAYOUT_BLOCKS4: value i at w[(i / 4) 16 + i % 4]
- * (n % 4 == 0). */
-static inline int32_t dot_s8_blocks4(const int8_t *x, const int8_t *w, int32_t n,
-                                     int32_t x_offset, int32_t w_offset)
+#if !defined(__OPTIMIZE_SIZE__)
+/* One weight of a MCUGEN_FC_LAYOUT_PAIRS4 unit (mask: see below) times one input. */
+static inline uint32_t pairs4_product(int8_t w, int32_t mask, int32_t w_offset, int8_t x,
+                                      int32_t x_offset)
 {
+    return (uint32_t)((((int32_t)w ^ mask) + w_offset) * ((int32_t)x + x_offset));
+}
+#endif
+
+/* dot_s8 over unit u (u < units & ~3) stored MCUGEN_FC_LAYOUT_PAIRS4 (depth % 4 == 0): in
+ * block u / 4, group d / 4 (16 bytes), word 2 (u % 4 / 2) + d % 2 (its pair's word of d),
+ * halfword d % 4 / 2; the upper byte for an even unit, the lower byte plus 128 for an odd one
+ * (undone by the mask: bit 7 flipped, i.e. XOR -128 of the sign-extended byte). */
+static int32_t dot_s8_pairs4(const int8_t *x, const int8_t *filter, int32_t u, int32_t depth,
+                             int32_t x_offset, int32_t w_offset)
+{
+    const int8_t *w = filter + (u & ~3) * depth + 4 * (u & 2) + ((u & 1) == 0);
+    const int32_t mask = (u & 1) ? -128 : 0;
     uint32_t acc = 0;
-    for (int32_t g = 0; g < n; g += 4, w += 16, x += 4) {
-        for (int32_t k = 0; k < 4; ++k) {
-            acc += (uint32_t)(((int32_t)w[k] + w_offset) * ((int32_t)x[k] + x_offset));
-        }
+#if defined(__OPTIMIZE_SIZE__) /* -Os: the least code */
+    for (int32_t d = 0; d < depth; ++d) {
+        const int32_t v = w[16 * (d >> 2) + 4 * (d & 1) + (d & 2)] ^ mask;
+        acc += (uint32_t)((v + w_offset) * ((int32_t)x[d] + x_offset));
     }
+#else /* depths 4g .. 4g + 3 at bytes 0, 4, 2, 6 of group g */
+    for (int32_t g = 0; g < depth; g += 4, w += 16, x += 4) {
+        acc += pairs4_product(w[0], mask, w_offset, x[0], x_offset) +
+               pairs4_product(w[4], mask, w_offset, x[1], x_offset) +
+               pairs4_product(w[2], mask, w_offset, x[2], x_offset) +
+               pairs4_product(w[6], mask, w_offset, x[3], x_offset);
+    }
+#endif
     return (int32_t)acc;
 }
 
@@ -57,10 +78,9 @@ static inline int32_t dot_s8_blocks4(const int8_t *x, const int8_t *w, int32_t n
 static int32_t unit_dot(const mcugen_fc_params *params, const int8_t *row, const int8_t *filter,
                         int32_t u, int32_t depth, int32_t units)
 {
-    if (params->filter_layout == MCUGEN_FC_LAYOUT_BLOCKS4 && u < (units & ~3)) {
-        /* block u / 4 starts at (u & ~3) depth; its row u % 4 at word u % 4 of each group */
-        return dot_s8_blocks4(row, filter + (u & ~3) * depth + 4 * (u & 3), depth,
-                              params->input_offset, params->filter_offset);
+    if (params->filter_layout == MCUGEN_FC_LAYOUT_PAIRS4 && u < (units & ~3)) {
+        return dot_s8_pairs4(row, filter, u, depth, params->input_offset,
+                             params->filter_offset);
     }
     return dot_s8(row, filter + u * depth, depth, params->input_offset, params->filter_offset);
 }
@@ -80,14 +100,15 @@ static int quant_ok(const mcugen_fc_params *params, const mcugen_per_channel_qua
     if (quant == NULL || quant->multiplier == NULL || quant->shift == NULL) {
         return 0;
     }
-    /* outside TFLite's QuantizeMultiplier range the shifts are undefined */
-    return mcugen_shifts_in_range(quant->shift, count);
+    /* outside TFLite's QuantizeMultiplier range the shifts are undefined; rq_checked: mcugen
+     * has found every shift in [-22, -1] at build time (no scan of them on every call) */
+    return params->rq_checked || mcugen_shifts_in_range(quant->shift, count);
 }
 
 static int params_ok(const mcugen_fc_params *params)
 {
     const mcugen_activation act = params->activation;
-    const int layout_ok = params->filter_layout == 0 || params->filter_layout == MCUGEN_FC_LAYOUT_BLOCKS4;
+    const int layout_ok = params->filter_layout == 0 || params->filter_layout == MCUGEN_FC_LAYOUT_PAIRS4;
     return layout_ok && params->input_offset >= -127 && params->input_offset <= 128 &&
            params->filter_offset >= -127 && params->filter_offset <= 128 &&
            act.min >= INT8_MIN && act.max <= INT8_MAX && act.min <= act.max;

@@ -44,16 +44,19 @@ typedef struct {
      * bias + input_offset * (the sum of the unit's weights), modulo 2^32, as
      * mcugen_conv_params.kernel_sums; mcugen makes them at build time for the fast paths. */
     const int32_t *kernel_sums;
-    /* How the filter is stored: 0, TFLite's rows [units][depth]; MCUGEN_FC_LAYOUT_BLOCKS4
+    /* How the filter is stored: 0, TFLite's rows [units][depth]; MCUGEN_FC_LAYOUT_PAIRS4
      * (mcugen_conv_fast.h, depth % 4 == 0 only), what mcugen builds for the Cortex-M4/M7 fast
-     * path: the units in blocks of four, each block group by group (four depth values), the
-     * block's four rows' words of a group side by side (16 bytes); the units % 4 last units
-     * as plain rows. Same bytes, so the same flash. */
+     * path: the units in blocks of four, each block group by group (four depth values, 16
+     * bytes), a group's words 0, 1 the block's units 0 and 1, words 2, 3 its units 2 and 3;
+     * word j of a pair (A, B) holds depths d = 4 g + j and d + 2 as the bytes
+     * [B(d) ^ 0x80, A(d), B(d + 2) ^ 0x80, A(d + 2)]; the units % 4 last units as plain rows.
+     * As many bytes, so the same flash. */
     int32_t filter_layout;
     /* 1 when mcugen has checked at build time that every unit takes the DSP path's check-free
-     * requantization (mcugen_conv_fast_dsp.c's fc_quick: shifts in [-22, -1], no INT32_MIN
+     * requantization (mcugen_conv_fast_dsp.c's fc_quick: shifts in [-22, -1], no negative
      * multiplier, output zero point in [-128, 128], the int8 clamp, |bias| + depth times the
-     * largest product < 2^30): that path then skips the check on every call. 0: checked there. */
+     * largest product < 2^30): that path then skips the check on every call, and
+     * mcugen_fully_connected_s8 its scan of the shifts' range. 0: checked there. */
     int32_t rq_checked;
 } mcugen_fc_params;
 
