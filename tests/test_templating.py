@@ -174,3 +174,4 @@ def test_a_build_writes_only_its_output_and_imports_no_jinja(tmp_path: Path) -> 
     assert done.stdout.splitlines()[-1] == "[]"
     assert list(home.rglob("*")) == []
     assert (tmp_path / "out" / "kws_dscnn_model.c").exists()
+
