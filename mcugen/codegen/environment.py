@@ -11,12 +11,12 @@ no longer matches its precompiled module (edited since) is compiled in memory in
 from __future__ import annotations
 
 import functools
-import hashlib
 import importlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..digest import sha1
 from .templating import TemplateError, compile_template
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
@@ -31,7 +31,7 @@ def module_name(template: str) -> str:
 
 
 def source_digest(source: str) -> str:
-    return hashlib.sha1(source.encode()).hexdigest()
+    return sha1(source.encode()).hexdigest()
 
 
 def precompiled(template: str, source: str) -> Render | None:
