@@ -11,13 +11,13 @@ hands each CUSTOM op of a graph the kernel of its code; the support rule of the 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import importlib.util
 import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .digest import sha256
 from .errors import McugenError
 from .ir import CustomKernel, CustomOptions, Graph, OpKind
 
@@ -68,7 +68,7 @@ def parse_custom_op(spec: str) -> CustomKernel:
         raise McugenError(f"{where}: kernel file {kernel_path}: cannot be read ({error})") from None
     scratch = declared_scratch(source, f"{where}: {kernel_path}")
     reference = None
-    digest = hashlib.sha256(source.encode())
+    digest = sha256(source.encode())
     if reference_path is not None:
         reference = load_reference(reference_path, where)
         digest.update(reference_path.read_bytes())
@@ -97,7 +97,7 @@ def load_reference(path: Path, where: str) -> Any:
     """The function `reference` of the Python file `path`."""
     if not path.is_file():
         raise McugenError(f"{where}: reference file {path}: no such file")
-    module_name = f"mcugen_custom_reference_{c_name(path.stem)}_{hashlib.sha256(str(path).encode()).hexdigest()[:8]}"
+    module_name = f"mcugen_custom_reference_{c_name(path.stem)}_{sha256(str(path).encode()).hexdigest()[:8]}"
     spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None:
         raise McugenError(f"{where}: reference file {path}: not a Python module")

@@ -9,7 +9,6 @@ partial output that looks good.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import zlib
 from collections.abc import Sequence
@@ -22,6 +21,7 @@ from .codegen.cnames import default_prefix, is_valid_prefix
 from .codegen.generate import GeneratedCode, generate
 from .codegen.weights import HEADER_BYTES
 from .custom_ops import bind_kernels, kernels_key
+from .digest import sha256
 from .errors import McugenError, PlanningError
 from .frontend.tflite import parse_model, read_model
 from .frontend.validate import DEFAULT_LIMITS, DEFAULT_MAX_TENSOR_BYTES, Limits
@@ -164,7 +164,7 @@ class Compiled:
         return {"file": name, "bytes": len(blob), "payload_bytes": len(blob) - HEADER_BYTES,
                 "structure_sha256": self.code.structure_sha256,
                 "payload_crc32": f"0x{zlib.crc32(blob[HEADER_BYTES:]):08x}",
-                "sha256": hashlib.sha256(blob).hexdigest()}
+                "sha256": sha256(blob).hexdigest()}
 
 
 def _sparse_report(order: list[Op]) -> dict[str, Any]:

@@ -3,8 +3,6 @@
 - Constant arrays are formatted from one tolist() per array (cnames.c_array_body): the C
   compiler reading the literals back is the oracle, for every integer dtype of the IR (ir.DType)
   and its extremes (INT64_MIN is no literal of its own).
-- Compiled templates are cached on disk between processes (codegen/environment.py): a warm
-  cache renders the same text without compiling, and a damaged or unwritable cache is a miss.
 """
 
 from __future__ import annotations
@@ -18,13 +16,11 @@ import numpy as np
 import pytest
 
 from mcugen.codegen.cnames import c_array_body
-from mcugen.codegen.environment import make_environment
 
 CC = shutil.which("cc") or shutil.which("gcc")
 CTYPES = {np.int8: "int8_t", np.uint8: "uint8_t", np.int16: "int16_t", np.uint16: "uint16_t",
           np.int32: "int32_t", np.uint32: "uint32_t", np.int64: "int64_t", np.bool_: "uint8_t"}
 FORMATS = {"int64_t": "%lld"}
-HARNESS = {"version": "0", "model": "m", "sha256": "0" * 64, "prefix": "m", "PREFIX": "M", "npu": False}
 
 
 def _values(dtype: Any, rng: np.random.Generator) -> np.ndarray:
@@ -65,34 +61,3 @@ def test_array_layout_is_24_literals_a_line() -> None:
     assert c_array_body(np.array([True, False])) == "    1, 0"
     assert c_array_body(np.zeros(0, dtype=np.int8)) == ""
 
-
-def _render(cache: Path | None, compile_allowed: bool = True) -> str:
-    env = make_environment(cache)
-    if not compile_allowed:
-        def refuse(*args: object, **kwargs: object) -> None:
-            raise AssertionError("compiled a template the cache holds")
-        env.compile = refuse  # type: ignore[method-assign]
-    return env.get_template("harness_main.c.j2").render(HARNESS)
-
-
-def test_template_cache_gives_the_same_text_without_compiling(tmp_path: Path) -> None:
-    uncached = _render(None)
-    assert _render(tmp_path) == uncached  # cold: compiles and writes the entries
-    entries = sorted((tmp_path / "templates").glob("*.cache"))
-    assert len(entries) == 2  # harness_main.c.j2 and the stamp.j2 it includes
-    assert _render(tmp_path, compile_allowed=False) == uncached  # warm: loads only
-
-
-def test_damaged_or_unwritable_cache_is_a_miss(tmp_path: Path) -> None:
-    uncached = _render(None)
-    _render(tmp_path)
-    for entry in (tmp_path / "templates").glob("*.cache"):
-        entry.write_bytes(entry.read_bytes()[:40])  # truncated
-    assert _render(tmp_path) == uncached
-    blocked = tmp_path / "file"
-    blocked.write_text("not a directory")
-    assert _render(blocked) == uncached  # cannot make the directory: no cache
-    gone = tmp_path / "gone"
-    env = make_environment(gone)
-    shutil.rmtree(gone)  # the entry cannot be written (as root, a read-only mode would not stop it)
-    assert env.get_template("harness_main.c.j2").render(HARNESS) == uncached

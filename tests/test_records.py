@@ -6,6 +6,7 @@ import dataclasses
 import inspect
 from collections.abc import Callable
 from dataclasses import field
+from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
@@ -145,3 +146,20 @@ def test_the_fast_path_compiles_no_method_per_class(monkeypatch: pytest.MonkeyPa
         b: int = 2
 
     assert created == [] and Pair(1) == Pair(1, 2)
+
+
+def test_records_init_templates_are_current() -> None:
+    """After changing records._template_source: python -m mcugen.records."""
+    assert Path(records.__file__).with_name("records_init.py").read_text(encoding="utf-8") == records.template_module()
+
+
+@pytest.mark.parametrize("count, frozen", [(0, False), (3, True), (20, False), (21, True)])
+def test_an_init_template_is_the_compiled_source(count: int, frozen: bool) -> None:
+    """records_init.py's templates (up to PRECOMPILED_FIELDS) and the ones compiled past it."""
+    scope: dict[str, Any] = {}
+    exec(compile(records._template_source(count, frozen), "<test>", "exec"), scope)  # noqa: S102 - the module's own template text
+    expected = next(c for c in scope["_make"].__code__.co_consts if isinstance(c, type(scope["_make"].__code__)))
+    found = records._init_template(count, frozen)
+    assert (found.co_code, found.co_varnames, found.co_names, found.co_consts, found.co_freevars) == (
+        expected.co_code, expected.co_varnames, expected.co_names, expected.co_consts, expected.co_freevars)
+

@@ -1,74 +1,83 @@
-"""The one Jinja Environment of the generated C: made once per process, its compiled templates
-kept on disk between processes.
+"""The one set of templates of the generated C, made once per process.
 
-Compiling the templates (Jinja lexes and parses model.c.j2 and friends and generates Python for
-them) costs about 50 ms, as much as the rest of generating the C of a model, and a fresh
-`mcugen build` process would pay it every time. So, like Python's __pycache__, the compiled
-code is cached in a per-user directory (Jinja's FileSystemBytecodeCache): an entry is found by
-the template's path and used only if the sha1 of the template's source is the one it was
-compiled from. Its file name also carries what changes the compiled code without changing the
-source: the Environment's settings and Jinja's version (Jinja itself adds Python's). The cache
-only saves time: when it cannot be read or written, the templates are compiled as without it.
+The templates are Jinja's syntax (trim_blocks, lstrip_blocks, keep_trailing_newline, strict
+undefined, no autoescape), rendered by codegen/templating.py, which compiles the part of Jinja
+they use to Python: a build neither imports Jinja nor writes anything outside its output
+directory. Each template's Python ships precompiled in mcugen/codegen/compiled (precompile.py
+writes it; a test checks it is current), so a build only imports it; a template whose source
+no longer matches its precompiled module (edited since) is compiled in memory instead.
 """
 
 from __future__ import annotations
 
 import functools
-import hashlib
+import importlib
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-import jinja2
-
-from ..cachedir import cache_directory
+from ..digest import sha1
+from .templating import TemplateError, compile_template
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
-SETTINGS = {
-    "undefined": jinja2.StrictUndefined,
-    "trim_blocks": True,
-    "lstrip_blocks": True,
-    "keep_trailing_newline": True,
-    "autoescape": False,
-}
+COMPILED_PACKAGE = __package__ + ".compiled"
+
+Render = Callable[[dict[str, Any], Callable[..., str]], str]
 
 
-class QuietBytecodeCache(jinja2.FileSystemBytecodeCache):
-    """Jinja's file cache, but a file that cannot be read or written is a miss, never an error."""
-
-    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
-        try:
-            super().load_bytecode(bucket)
-        # A damaged entry (truncated, garbled): pickle.load alone can raise a dozen kinds.
-        except Exception:  # noqa: BLE001
-            bucket.reset()
-
-    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
-        try:
-            super().dump_bytecode(bucket)
-        except OSError:  # read-only or full disk: the next process compiles again
-            pass
+def module_name(template: str) -> str:
+    """The precompiled module of a template: model.c.j2 -> t_model_c_j2."""
+    return "t_" + "".join(c if c.isalnum() else "_" for c in template)
 
 
-def _bytecode_cache(directory: Path | None) -> QuietBytecodeCache | None:
-    if directory is None:
-        return None
+def source_digest(source: str) -> str:
+    return sha1(source.encode()).hexdigest()
+
+
+def precompiled(template: str, source: str) -> Render | None:
+    """The precompiled render function of `template` if it was compiled from `source`."""
     try:
-        (directory / "templates").mkdir(mode=0o700, parents=True, exist_ok=True)
-    except OSError:
+        module = importlib.import_module(f"{COMPILED_PACKAGE}.{module_name(template)}")
+    except ImportError:
         return None
-    fingerprint = hashlib.sha1(repr((jinja2.__version__, sorted(
-        (k, getattr(v, "__name__", v)) for k, v in SETTINGS.items()))).encode()).hexdigest()[:12]
-    return QuietBytecodeCache(str(directory / "templates"), f"{fingerprint}-%s.cache")
+    if getattr(module, "SOURCE_SHA1", None) != source_digest(source):
+        return None
+    return module.render  # type: ignore[no-any-return]
 
 
-def make_environment(cache: Path | None) -> jinja2.Environment:
-    """An Environment over mcugen's templates whose compiled code is cached in `cache` (None:
-    not cached)."""
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)),
-                              bytecode_cache=_bytecode_cache(cache), **SETTINGS)  # type: ignore[arg-type]
+class Template:
+    """A compiled template of a Templates set (as Jinja's get_template(...).render(data))."""
+
+    def __init__(self, owner: Templates, name: str, function: Render) -> None:
+        self.owner, self.name, self.function = owner, name, function
+
+    def render(self, data: dict[str, Any] | None = None, **more: Any) -> str:
+        try:
+            return self.function({**(data or {}), **more}, self.owner.include)
+        except KeyError as missing:
+            raise TemplateError(f"template {self.name} uses {missing}, which the data does not have") from None
+
+
+class Templates:
+    """The templates under one directory, each loaded when first asked for, once per process
+    (`use_precompiled`: from mcugen/codegen/compiled when current, else compiled here)."""
+
+    def __init__(self, directory: Path, use_precompiled: bool = True) -> None:
+        self.directory, self.use_precompiled = directory, use_precompiled
+        self.loaded: dict[str, Template] = {}
+
+    def get_template(self, name: str) -> Template:
+        if name not in self.loaded:
+            source = (self.directory / name).read_text(encoding="utf-8")
+            function = precompiled(name, source) if self.use_precompiled else None
+            self.loaded[name] = Template(self, name, function or compile_template(source, name))
+        return self.loaded[name]
+
+    def include(self, name: str, context: dict[str, Any]) -> str:
+        return self.get_template(name).render(context)
 
 
 @functools.cache
-def environment() -> jinja2.Environment:
-    """The process's Environment: it also keeps each template compiled in memory, reloading
-    one whose file changed."""
-    return make_environment(cache_directory())
+def environment() -> Templates:
+    """The process's templates."""
+    return Templates(TEMPLATES)

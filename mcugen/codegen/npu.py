@@ -12,13 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import jinja2
-
 from ..errors import BuildError
 from ..ir import Op
 from ..ops.base import DEFAULT_SETTING
 from ..records import dataclass
-from .environment import TEMPLATES
+from .environment import TEMPLATES, Templates
 
 NPU_RUNTIME = TEMPLATES / "runtime" / "npu"
 ENGINE_HEADER = "mcugen_npu_engine.h"
@@ -43,7 +41,7 @@ class NpuCode:
         """The glue, in MCUGEN_SRCS whatever the driver."""
         return ["mcugen_npu_model.c"]
 
-    def files(self, env: jinja2.Environment, data: dict[str, Any]) -> dict[str, str]:
+    def files(self, env: Templates, data: dict[str, Any]) -> dict[str, str]:
         found = {name: env.get_template(f"npu/{name}.j2").render(data) for name in GLUE}
         for name in self.runtime:
             found[name] = (NPU_RUNTIME / name).read_text()

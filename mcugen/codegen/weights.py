@@ -17,7 +17,6 @@ Header (all fields little-endian uint32 but the hash):
 
 from __future__ import annotations
 
-import hashlib
 import re
 import struct
 import zlib
@@ -26,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from ..digest import sha256
 from ..records import dataclass
 
 MAGIC = b"MCWB"
@@ -68,7 +68,7 @@ def header_data(layout: BlobLayout) -> dict[str, Any]:
 
 
 def structure_hash(code_texts: Sequence[str]) -> bytes:
-    digest = hashlib.sha256()
+    digest = sha256()
     for text in code_texts:
         digest.update(text.encode())
         digest.update(b"\0")

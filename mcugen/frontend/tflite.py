@@ -8,7 +8,6 @@ all at once as UnsupportedError, so a user sees the whole list in one run.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import os
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any
 import numpy as np
 import tflite
 
+from ..digest import sha256
 from ..errors import ModelError, UnsupportedError
 from ..ir import (
     CustomOptions,
@@ -133,7 +133,7 @@ class _Reader:
             ops=ops,
             inputs=inputs,
             outputs=outputs,
-            sha256=hashlib.sha256(self.data).hexdigest(),
+            sha256=sha256(self.data).hexdigest(),
             description=description,
         )
         graph.link()

@@ -43,7 +43,7 @@ portable C and has no instruction count, takes them too: its estimates only rank
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import field
 
 from ..ir import Op, OpKind
@@ -100,6 +100,18 @@ class CostModel:
         return self.portable_mac.get(kernel_class(op), 0.0) * op_macs(op)
 
 
+# What add_call reads of an op: (kernel class, output rows, output channels, MACs, output
+# elements); the tiling search asks for the same ops' terms for every candidate chain.
+OpTerms = tuple[str, int, int, int, int]
+
+
+def op_terms(op: Op) -> OpTerms:
+    out = op.outputs[0] if op.outputs else None
+    height = out.shape[1] if out is not None and len(out.shape) == 4 else 1
+    channels = out.shape[-1] if out is not None and out.shape else 1
+    return kernel_class(op), height, channels, op_macs(op), out.num_elements if out is not None else 0
+
+
 # Features of the calls of a plan, per kernel class: [calls, channels, MACs, output elements],
 # plus bytes moved and stripes. Linear in the coefficients, so the calibration fits on them.
 @dataclass
@@ -112,26 +124,29 @@ class Features:
     def empty() -> Features:
         return Features({k: [0.0, 0.0, 0.0, 0.0] for k in KERNEL_CLASSES})
 
-    def add_call(self, op: Op, rows: int | None = None, calls: int = 1) -> None:
-        """`calls` calls of `op` on `rows` of its output rows in all (None: one whole op)."""
+    def add_call(self, op: Op, rows: int | None = None, calls: int = 1,
+                 terms: OpTerms | None = None) -> None:
+        """`calls` calls of `op` on `rows` of its output rows in all (None: one whole op);
+        `terms`: op_terms(op), if known."""
         if op.backend == "npu":
             return
-        out = op.outputs[0] if op.outputs else None
-        height = out.shape[1] if out is not None and len(out.shape) == 4 else 1
+        kind, height, channels, macs, elements = terms or op_terms(op)
         share = 1.0 if rows is None else rows / height
-        row = self.kernels[kernel_class(op)]
+        row = self.kernels[kind]
         row[0] += calls
-        row[1] += calls * (out.shape[-1] if out is not None and out.shape else 1)
-        row[2] += op_macs(op) * share
-        row[3] += (out.num_elements if out is not None else 0) * share
+        row[1] += calls * channels
+        row[2] += macs * share
+        row[3] += elements * share
 
     def cost(self, model: CostModel) -> float:
         return (sum(model.kernels[k].of(f) for k, f in self.kernels.items())
                 + model.moved_byte * self.moved_bytes + model.stripe * self.stripes)
 
 
-def chain_features(chain: Chain, into: Features | None = None) -> Features:
-    """The calls of a tiled chain, stripe by stripe, and the kept rows it moves."""
+def chain_features(chain: Chain, into: Features | None = None,
+                   terms: Mapping[int, OpTerms] | None = None) -> Features:
+    """The calls of a tiled chain, stripe by stripe, and the kept rows it moves; `terms`:
+    id(op) -> op_terms(op) of its ops, if known."""
     found = into if into is not None else Features.empty()
     if chain.ops[0].backend == "npu":
         return found
@@ -148,8 +163,8 @@ def chain_features(chain: Chain, into: Features | None = None) -> Features:
         if moved:
             found.moved_bytes += moved * row_bytes(chain.ops[j].outputs[0])
     found.stripes += len(stripes)
-    for op, n, made in zip(chain.ops, calls, rows):
-        found.add_call(op, made, n)  # the features are linear in the calls: summed per op
+    for op, n, made in zip(chain.ops, calls, rows):  # the features are linear in the calls: summed per op
+        found.add_call(op, made, n, terms.get(id(op)) if terms is not None else None)
     return found
 
 
@@ -218,9 +233,10 @@ def estimator(order: Sequence[Op], model: CostModel) -> Estimator:
     candidate): the whole ops once, then per chain its stripes' calls minus its ops' whole calls;
     plus, for the ops a plan runs portable (kernel_variants.py), their portable penalty."""
     whole: dict[int, float] = {}
+    terms = {id(op): op_terms(op) for op in order if op.backend != "npu"}  # add_call skips NPU ops
     for op in order:
         one = Features.empty()
-        one.add_call(op)
+        one.add_call(op, terms=terms.get(id(op)))
         whole[id(op)] = one.cost(model)
     base = sum(whole.values())
     extras: dict[int, tuple[Chain, float]] = {}  # id(chain) -> (it, its extra): asked per candidate
@@ -228,7 +244,7 @@ def estimator(order: Sequence[Op], model: CostModel) -> Estimator:
     def extra_of(chain: Chain) -> float:
         hit = extras.get(id(chain))
         if hit is None or hit[0] is not chain:
-            hit = chain, chain_features(chain).cost(model) - sum(whole[id(op)] for op in chain.ops)
+            hit = chain, chain_features(chain, terms=terms).cost(model) - sum(whole[id(op)] for op in chain.ops)
             extras[id(chain)] = hit
         return hit[1]
 

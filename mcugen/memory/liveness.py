@@ -204,8 +204,9 @@ def collect_buffers(graph: Graph, order: list[Op], scratch_bytes: ScratchBytes,
     end = len(order)
     last_use: dict[int, int] = {}
     readers: dict[int, int] = {}
-    for step, op in enumerate(order):
-        for used in steps.reads(op):
+    reads = [steps.reads(op) for op in order]  # read twice below: a tiled view makes each list
+    for step, read in enumerate(reads):
+        for used in read:
             if used is not None and not used.is_constant:
                 last_use[id(used)] = step
                 readers[id(used)] = readers.get(id(used), 0) + 1
@@ -281,26 +282,33 @@ def collect_buffers(graph: Graph, order: list[Op], scratch_bytes: ScratchBytes,
 
     by_root: dict[int, Buffer] = {}
     buffers: list[Buffer] = []
-    touched: set[tuple[int, int]] = set()
+    # id(root) -> the last step its buffer's uses counted: steps below `end` come in order
+    # (inputs and state at 0, then op by op), so a buffer counts each step once
+    counted: dict[int, int] = {}
     placed: set[int] = set()  # id(tensor) already in its root's buffer's tensors
 
     areas: dict[str, Buffer] = {}
 
-    def touch(tensor: Tensor, step: int) -> None:
+    def touch(tensor: Tensor, step: int) -> None:  # the search's inner loop: root() inlined
         if tensor.pin is not None:
             _touch_pinned(areas, buffers, tensor, end)
             if step < end:
                 areas[tensor.pin.area].uses += 1
             return
-        base = root(tensor)
-        buffer = by_root.get(id(base))
+        base = tensor
+        while id(base) in parent:
+            base = parent[id(base)]
+        key = id(base)
+        buffer = by_root.get(key)
         if buffer is None:
             buffer = Buffer(name=base.name, size=base.nbytes, first=step, last=step,
-                            in_place_ops=in_place_at.get(id(base), []))
-            by_root[id(base)] = buffer
+                            in_place_ops=in_place_at.get(key, []))
+            by_root[key] = buffer
             buffers.append(buffer)
-        buffer.first = min(buffer.first, step)
-        buffer.last = max(buffer.last, step)
+        elif step < buffer.first:
+            buffer.first = step
+        elif step > buffer.last:
+            buffer.last = step
         if id(tensor) not in placed:
             placed.add(id(tensor))
             buffer.tensors.append(tensor)
@@ -308,8 +316,8 @@ def collect_buffers(graph: Graph, order: list[Op], scratch_bytes: ScratchBytes,
             start = offset_in_root(tensor)
             if start:
                 buffer.view_offsets[id(tensor)] = start
-        if (id(buffer), step) not in touched and step < end:
-            touched.add((id(buffer), step))
+        if step < end and counted.get(key) != step:
+            counted[key] = step
             buffer.uses += 1
 
     for tensor in graph.tensors:
@@ -321,7 +329,7 @@ def collect_buffers(graph: Graph, order: list[Op], scratch_bytes: ScratchBytes,
         touch(tensor, 0)
         touch(tensor, end)
     for step, op in enumerate(order):
-        for used in [*steps.reads(op), *steps.writes(op)]:
+        for used in [*reads[step], *steps.writes(op)]:
             if used is not None and not used.is_constant:
                 touch(used, step)
         at, size = steps.scratch(op, step, scratch_bytes)

@@ -523,9 +523,9 @@ def _layout(sizes: Sequence[int], keeps: Sequence[bool]) -> tuple[list[int], int
 
 
 def make_chain(ops: Sequence[Op], first_step: int, count: int, rolling: bool = False,
-               stripes: list[Stripe] | None = None) -> Chain | None:
+               stripes: list[Stripe] | None = None, macs: Sequence[int] | None = None) -> Chain | None:
     """The chain of `ops` in `count` stripes, or None if it cannot be cut so; `stripes`: its
-    walk, if already made (rolling_prefixes)."""
+    walk, if already made (rolling_prefixes); `macs`: op_macs of each op, if known."""
     if stripes is None:
         stripes = _rolling_stripes(ops, count) if rolling else _recomputed_stripes(ops, count)
     if stripes is None:
@@ -536,7 +536,8 @@ def make_chain(ops: Sequence[Op], first_step: int, count: int, rolling: bool = F
     slot_sizes = [_align(max([stop - start for start, stop in held]) * row_bytes(op.outputs[0]))
                   for held, op in zip(zip(*[s.held for s in stripes]), ops[:-1])]
     offsets, region = _layout(slot_sizes, _keeps_rows(stripes, len(slot_sizes)))
-    macs = [op_macs(op) for op in ops]
+    if macs is None:
+        macs = [op_macs(op) for op in ops]
     rows_made = [sum([c[1] - c[0] for c in calls if c is not None])
                  for calls in zip(*[s.calls for s in stripes])] or [0] * len(ops)
     extra = sum(made * m // op.outputs[0].shape[1] - m for made, m, op in zip(rows_made, macs, ops))

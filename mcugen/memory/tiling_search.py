@@ -16,7 +16,7 @@ import functools
 from collections.abc import Callable, Sequence
 
 from ..ir import ConcatenationOptions, Graph, Op, OpKind, Tensor
-from ..ops.registry import op_def
+from ..ops.registry import op_def, op_macs
 from .liveness import ScratchBytes, collect_buffers, live_by_step
 from .tiling import RESIZES, Chain, Stripe, Tiling, make_chain, rolling_prefixes, row_broadcast
 
@@ -191,6 +191,7 @@ class _Chains:
         # (a, b, count, rolling) -> the chain: the search asks again in later rounds, and
         # --optimize balanced's second search (TilingSearch) for many of the first one's
         self.made: dict[tuple[int, int, int, bool], Chain | None] = {}
+        self.macs: dict[int, int] = {}  # step -> op_macs of its op: asked for every chain made
 
     def make(self, a: int, b: int, count: int, rolling: bool, shared: bool = False) -> Chain | None:
         """make_chain(order[a:b + 1], a, count, rolling), made once; `shared`: walk every chain
@@ -200,15 +201,22 @@ class _Chains:
             self.made[key] = self._make(a, b, count, rolling, shared)
         return self.made[key]
 
+    def macs_of(self, a: int, b: int) -> list[int]:
+        known = self.macs
+        for step in range(a, b + 1):
+            if step not in known:
+                known[step] = op_macs(self.order[step])
+        return [known[step] for step in range(a, b + 1)]
+
     def _make(self, a: int, b: int, count: int, rolling: bool, shared: bool) -> Chain | None:
         ops = self.order[a:b + 1]
         key = (a, count)
         if not rolling or b > self.ends.get(a, -1) or not (shared or key in self.walks):
-            return make_chain(ops, a, count, rolling)
+            return make_chain(ops, a, count, rolling, macs=self.macs_of(a, b))
         if key not in self.walks:
             self.walks[key] = rolling_prefixes(self.order[a:self.ends[a] + 1], count)
         stripes = self.walks[key][b - a - 1]
-        return make_chain(ops, a, count, rolling, stripes) if stripes is not None else None
+        return make_chain(ops, a, count, rolling, stripes, self.macs_of(a, b)) if stripes is not None else None
 
 
 def _try(tiling: Tiling, chains: _Chains, a: int, b: int, count: int, rolling: bool, score: Score,
