@@ -127,11 +127,21 @@ MUTATIONS = [
      "    const int32_t add = (int32_t)((2u * (uint32_t)zp + 1u) << (right - 1));\n",
      "    const int32_t add = (int32_t)((2u * (uint32_t)zp) << (right - 1));\n"),
     # the quick 3x3 depthwise loop (a naked asm function): the rounding's sign not folded
-    # into add, and the third row's last tap read from the middle column
+    # into add, the third row's last tap read from the middle column (inside the input) and the
+    # last tap's offset taken from the one before (border)
     ("qemu-m4", "mcugen_conv_fast_dsp.c", '"add    r11, r11, " acc ", asr #31\\n\\t"',
      '"add    r11, r11, #0\\n\\t"'),
-    ("qemu-m4", "mcugen_conv_fast_dsp.c", 'DWQ_ROW "add    r1, r1, lr\\n\\t" DWQ_ROW\n',
-     'DWQ_ROW "add    r1, r1, lr\\n\\t" DWQ_TAP("[r1]") DWQ_TAP("[r1, r12]") DWQ_TAP("[r1, r12]")\n'),
+    ("qemu-m4", "mcugen_conv_fast_dsp.c", '    DWQ_ROW "sub    r1, r1, lr, lsl #1',
+     '    DWQ_TAP("[r1]") DWQ_TAP("[r1, r12]") DWQ_TAP("[r1, r12]") "sub    r1, r1, lr, lsl #1'),
+    ("qemu-m4", "mcugen_conv_fast_dsp.c", 'DWQ_TAPO("24") DWQ_TAPO("28") DWQ_TAPO("32")',
+     'DWQ_TAPO("24") DWQ_TAPO("28") DWQ_TAPO("28")'),
+    # the quick five-column conv block (a naked asm function): the rounding's sign not folded
+    # into add, the fifth column summed into the fourth; and the build's all-fast word ignored
+    ("qemu-m4", "mcugen_conv_fast_dsp.c", '"add    r12, r11, " acc ", asr #31\\n\\t"',
+     '"add    r12, r11, #0\\n\\t"'),
+    ("qemu-m4", "mcugen_conv_fast_dsp.c", '    CQ_COL("r8", word)\n', '    CQ_COL("r7", word)\n'),
+    ("qemu-m4", "mcugen_conv_fast_dsp.c", "params->rq_table[4 * out_c] != 0;",
+     "params->rq_table[4 * out_c] != 7;"),
     # FULLY_CONNECTED over the weights in blocks of four units: the LDM loop's fourth row
     # summed into the third, and the portable loop stepping one word short per group
     ("qemu-m4", "mcugen_conv_fast_dsp.c", 'DSP_FCB_ROW("k3", "a3")', 'DSP_FCB_ROW("k3", "a2")'),

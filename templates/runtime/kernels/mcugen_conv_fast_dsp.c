@@ -600,6 +600,97 @@ DSP_NOINLINE static void conv_block5(const int8_t *w, const int32_t *x, int32_t 
     block_n(w, x, size, 5, q, out_c, out, p);
 }
 
+#if DSP_WORD_PAIRS && defined(__thumb2__)
+/* What conv_block5_quick reads besides its arguments. */
+typedef struct {
+    const rq_chan *rq;
+    int32_t channels;
+    int32_t groups; /* size / 4 (size % 4 == 0) */
+    int32_t out_c;  /* bytes from one pixel's output to the next */
+} conv_run;
+
+/* One weight word (in `word`) widened into r10 and `word`, against the five columns
+ * (r1 walks them), sums in r4-r8. */
+#define CQ_COL(acc, word)                                                                      \
+    "ldrd   r11, r12, [r1], #8\n\t"                                                           \
+    "smlad  " acc ", r10, r11, " acc "\n\t"                                                   \
+    "smlad  " acc ", " word ", r12, " acc "\n\t"
+#define CQ_HALF(word)                                                                          \
+    "sxtb16 r10, " word "\n\t"                                                                \
+    "sxtb16 " word ", " word ", ror #8\n\t"                                                   \
+    CQ_COL("r4", word) CQ_COL("r5", word) CQ_COL("r6", word) CQ_COL("r7", word)                \
+    CQ_COL("r8", word)
+/* Channel acc's output into acc: the fast requantization (see DWQ_RQ for the sign of the
+ * rounding taken from acc), r9 the multiplier, r10 right, r11 add. */
+#define CQ_RQ(acc)                                                                             \
+    "lsl    r3, " acc ", #1\n\t"                                                               \
+    "add    r12, r11, " acc ", asr #31\n\t"                                                    \
+    "smmlar r3, r3, r9, r12\n\t"                                                               \
+    "asr    r3, r3, r10\n\t"                                                                   \
+    "ssat   " acc ", #8, r3\n\t"
+#define CQ_ARG __attribute__((unused)) /* read by the asm, in r0-r3 */
+
+/* conv_block5 for a quick call (every channel fast, int8 clamp, word-aligned rows of whole
+ * groups): the channel loop, the LDRD pair loop, the requantization and the five stores in
+ * one naked asm function with all fourteen registers (x, out, the table pointer, the counts on
+ * the stack): about 10 instructions per output besides the products, not ~20. */
+__attribute__((naked, noinline)) static void conv_block5_quick(const int8_t *w CQ_ARG,
+                                                                const int32_t *x CQ_ARG,
+                                                                int8_t *out CQ_ARG,
+                                                                const conv_run *run CQ_ARG)
+{
+    __asm__ volatile(
+        "push   {r4-r11, lr}\n\t"
+        "ldm    r3, {r4, r5, r6, r7}\n\t"
+        /* [sp]: x, +4 out, +8 rq, +12 channels left, +16 groups, +20 out_c */
+        "push   {r1, r2, r4, r5, r6, r7}\n"
+        "1:\n\t"
+        "ldr    lr, [sp, #8]\n\t"
+        "ldr    r4, [lr]\n\t"
+        "mov    r5, r4\n\t"
+        "mov    r6, r4\n\t"
+        "mov    r7, r4\n\t"
+        "mov    r8, r4\n\t"
+        "ldr    r1, [sp]\n\t"
+        "ldr    r2, [sp, #16]\n\t"
+        "lsrs   r2, r2, #1\n\t"
+        "bcc    3f\n\t"
+        "adds   r2, r2, #1\n\t"
+        "ldr    r9, [r0], #4\n\t"
+        "b      4f\n"
+        "3:\n\t"
+        "ldrd   r3, r9, [r0], #8\n\t"
+        CQ_HALF("r3")
+        "4:\n\t"
+        CQ_HALF("r9")
+        "subs   r2, r2, #1\n\t"
+        "bne    3b\n\t"
+        "ldr    lr, [sp, #8]\n\t"
+        "ldm    lr!, {r3, r9, r10, r11}\n\t"
+        "str    lr, [sp, #8]\n\t"
+        CQ_RQ("r4") CQ_RQ("r5") CQ_RQ("r6") CQ_RQ("r7") CQ_RQ("r8")
+        "ldr    r2, [sp, #4]\n\t"
+        "ldr    r1, [sp, #20]\n\t"
+        "strb   r4, [r2]\n\t"
+        "strb   r5, [r2, r1]\n\t"
+        "strb   r6, [r2, r1, lsl #1]\n\t"
+        "add    r3, r2, r1, lsl #1\n\t"
+        "strb   r7, [r3, r1]\n\t"
+        "strb   r8, [r2, r1, lsl #2]\n\t"
+        "adds   r2, r2, #1\n\t"
+        "str    r2, [sp, #4]\n\t"
+        "ldr    r3, [sp, #12]\n\t"
+        "subs   r3, r3, #1\n\t"
+        "str    r3, [sp, #12]\n\t"
+        "bne    1b\n\t"
+        "add    sp, sp, #24\n\t"
+        "pop    {r4-r11, pc}");
+}
+#define CONV_BLOCK5_QUICK 1
+#else
+#define CONV_BLOCK5_QUICK 0
+#endif
+
 DSP_NOINLINE static void conv_block(const int8_t *w, const int32_t *x, int32_t size, int32_t n,
                                     const rq_chan *q, int32_t out_c, int8_t *out,
                                     const rq_params *p)
@@ -646,13 +737,17 @@ int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_pa
     rq_chan *scratch_table = (rq_chan *)(void *)(cols + most * round_up4(size));
     int8_t *stage = (int8_t *)(void *)(scratch_table + out_c);
     const rq_chan *table = (const rq_chan *)(const void *)params->rq_table; /* the build's */
+    int all = table != NULL && params->rq_table[4 * out_c] != 0; /* its last word */
     if (table == NULL) {
-        rq_table(scratch_table, bias, quant->multiplier, quant->shift, out_c,
-                 params->output_offset, size * max_product(params->input_offset));
+        all = rq_table(scratch_table, bias, quant->multiplier, quant->shift, out_c,
+                       params->output_offset, size * max_product(params->input_offset));
         table = scratch_table;
     }
     const rq_params rp = rq_params_of(params->output_offset, params->activation);
     const int32_t pixels = output_dims->n * output_dims->h * output_dims->w;
+    /* conv_block5_quick's conditions */
+    const int quick5 = CONV_BLOCK5_QUICK && rp.full && (size & 3) == 0 &&
+                       ((uintptr_t)filter & 3u) == 0 && all;
     const int pointwise = DSP_SPEED_PATHS && size == input_dims->c && (size & 3) == 0 &&
                           params->stride.h == 1 && params->stride.w == 1 &&
                           params->padding.h == 0 &&
@@ -674,7 +769,12 @@ int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_pa
             im2col_q15(cols, j, n, &win, input_dims, filter_dims, &params->dilation,
                        params->input_offset, stage);
         }
-        if (n == 5) {
+        if (n == 5 && quick5) {
+#if CONV_BLOCK5_QUICK
+            const conv_run run = {table, out_c, size >> 2, out_c};
+            conv_block5_quick(filter, x, output + p * out_c, &run);
+#endif
+        } else if (n == 5) {
             conv_block5(filter, x, size, table, out_c, output + p * out_c, &rp);
         } else {
             conv_block(filter, x, size, n, table, out_c, output + p * out_c, &rp);
@@ -865,6 +965,7 @@ typedef struct {
     int32_t quads;
     int32_t d1;
     int32_t row;
+    const int32_t *offsets; /* border windows: per tap, bytes from the window origin */
 } dw_run;
 
 /* dw_quads_3x3 for a quick chunk (every channel fast, int8 clamp), each quad's taps,
@@ -876,8 +977,10 @@ typedef struct {
  * y = SMMULR(2 acc, m), m >= 0 (rq_table's fast rows), takes acc >> 31 for y >> 31: they differ
  * only when acc < 0 and y == 0, where (add - 1) >> right == add >> right (add = 2^(right-1) +
  * zp 2^right, right >= 1); SMMLAR(2 acc, m, a) = a + SMMULR(2 acc, m) exactly. */
-#define DWQ_TAP(addr)                                                                          \
-    "ldr    r11, " addr "\n\t"                                                                 \
+#define DWQ_TAP(addr) "ldr    r11, " addr "\n\t" DWQ_MAC
+/* A border tap: entry k of the offset table (lr) gives the input word's place from x. */
+#define DWQ_TAPO(k) "ldr    r11, [lr, #" k "]\n\t" "ldr    r11, [r1, r11]\n\t" DWQ_MAC
+#define DWQ_MAC                                                                                \
     "ldrd   r8, r9, [r0], #8\n\t"                                                             \
     "sxtb16 r10, r11\n\t"                                                                      \
     "sxtb16 r11, r11, ror #8\n\t"                                                              \
@@ -886,6 +989,11 @@ typedef struct {
     "smlabb r5, r9, r11, r5\n\t"                                                              \
     "smlatt r7, r9, r11, r7\n\t"
 #define DWQ_ROW DWQ_TAP("[r1]") DWQ_TAP("[r1, r12]") DWQ_TAP("[r1, r12, lsl #1]")
+/* The three rows of a window inside the input (r12: depth, lr: the row step), r1 restored. */
+#define DWQ_3ROWS                                                                              \
+    DWQ_ROW "add    r1, r1, lr\n\t"                                                             \
+    DWQ_ROW "add    r1, r1, lr\n\t"                                                             \
+    DWQ_ROW "sub    r1, r1, lr, lsl #1\n\t"
 #define DWQ_RQ(acc)                                                                            \
     "ldm    r3!, {r8, r9, r10, r11}\n\t"                                                       \
     "lsl    r8, " acc ", #1\n\t"                                                               \
@@ -894,6 +1002,26 @@ typedef struct {
     "asr    r8, r8, r10\n\t"                                                                   \
     "ssat   r8, #8, r8\n\t"                                                                    \
     "strb   r8, [r2], #1\n\t"
+/* The loop over a chunk's quads, TAPS the nine taps' asm (r1: the quad's window origin,
+ * r12 and lr what the caller's prologue loaded). */
+#define DWQ_LOOP(TAPS)                                                                         \
+    "ldm    r3, {r4, r5, r6}\n\t"                                                              \
+    "push   {r4, r5, r6}\n"                                                                     \
+    "1:\n\t"                                                                                   \
+    "ldr    r3, [sp]\n\t"                                                                      \
+    "ldm    r3!, {r4, r5, r6, r7}\n\t"                                                         \
+    "str    r3, [sp]\n\t"                                                                      \
+    TAPS                                                                                       \
+    "ldr    r3, [sp, #4]\n\t"                                                                  \
+    DWQ_RQ("r4") DWQ_RQ("r5") DWQ_RQ("r6") DWQ_RQ("r7")                                        \
+    "str    r3, [sp, #4]\n\t"                                                                  \
+    "adds   r1, r1, #4\n\t"                                                                    \
+    "ldr    r3, [sp, #8]\n\t"                                                                  \
+    "subs   r3, r3, #1\n\t"                                                                    \
+    "str    r3, [sp, #8]\n\t"                                                                  \
+    "bne    1b\n\t"                                                                            \
+    "add    sp, sp, #12\n\t"                                                                   \
+    "pop    {r4-r11, pc}"
 /* wide: the chunk's widened weights; x: the window origin of the pixel, channel 0 of the
  * chunk; out: its output, channel 0 of the chunk. */
 #define DWQ_ARG __attribute__((unused)) /* read by the asm, in r0-r3 */
@@ -906,24 +1034,21 @@ __attribute__((naked, noinline)) static void dw_quads_3x3_quick(const int32_t *w
         "push   {r4-r11, lr}\n\t"
         "ldr    r12, [r3, #12]\n\t"
         "ldr    lr, [r3, #16]\n\t"
-        "ldm    r3, {r4, r5, r6}\n\t"
-        "push   {r4, r5, r6}\n"
-        "1:\n\t"
-        "ldr    r3, [sp]\n\t"
-        "ldm    r3!, {r4, r5, r6, r7}\n\t"
-        "str    r3, [sp]\n\t"
-        DWQ_ROW "add    r1, r1, lr\n\t" DWQ_ROW "add    r1, r1, lr\n\t" DWQ_ROW
-        "sub    r1, r1, lr, lsl #1\n\t"
-        "ldr    r3, [sp, #4]\n\t"
-        DWQ_RQ("r4") DWQ_RQ("r5") DWQ_RQ("r6") DWQ_RQ("r7")
-        "str    r3, [sp, #4]\n\t"
-        "adds   r1, r1, #4\n\t"
-        "ldr    r3, [sp, #8]\n\t"
-        "subs   r3, r3, #1\n\t"
-        "str    r3, [sp, #8]\n\t"
-        "bne    1b\n\t"
-        "add    sp, sp, #12\n\t"
-        "pop    {r4-r11, pc}");
+        DWQ_LOOP(DWQ_3ROWS));
+}
+
+/* The same for a 3x3 window at the border: tap t at x + offset[t] (run->offsets, which point
+ * the taps in the padding at a row of input zero points). */
+__attribute__((naked, noinline)) static void dw_quads_3x3o_quick(const int32_t *wide DWQ_ARG,
+                                                                  const int8_t *x DWQ_ARG,
+                                                                  int8_t *out DWQ_ARG,
+                                                                  const dw_run *run DWQ_ARG)
+{
+    __asm__ volatile(
+        "push   {r4-r11, lr}\n\t"
+        "ldr    lr, [r3, #20]\n\t"
+        DWQ_LOOP(DWQ_TAPO("0") DWQ_TAPO("4") DWQ_TAPO("8") DWQ_TAPO("12") DWQ_TAPO("16")
+                 DWQ_TAPO("20") DWQ_TAPO("24") DWQ_TAPO("28") DWQ_TAPO("32")));
 }
 #define DW_3X3_QUICK 1
 #else
@@ -960,15 +1085,19 @@ DSP_NOINLINE static void dw_row(const dw_tables *d, uintptr_t row, int32_t k0, i
             }
             offset = e;
         }
+#if DW_3X3_QUICK
+        if (d->quick && d->taps == 9) {
+            const dw_run run = {d->init, d->rq, d->channels >> 2, depth, d->row_step, offset};
+            if (offset == d->offset && d->row_step != 0) {
+                dw_quads_3x3_quick(d->wide, x, out, &run);
+            } else {
+                dw_quads_3x3o_quick(d->wide, x, out, &run);
+            }
+            continue;
+        }
+#endif
 #if DW_3X3_ASM
         if (offset == d->offset && d->row_step != 0) {
-#if DW_3X3_QUICK
-            if (d->quick) {
-                const dw_run run = {d->init, d->rq, d->channels >> 2, depth, d->row_step};
-                dw_quads_3x3_quick(d->wide, x, out, &run);
-                continue;
-            }
-#endif
             dw_quads_3x3(d, x, out);
             continue;
         }
