@@ -604,8 +604,8 @@ DSP_NOINLINE static void conv_block5(const int8_t *w, const int32_t *x, int32_t 
 /* What conv_block5_quick reads besides its arguments. */
 typedef struct {
     const rq_chan *rq;
-    int32_t channels;
-    int32_t groups; /* size / 4 (size % 4 == 0) */
+    const rq_chan *rq_end;
+    int32_t passes; /* groups (size / 4, size % 4 == 0), or groups / 4 for the 4-group pass */
     int32_t out_c;  /* bytes from one pixel's output to the next */
 } conv_run;
 
@@ -620,71 +620,89 @@ typedef struct {
     "sxtb16 " word ", " word ", ror #8\n\t"                                                   \
     CQ_COL("r4", word) CQ_COL("r5", word) CQ_COL("r6", word) CQ_COL("r7", word)                \
     CQ_COL("r8", word)
+#define CQ_PAIR "ldrd   r3, r9, [r0], #8\n\t" CQ_HALF("r3") CQ_HALF("r9")
+/* The groups of a row: two a pass, an odd count entering at the second half (r2 = groups);
+ * or four a pass (r2 = groups / 4), one loop branch per 80 MACs. */
+#define CQ_PASS2                                                                               \
+    "lsrs   r2, r2, #1\n\t"                                                                    \
+    "bcc    3f\n\t"                                                                            \
+    "adds   r2, r2, #1\n\t"                                                                    \
+    "ldr    r9, [r0], #4\n\t"                                                                  \
+    "b      4f\n"                                                                               \
+    "3:\n\t"                                                                                   \
+    "ldrd   r3, r9, [r0], #8\n\t"                                                             \
+    CQ_HALF("r3")                                                                              \
+    "4:\n\t"                                                                                   \
+    CQ_HALF("r9")                                                                              \
+    "subs   r2, r2, #1\n\t"                                                                    \
+    "bne    3b\n\t"
+#define CQ_PASS4                                                                               \
+    "3:\n\t" CQ_PAIR CQ_PAIR                                                                  \
+    "subs   r2, r2, #1\n\t"                                                                    \
+    "bne    3b\n\t"
 /* Channel acc's output into acc: the fast requantization (see DWQ_RQ for the sign of the
- * rounding taken from acc), r9 the multiplier, r10 right, r11 add. */
+ * rounding taken from acc), r9 the multiplier, r10 right, r11 add; no flags set. */
 #define CQ_RQ(acc)                                                                             \
     "lsl    r3, " acc ", #1\n\t"                                                               \
     "add    r12, r11, " acc ", asr #31\n\t"                                                    \
     "smmlar r3, r3, r9, r12\n\t"                                                               \
     "asr    r3, r3, r10\n\t"                                                                   \
     "ssat   " acc ", #8, r3\n\t"
+/* The channel loop around PASS: lr the output, [sp] x, +4 the table row, +8 its end, +12
+ * the passes, +16 out_c. */
+#define CQ_BODY(PASS)                                                                          \
+    "push   {r4-r11, lr}\n\t"                                                                  \
+    "mov    lr, r2\n\t"                                                                        \
+    "ldm    r3, {r4, r5, r6, r7}\n\t"                                                          \
+    "push   {r1, r4, r5, r6, r7}\n"                                                             \
+    "1:\n\t"                                                                                   \
+    "ldr    r3, [sp, #4]\n\t"                                                                  \
+    "ldr    r4, [r3]\n\t"                                                                      \
+    "mov    r5, r4\n\t"                                                                        \
+    "mov    r6, r4\n\t"                                                                        \
+    "mov    r7, r4\n\t"                                                                        \
+    "mov    r8, r4\n\t"                                                                        \
+    "ldr    r1, [sp]\n\t"                                                                      \
+    "ldr    r2, [sp, #12]\n\t"                                                                 \
+    PASS                                                                                       \
+    "ldr    r3, [sp, #4]\n\t"                                                                  \
+    "ldm    r3!, {r2, r9, r10, r11}\n\t"                                                       \
+    "str    r3, [sp, #4]\n\t"                                                                  \
+    "ldr    r2, [sp, #8]\n\t"                                                                  \
+    "cmp    r3, r2\n\t"                                                                        \
+    CQ_RQ("r4") CQ_RQ("r5") CQ_RQ("r6") CQ_RQ("r7") CQ_RQ("r8")                                \
+    "ldr    r1, [sp, #16]\n\t"                                                                 \
+    "strb   r4, [lr]\n\t"                                                                      \
+    "strb   r5, [lr, r1]\n\t"                                                                  \
+    "strb   r6, [lr, r1, lsl #1]\n\t"                                                          \
+    "add    r3, lr, r1, lsl #1\n\t"                                                            \
+    "strb   r7, [r3, r1]\n\t"                                                                  \
+    "strb   r8, [lr, r1, lsl #2]\n\t"                                                          \
+    "add    lr, lr, #1\n\t"                                                                    \
+    "bne    1b\n\t"                                                                            \
+    "add    sp, sp, #20\n\t"                                                                   \
+    "pop    {r4-r11, pc}"
 #define CQ_ARG __attribute__((unused)) /* read by the asm, in r0-r3 */
 
 /* conv_block5 for a quick call (every channel fast, int8 clamp, word-aligned rows of whole
  * groups): the channel loop, the LDRD pair loop, the requantization and the five stores in
- * one naked asm function with all fourteen registers (x, out, the table pointer, the counts on
- * the stack): about 10 instructions per output besides the products, not ~20. */
+ * one naked asm function with all fourteen registers (x, the table pointers and the counts
+ * on the stack): about 10 instructions per output besides the products, not ~20. */
 __attribute__((naked, noinline)) static void conv_block5_quick(const int8_t *w CQ_ARG,
                                                                 const int32_t *x CQ_ARG,
                                                                 int8_t *out CQ_ARG,
                                                                 const conv_run *run CQ_ARG)
 {
-    __asm__ volatile(
-        "push   {r4-r11, lr}\n\t"
-        "ldm    r3, {r4, r5, r6, r7}\n\t"
-        /* [sp]: x, +4 out, +8 rq, +12 channels left, +16 groups, +20 out_c */
-        "push   {r1, r2, r4, r5, r6, r7}\n"
-        "1:\n\t"
-        "ldr    lr, [sp, #8]\n\t"
-        "ldr    r4, [lr]\n\t"
-        "mov    r5, r4\n\t"
-        "mov    r6, r4\n\t"
-        "mov    r7, r4\n\t"
-        "mov    r8, r4\n\t"
-        "ldr    r1, [sp]\n\t"
-        "ldr    r2, [sp, #16]\n\t"
-        "lsrs   r2, r2, #1\n\t"
-        "bcc    3f\n\t"
-        "adds   r2, r2, #1\n\t"
-        "ldr    r9, [r0], #4\n\t"
-        "b      4f\n"
-        "3:\n\t"
-        "ldrd   r3, r9, [r0], #8\n\t"
-        CQ_HALF("r3")
-        "4:\n\t"
-        CQ_HALF("r9")
-        "subs   r2, r2, #1\n\t"
-        "bne    3b\n\t"
-        "ldr    lr, [sp, #8]\n\t"
-        "ldm    lr!, {r3, r9, r10, r11}\n\t"
-        "str    lr, [sp, #8]\n\t"
-        CQ_RQ("r4") CQ_RQ("r5") CQ_RQ("r6") CQ_RQ("r7") CQ_RQ("r8")
-        "ldr    r2, [sp, #4]\n\t"
-        "ldr    r1, [sp, #20]\n\t"
-        "strb   r4, [r2]\n\t"
-        "strb   r5, [r2, r1]\n\t"
-        "strb   r6, [r2, r1, lsl #1]\n\t"
-        "add    r3, r2, r1, lsl #1\n\t"
-        "strb   r7, [r3, r1]\n\t"
-        "strb   r8, [r2, r1, lsl #2]\n\t"
-        "adds   r2, r2, #1\n\t"
-        "str    r2, [sp, #4]\n\t"
-        "ldr    r3, [sp, #12]\n\t"
-        "subs   r3, r3, #1\n\t"
-        "str    r3, [sp, #12]\n\t"
-        "bne    1b\n\t"
-        "add    sp, sp, #24\n\t"
-        "pop    {r4-r11, pc}");
+    __asm__ volatile(CQ_BODY(CQ_PASS2));
+}
+
+/* The same for rows of a multiple of four groups (16 bytes), four groups a pass. */
+__attribute__((naked, noinline)) static void conv_block5_quick4(const int8_t *w CQ_ARG,
+                                                                 const int32_t *x CQ_ARG,
+                                                                 int8_t *out CQ_ARG,
+                                                                 const conv_run *run CQ_ARG)
+{
+    __asm__ volatile(CQ_BODY(CQ_PASS4));
 }
 #define CONV_BLOCK5_QUICK 1
 #else
@@ -771,8 +789,13 @@ int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_pa
         }
         if (n == 5 && quick5) {
 #if CONV_BLOCK5_QUICK
-            const conv_run run = {table, out_c, size >> 2, out_c};
-            conv_block5_quick(filter, x, output + p * out_c, &run);
+            if ((size & 15) == 0) {
+                const conv_run run = {table, table + out_c, size >> 4, out_c};
+                conv_block5_quick4(filter, x, output + p * out_c, &run);
+            } else {
+                const conv_run run = {table, table + out_c, size >> 2, out_c};
+                conv_block5_quick(filter, x, output + p * out_c, &run);
+            }
 #endif
         } else if (n == 5) {
             conv_block5(filter, x, size, table, out_c, output + p * out_c, &rp);
