@@ -137,11 +137,13 @@ MUTATIONS = [
      'DWQ_TAPO("24") DWQ_TAPO("28") DWQ_TAPO("28")'),
     # the quick five-column conv block (a naked asm function): the rounding's sign not folded
     # into add, the fifth column summed into the fourth, the four-group pass's second weight
-    # pair skipped; and the build's all-fast word ignored
+    # pair skipped, the four-column pair's second word replaced by its first; and the build's
+    # all-fast word ignored
     ("qemu-m4", "mcugen_conv_fast_dsp.c", '"add    r12, r11, " acc ", asr #31\\n\\t"',
      '"add    r12, r11, #0\\n\\t"'),
     ("qemu-m4", "mcugen_conv_fast_dsp.c", '    CQ_COL("r8", word)\n', '    CQ_COL("r7", word)\n'),
     ("qemu-m4", "mcugen_conv_fast_dsp.c", '"3:\\n\\t" CQ_PAIR CQ_PAIR', '"3:\\n\\t" CQ_PAIR'),
+    ("qemu-m4", "mcugen_conv_fast_dsp.c", 'CQ_HALF4("r3") CQ_HALF4("r9")', 'CQ_HALF4("r3") CQ_HALF4("r3")'),
     ("qemu-m4", "mcugen_conv_fast_dsp.c", "params->rq_table[4 * out_c] != 0;",
      "params->rq_table[4 * out_c] != 7;"),
     # FULLY_CONNECTED over the weights in blocks of four units: the LDM loop's fourth row

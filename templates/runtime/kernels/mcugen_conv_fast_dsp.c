@@ -601,7 +601,7 @@ DSP_NOINLINE static void conv_block5(const int8_t *w, const int32_t *x, int32_t 
 }
 
 #if DSP_WORD_PAIRS && defined(__thumb2__)
-/* What conv_block5_quick reads besides its arguments. */
+/* What the conv_block*_quick functions read besides their arguments. */
 typedef struct {
     const rq_chan *rq;
     const rq_chan *rq_end;
@@ -615,15 +615,17 @@ typedef struct {
     "ldrd   r11, r12, [r1], #8\n\t"                                                           \
     "smlad  " acc ", r10, r11, " acc "\n\t"                                                   \
     "smlad  " acc ", " word ", r12, " acc "\n\t"
-#define CQ_HALF(word)                                                                          \
+#define CQ_HALF4(word)                                                                         \
     "sxtb16 r10, " word "\n\t"                                                                \
     "sxtb16 " word ", " word ", ror #8\n\t"                                                   \
-    CQ_COL("r4", word) CQ_COL("r5", word) CQ_COL("r6", word) CQ_COL("r7", word)                \
+    CQ_COL("r4", word) CQ_COL("r5", word) CQ_COL("r6", word) CQ_COL("r7", word)
+#define CQ_HALF(word) CQ_HALF4(word)                                                           \
     CQ_COL("r8", word)
 #define CQ_PAIR "ldrd   r3, r9, [r0], #8\n\t" CQ_HALF("r3") CQ_HALF("r9")
+#define CQ_PAIR4 "ldrd   r3, r9, [r0], #8\n\t" CQ_HALF4("r3") CQ_HALF4("r9")
 /* The groups of a row: two a pass, an odd count entering at the second half (r2 = groups);
  * or four a pass (r2 = groups / 4), one loop branch per 80 MACs. */
-#define CQ_PASS2                                                                               \
+#define CQ_PASS2(HALF)                                                                         \
     "lsrs   r2, r2, #1\n\t"                                                                    \
     "bcc    3f\n\t"                                                                            \
     "adds   r2, r2, #1\n\t"                                                                    \
@@ -631,13 +633,13 @@ typedef struct {
     "b      4f\n"                                                                               \
     "3:\n\t"                                                                                   \
     "ldrd   r3, r9, [r0], #8\n\t"                                                             \
-    CQ_HALF("r3")                                                                              \
+    HALF("r3")                                                                                 \
     "4:\n\t"                                                                                   \
-    CQ_HALF("r9")                                                                              \
+    HALF("r9")                                                                                 \
     "subs   r2, r2, #1\n\t"                                                                    \
     "bne    3b\n\t"
-#define CQ_PASS4                                                                               \
-    "3:\n\t" CQ_PAIR CQ_PAIR                                                                  \
+#define CQ_PASS4(PAIR)                                                                         \
+    "3:\n\t" PAIR PAIR                                                                        \
     "subs   r2, r2, #1\n\t"                                                                    \
     "bne    3b\n\t"
 /* Channel acc's output into acc: the fast requantization (see DWQ_RQ for the sign of the
@@ -650,7 +652,11 @@ typedef struct {
     "ssat   " acc ", #8, r3\n\t"
 /* The channel loop around PASS: lr the output, [sp] x, +4 the table row, +8 its end, +12
  * the passes, +16 out_c. */
-#define CQ_BODY(PASS)                                                                          \
+#define CQ_BODY5(PASS)                                                                         \
+    CQ_BODY(PASS, "mov    r8, r4\n\t", CQ_RQ("r8"), "strb   r8, [lr, r1, lsl #2]\n\t")
+/* Four columns: the same without r8. */
+#define CQ_BODY4(PASS) CQ_BODY(PASS, "", "", "")
+#define CQ_BODY(PASS, INIT5, RQ5, STORE5)                                                      \
     "push   {r4-r11, lr}\n\t"                                                                  \
     "mov    lr, r2\n\t"                                                                        \
     "ldm    r3, {r4, r5, r6, r7}\n\t"                                                          \
@@ -661,7 +667,7 @@ typedef struct {
     "mov    r5, r4\n\t"                                                                        \
     "mov    r6, r4\n\t"                                                                        \
     "mov    r7, r4\n\t"                                                                        \
-    "mov    r8, r4\n\t"                                                                        \
+    INIT5                                                                                      \
     "ldr    r1, [sp]\n\t"                                                                      \
     "ldr    r2, [sp, #12]\n\t"                                                                 \
     PASS                                                                                       \
@@ -670,14 +676,14 @@ typedef struct {
     "str    r3, [sp, #4]\n\t"                                                                  \
     "ldr    r2, [sp, #8]\n\t"                                                                  \
     "cmp    r3, r2\n\t"                                                                        \
-    CQ_RQ("r4") CQ_RQ("r5") CQ_RQ("r6") CQ_RQ("r7") CQ_RQ("r8")                                \
+    CQ_RQ("r4") CQ_RQ("r5") CQ_RQ("r6") CQ_RQ("r7") RQ5                                        \
     "ldr    r1, [sp, #16]\n\t"                                                                 \
     "strb   r4, [lr]\n\t"                                                                      \
     "strb   r5, [lr, r1]\n\t"                                                                  \
     "strb   r6, [lr, r1, lsl #1]\n\t"                                                          \
     "add    r3, lr, r1, lsl #1\n\t"                                                            \
     "strb   r7, [r3, r1]\n\t"                                                                  \
-    "strb   r8, [lr, r1, lsl #2]\n\t"                                                          \
+    STORE5                                                                                     \
     "add    lr, lr, #1\n\t"                                                                    \
     "bne    1b\n\t"                                                                            \
     "add    sp, sp, #20\n\t"                                                                   \
@@ -693,7 +699,7 @@ __attribute__((naked, noinline)) static void conv_block5_quick(const int8_t *w C
                                                                 int8_t *out CQ_ARG,
                                                                 const conv_run *run CQ_ARG)
 {
-    __asm__ volatile(CQ_BODY(CQ_PASS2));
+    __asm__ volatile(CQ_BODY5(CQ_PASS2(CQ_HALF)));
 }
 
 /* The same for rows of a multiple of four groups (16 bytes), four groups a pass. */
@@ -702,11 +708,41 @@ __attribute__((naked, noinline)) static void conv_block5_quick4(const int8_t *w 
                                                                  int8_t *out CQ_ARG,
                                                                  const conv_run *run CQ_ARG)
 {
-    __asm__ volatile(CQ_BODY(CQ_PASS4));
+    __asm__ volatile(CQ_BODY5(CQ_PASS4(CQ_PAIR)));
 }
-#define CONV_BLOCK5_QUICK 1
+
+/* Blocks of four columns (the scratch's width for size > 256), four groups a pass, or two. */
+__attribute__((naked, noinline)) static void conv_block4_quick4(const int8_t *w CQ_ARG,
+                                                                 const int32_t *x CQ_ARG,
+                                                                 int8_t *out CQ_ARG,
+                                                                 const conv_run *run CQ_ARG)
+{
+    __asm__ volatile(CQ_BODY4(CQ_PASS4(CQ_PAIR4)));
+}
+
+__attribute__((naked, noinline)) static void conv_block4_quick(const int8_t *w CQ_ARG,
+                                                                const int32_t *x CQ_ARG,
+                                                                int8_t *out CQ_ARG,
+                                                                const conv_run *run CQ_ARG)
+{
+    __asm__ volatile(CQ_BODY4(CQ_PASS2(CQ_HALF4)));
+}
+
+/* A block of n = 4 or 5 columns of a quick call. */
+static void conv_block_quick(const int8_t *w, const int32_t *x, int32_t size, int32_t n,
+                             const rq_chan *q, int32_t out_c, int8_t *out)
+{
+    const int fours = (size & 15) == 0;
+    const conv_run run = {q, q + out_c, fours ? size >> 4 : size >> 2, out_c};
+    if (n == 5) {
+        (fours ? conv_block5_quick4 : conv_block5_quick)(w, x, out, &run);
+    } else {
+        (fours ? conv_block4_quick4 : conv_block4_quick)(w, x, out, &run);
+    }
+}
+#define CONV_BLOCK_QUICK 1
 #else
-#define CONV_BLOCK5_QUICK 0
+#define CONV_BLOCK_QUICK 0
 #endif
 
 DSP_NOINLINE static void conv_block(const int8_t *w, const int32_t *x, int32_t size, int32_t n,
@@ -763,8 +799,8 @@ int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_pa
     }
     const rq_params rp = rq_params_of(params->output_offset, params->activation);
     const int32_t pixels = output_dims->n * output_dims->h * output_dims->w;
-    /* conv_block5_quick's conditions */
-    const int quick5 = CONV_BLOCK5_QUICK && rp.full && (size & 3) == 0 &&
+    /* conv_block_quick's conditions */
+    const int quick = CONV_BLOCK_QUICK && rp.full && (size & 3) == 0 &&
                        ((uintptr_t)filter & 3u) == 0 && all;
     const int pointwise = DSP_SPEED_PATHS && size == input_dims->c && (size & 3) == 0 &&
                           params->stride.h == 1 && params->stride.w == 1 &&
@@ -787,15 +823,9 @@ int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_pa
             im2col_q15(cols, j, n, &win, input_dims, filter_dims, &params->dilation,
                        params->input_offset, stage);
         }
-        if (n == 5 && quick5) {
-#if CONV_BLOCK5_QUICK
-            if ((size & 15) == 0) {
-                const conv_run run = {table, table + out_c, size >> 4, out_c};
-                conv_block5_quick4(filter, x, output + p * out_c, &run);
-            } else {
-                const conv_run run = {table, table + out_c, size >> 2, out_c};
-                conv_block5_quick(filter, x, output + p * out_c, &run);
-            }
+        if (n >= 4 && quick) {
+#if CONV_BLOCK_QUICK
+            conv_block_quick(filter, x, size, n, table, out_c, output + p * out_c);
 #endif
         } else if (n == 5) {
             conv_block5(filter, x, size, table, out_c, output + p * out_c, &rp);
