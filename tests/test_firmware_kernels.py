@@ -128,13 +128,16 @@ MUTATIONS = [
      "    const int32_t add = (int32_t)((2u * (uint32_t)zp) << (right - 1));\n"),
     # the quick 3x3 depthwise loop (a naked asm function): the rounding's sign not folded
     # into add, the third row's last tap read from the middle column (inside the input) and the
-    # last tap's offset taken from the one before (border)
+    # last tap's offset taken from the one before (border), a run of pixels stepping by one
+    # pixel whatever the stride
     ("qemu-m4", "mcugen_conv_fast_dsp.c", '"add    r11, r11, " acc ", asr #31\\n\\t"',
      '"add    r11, r11, #0\\n\\t"'),
     ("qemu-m4", "mcugen_conv_fast_dsp.c", '    DWQ_ROW "sub    r1, r1, lr, lsl #1',
      '    DWQ_TAP("[r1]") DWQ_TAP("[r1, r12]") DWQ_TAP("[r1, r12]") "sub    r1, r1, lr, lsl #1'),
     ("qemu-m4", "mcugen_conv_fast_dsp.c", 'DWQ_TAPO("24") DWQ_TAPO("28") DWQ_TAPO("32")',
      'DWQ_TAPO("24") DWQ_TAPO("28") DWQ_TAPO("28")'),
+    ("qemu-m4", "mcugen_conv_fast_dsp.c", "d->stride_w * depth - 4 * quads, depth - 4 * quads};",
+     "depth - 4 * quads, depth - 4 * quads};"),
     # the quick five-column conv block (a naked asm function): the rounding's sign not folded
     # into add, the fifth column summed into the fourth, the four-group pass's second weight
     # pair skipped, the four-column pair's second word replaced by its first; and the build's

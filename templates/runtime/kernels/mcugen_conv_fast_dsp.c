@@ -1019,6 +1019,9 @@ typedef struct {
     int32_t d1;
     int32_t row;
     const int32_t *offsets; /* border windows: per tap, bytes from the window origin */
+    int32_t pixels;         /* >= 1 */
+    int32_t x_skip;         /* after a pixel's quads: to the next pixel's window origin */
+    int32_t out_skip;       /* after a pixel's quads: to the next pixel's output */
 } dw_run;
 
 /* dw_quads_3x3 for a quick chunk (every channel fast, int8 clamp), each quad's taps,
@@ -1057,9 +1060,21 @@ typedef struct {
     "strb   r8, [r2], #1\n\t"
 /* The loop over a chunk's quads, TAPS the nine taps' asm (r1: the quad's window origin,
  * r12 and lr what the caller's prologue loaded). */
+/* The loop over a run of pixels (x, out stepping by run->x_skip, run->out_skip after the
+ * quads), and for each over the chunk's quads, TAPS the nine taps' asm (r1: the quad's window
+ * origin; r12 and lr what the caller's prologue loaded). The stack: [sp] the init row, +4
+ * the table row, +8 quads left; +12 wide, +16 init, +20 table, +24 quads, +28 pixels left,
+ * +32 x_skip, +36 out_skip. */
 #define DWQ_LOOP(TAPS)                                                                         \
+    "add    r4, r3, #24\n\t"                                                                   \
+    "ldm    r4, {r7, r8, r9}\n\t"                                                              \
     "ldm    r3, {r4, r5, r6}\n\t"                                                              \
-    "push   {r4, r5, r6}\n"                                                                     \
+    "push   {r0, r4, r5, r6, r7, r8, r9}\n\t"                                                  \
+    "sub    sp, sp, #12\n"                                                                      \
+    "2:\n\t"                                                                                   \
+    "add    r3, sp, #12\n\t"                                                                   \
+    "ldm    r3, {r0, r4, r5, r6}\n\t"                                                          \
+    "stmdb  r3, {r4, r5, r6}\n"                                                                 \
     "1:\n\t"                                                                                   \
     "ldr    r3, [sp]\n\t"                                                                      \
     "ldm    r3!, {r4, r5, r6, r7}\n\t"                                                         \
@@ -1073,10 +1088,18 @@ typedef struct {
     "subs   r3, r3, #1\n\t"                                                                    \
     "str    r3, [sp, #8]\n\t"                                                                  \
     "bne    1b\n\t"                                                                            \
-    "add    sp, sp, #12\n\t"                                                                   \
+    "ldr    r3, [sp, #32]\n\t"                                                                 \
+    "add    r1, r1, r3\n\t"                                                                    \
+    "ldr    r3, [sp, #36]\n\t"                                                                 \
+    "add    r2, r2, r3\n\t"                                                                    \
+    "ldr    r3, [sp, #28]\n\t"                                                                 \
+    "subs   r3, r3, #1\n\t"                                                                    \
+    "str    r3, [sp, #28]\n\t"                                                                 \
+    "bne    2b\n\t"                                                                            \
+    "add    sp, sp, #40\n\t"                                                                   \
     "pop    {r4-r11, pc}"
-/* wide: the chunk's widened weights; x: the window origin of the pixel, channel 0 of the
- * chunk; out: its output, channel 0 of the chunk. */
+/* wide: the chunk's widened weights; x: the window origin of the first pixel, channel 0 of
+ * the chunk; out: its output, channel 0 of the chunk. */
 #define DWQ_ARG __attribute__((unused)) /* read by the asm, in r0-r3 */
 __attribute__((naked, noinline)) static void dw_quads_3x3_quick(const int32_t *wide DWQ_ARG,
                                                                  const int8_t *x DWQ_ARG,
@@ -1117,6 +1140,21 @@ DSP_NOINLINE static void dw_row(const dw_tables *d, uintptr_t row, int32_t k0, i
     const int32_t kw = d->kw, depth = d->depth;
     for (int32_t ox = 0; ox < d->out_w; ++ox, out += depth) {
         const int32_t x0 = ox * d->stride_w - d->pad_w;
+#if DW_3X3_QUICK
+        if (d->quick && d->row_step != 0 && k1 - k0 == 3 && x0 >= 0 && x0 + 2 < d->in_w) {
+            /* the run of pixels whose windows are inside the input, in one call */
+            const int32_t last = (d->in_w - 3 + d->pad_w) / d->stride_w;
+            const int32_t n = (last < d->out_w - 1 ? last : d->out_w - 1) - ox + 1;
+            const int32_t quads = d->channels >> 2;
+            const dw_run run = {d->init, d->rq, quads, depth, d->row_step, d->offset, n,
+                                d->stride_w * depth - 4 * quads, depth - 4 * quads};
+            dw_quads_3x3_quick(d->wide, (const int8_t *)(row + (uintptr_t)(intptr_t)(x0 * depth)),
+                               out, &run);
+            ox += n - 1;
+            out += (n - 1) * depth;
+            continue;
+        }
+#endif
         int32_t k2 = 0, k3 = kw;
         if (x0 < 0 || x0 + (kw - 1) * d->dil_w >= d->in_w) {
             tap_range(x0, kw, d->dil_w, d->in_w, &k2, &k3);
@@ -1139,13 +1177,10 @@ DSP_NOINLINE static void dw_row(const dw_tables *d, uintptr_t row, int32_t k0, i
             offset = e;
         }
 #if DW_3X3_QUICK
-        if (d->quick && d->taps == 9) {
-            const dw_run run = {d->init, d->rq, d->channels >> 2, depth, d->row_step, offset};
-            if (offset == d->offset && d->row_step != 0) {
-                dw_quads_3x3_quick(d->wide, x, out, &run);
-            } else {
-                dw_quads_3x3o_quick(d->wide, x, out, &run);
-            }
+        if (d->quick && d->taps == 9) { /* a border window, or dilated */
+            const dw_run run = {d->init, d->rq, d->channels >> 2, depth, d->row_step, offset,
+                                1, 0, 0};
+            dw_quads_3x3o_quick(d->wide, x, out, &run);
             continue;
         }
 #endif
