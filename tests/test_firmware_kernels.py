@@ -140,13 +140,14 @@ MUTATIONS = [
      "depth - 4 * quads, depth - 4 * quads};"),
     # the quick five-column conv block (a naked asm function): the rounding's sign not folded
     # into add, the fifth column summed into the fourth, the four-group pass's second weight
-    # pair skipped, the four-column pair's second word replaced by its first; and the build's
-    # all-fast word ignored
+    # pair skipped, the four-column pair's second word replaced by its first, the one-group
+    # pass not stepping back to the next row; and the build's all-fast word ignored
     ("qemu-m4", "mcugen_conv_fast_dsp.c", '"add    r12, r11, " acc ", asr #31\\n\\t"',
      '"add    r12, r11, #0\\n\\t"'),
     ("qemu-m4", "mcugen_conv_fast_dsp.c", '    CQ_COL("r8", word)\n', '    CQ_COL("r7", word)\n'),
     ("qemu-m4", "mcugen_conv_fast_dsp.c", '"3:\\n\\t" CQ_PAIR CQ_PAIR', '"3:\\n\\t" CQ_PAIR'),
     ("qemu-m4", "mcugen_conv_fast_dsp.c", 'CQ_HALF4("r3") CQ_HALF4("r9")', 'CQ_HALF4("r3") CQ_HALF4("r3")'),
+    ("qemu-m4", "mcugen_conv_fast_dsp.c", '    "sub    r0, r0, r3\\n\\t"\n', '    "sub    r0, r0, #0\\n\\t"\n'),
     ("qemu-m4", "mcugen_conv_fast_dsp.c", "params->rq_table[4 * out_c] != 0;",
      "params->rq_table[4 * out_c] != 7;"),
     # FULLY_CONNECTED over the weights in blocks of four units: the LDM loop's fourth row

@@ -607,6 +607,7 @@ typedef struct {
     const rq_chan *rq_end;
     int32_t passes; /* groups (size / 4, size % 4 == 0), or groups / 4 for the 4-group pass */
     int32_t out_c;  /* bytes from one pixel's output to the next */
+    int32_t rewind; /* CQ_PASS1: round_up4(size) - size, the bytes a row's pass reads past it */
 } conv_run;
 
 /* One weight word (in `word`) widened into r10 and `word`, against the five columns
@@ -638,6 +639,16 @@ typedef struct {
     HALF("r9")                                                                                 \
     "subs   r2, r2, #1\n\t"                                                                    \
     "bne    3b\n\t"
+/* One group a pass (any alignment: LDR, not LDRD), r2 = round_up4(size) / 4, then the
+ * weights pointer back to the next row. */
+#define CQ_PASS1(HALF)                                                                         \
+    "3:\n\t"                                                                                   \
+    "ldr    r9, [r0], #4\n\t"                                                                  \
+    HALF("r9")                                                                                 \
+    "subs   r2, r2, #1\n\t"                                                                    \
+    "bne    3b\n\t"                                                                            \
+    "ldr    r3, [sp, #20]\n\t"                                                                 \
+    "sub    r0, r0, r3\n\t"
 #define CQ_PASS4(PAIR)                                                                         \
     "3:\n\t" PAIR PAIR                                                                        \
     "subs   r2, r2, #1\n\t"                                                                    \
@@ -651,7 +662,7 @@ typedef struct {
     "asr    r3, r3, r10\n\t"                                                                   \
     "ssat   " acc ", #8, r3\n\t"
 /* The channel loop around PASS: lr the output, [sp] x, +4 the table row, +8 its end, +12
- * the passes, +16 out_c. */
+ * the passes, +16 out_c, +20 rewind. */
 #define CQ_BODY5(PASS)                                                                         \
     CQ_BODY(PASS, "mov    r8, r4\n\t", CQ_RQ("r8"), "strb   r8, [lr, r1, lsl #2]\n\t")
 /* Four columns: the same without r8. */
@@ -659,8 +670,8 @@ typedef struct {
 #define CQ_BODY(PASS, INIT5, RQ5, STORE5)                                                      \
     "push   {r4-r11, lr}\n\t"                                                                  \
     "mov    lr, r2\n\t"                                                                        \
-    "ldm    r3, {r4, r5, r6, r7}\n\t"                                                          \
-    "push   {r1, r4, r5, r6, r7}\n"                                                             \
+    "ldm    r3, {r4, r5, r6, r7, r8}\n\t"                                                      \
+    "push   {r1, r4, r5, r6, r7, r8}\n"                                                         \
     "1:\n\t"                                                                                   \
     "ldr    r3, [sp, #4]\n\t"                                                                  \
     "ldr    r4, [r3]\n\t"                                                                      \
@@ -686,7 +697,7 @@ typedef struct {
     STORE5                                                                                     \
     "add    lr, lr, #1\n\t"                                                                    \
     "bne    1b\n\t"                                                                            \
-    "add    sp, sp, #20\n\t"                                                                   \
+    "add    sp, sp, #24\n\t"                                                                   \
     "pop    {r4-r11, pc}"
 #define CQ_ARG __attribute__((unused)) /* read by the asm, in r0-r3 */
 
@@ -728,16 +739,53 @@ __attribute__((naked, noinline)) static void conv_block4_quick(const int8_t *w C
     __asm__ volatile(CQ_BODY4(CQ_PASS2(CQ_HALF4)));
 }
 
-/* A block of n = 4 or 5 columns of a quick call. */
-static void conv_block_quick(const int8_t *w, const int32_t *x, int32_t size, int32_t n,
-                             const rq_chan *q, int32_t out_c, int8_t *out)
+/* Rows of any length and alignment: one group (LDR) a pass, each row read to a whole group,
+ * so the caller leaves the last row, which would read past the filter, to the C. */
+__attribute__((naked, noinline)) static void conv_block5_quick1(const int8_t *w CQ_ARG,
+                                                                 const int32_t *x CQ_ARG,
+                                                                 int8_t *out CQ_ARG,
+                                                                 const conv_run *run CQ_ARG)
 {
-    const int fours = (size & 15) == 0;
-    const conv_run run = {q, q + out_c, fours ? size >> 4 : size >> 2, out_c};
+    __asm__ volatile(CQ_BODY5(CQ_PASS1(CQ_HALF)));
+}
+
+__attribute__((naked, noinline)) static void conv_block4_quick1(const int8_t *w CQ_ARG,
+                                                                 const int32_t *x CQ_ARG,
+                                                                 int8_t *out CQ_ARG,
+                                                                 const conv_run *run CQ_ARG)
+{
+    __asm__ volatile(CQ_BODY4(CQ_PASS1(CQ_HALF4)));
+}
+
+/* A block of n = 4 or 5 columns of a quick call (rows word-aligned when size % 4 == 0). */
+static void conv_block_quick(const int8_t *w, const int32_t *x, int32_t size, int32_t n,
+                             const rq_chan *q, int32_t out_c, int8_t *out, const rq_params *p)
+{
+    if ((size & 3) == 0) {
+        const int fours = (size & 15) == 0;
+        const conv_run run = {q, q + out_c, fours ? size >> 4 : size >> 2, out_c, 0};
+        if (n == 5) {
+            (fours ? conv_block5_quick4 : conv_block5_quick)(w, x, out, &run);
+        } else {
+            (fours ? conv_block4_quick4 : conv_block4_quick)(w, x, out, &run);
+        }
+        return;
+    }
+    /* every row but the last in asm (a row's whole last group reads the next row's first
+     * bytes, times the column's zero padding), the last in C */
+    const int32_t whole = round_up4(size), last = out_c - 1;
+    if (last > 0) {
+        const conv_run run = {q, q + last, whole >> 2, out_c, whole - size};
+        (n == 5 ? conv_block5_quick1 : conv_block4_quick1)(w, x, out, &run);
+    }
+    int32_t acc[5] = {q[last].bias, q[last].bias, q[last].bias, q[last].bias, q[last].bias};
     if (n == 5) {
-        (fours ? conv_block5_quick4 : conv_block5_quick)(w, x, out, &run);
+        row_1x5(w + last * size, x, size, acc);
     } else {
-        (fours ? conv_block4_quick4 : conv_block4_quick)(w, x, out, &run);
+        row_1x4(w + last * size, x, size, acc);
+    }
+    for (int32_t j = 0; j < n; ++j) {
+        out[last + j * out_c] = rq_out(acc[j], q + last, p);
     }
 }
 #define CONV_BLOCK_QUICK 1
@@ -800,8 +848,7 @@ int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_pa
     const rq_params rp = rq_params_of(params->output_offset, params->activation);
     const int32_t pixels = output_dims->n * output_dims->h * output_dims->w;
     /* conv_block_quick's conditions */
-    const int quick = CONV_BLOCK_QUICK && rp.full && (size & 3) == 0 &&
-                       ((uintptr_t)filter & 3u) == 0 && all;
+    const int quick = CONV_BLOCK_QUICK && rp.full && ((uintptr_t)filter & 3u) == 0 && all;
     const int pointwise = DSP_SPEED_PATHS && size == input_dims->c && (size & 3) == 0 &&
                           params->stride.h == 1 && params->stride.w == 1 &&
                           params->padding.h == 0 &&
@@ -825,7 +872,7 @@ int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_pa
         }
         if (n >= 4 && quick) {
 #if CONV_BLOCK_QUICK
-            conv_block_quick(filter, x, size, n, table, out_c, output + p * out_c);
+            conv_block_quick(filter, x, size, n, table, out_c, output + p * out_c, &rp);
 #endif
         } else if (n == 5) {
             conv_block5(filter, x, size, table, out_c, output + p * out_c, &rp);
