@@ -145,7 +145,7 @@ MUTATIONS = [
     ("qemu-m4", "mcugen_conv_fast_dsp.c", '"add    r12, r11, " acc ", asr #31\\n\\t"',
      '"add    r12, r11, #0\\n\\t"'),
     ("qemu-m4", "mcugen_conv_fast_dsp.c", '    CQ_COL("r8", word)\n', '    CQ_COL("r7", word)\n'),
-    ("qemu-m4", "mcugen_conv_fast_dsp.c", '"3:\\n\\t" CQ_PAIR CQ_PAIR', '"3:\\n\\t" CQ_PAIR'),
+    ("qemu-m4", "mcugen_conv_fast_dsp.c", '"3:\\n\\t" PAIR PAIR', '"3:\\n\\t" PAIR'),
     ("qemu-m4", "mcugen_conv_fast_dsp.c", 'CQ_HALF4("r3") CQ_HALF4("r9")', 'CQ_HALF4("r3") CQ_HALF4("r3")'),
     ("qemu-m4", "mcugen_conv_fast_dsp.c", '    "sub    r0, r0, r3\\n\\t"\n', '    "sub    r0, r0, #0\\n\\t"\n'),
     ("qemu-m4", "mcugen_conv_fast_dsp.c", "params->rq_table[4 * out_c] != 0;",
