@@ -152,6 +152,18 @@ static void fill_quant(int32_t channels, int32_t taps)
     }
 }
 
+/* Every channel within the DSP path's fast requantization (|bias| < 2^16, shift in [-22, -1],
+ * multiplier >= 0), from the values drawn, so that a case takes the quick loops (with an
+ * int8 clamp) without drawing more from the shared generator. */
+static void tame_quant(int32_t channels)
+{
+    for (int32_t c = 0; c < channels; ++c) {
+        bias[c] %= 65536;
+        shift[c] = -1 - (int32_t)((uint32_t)shift[c] % 22u);
+        multiplier[c] = multiplier[c] == INT32_MIN ? INT32_MAX : multiplier[c];
+    }
+}
+
 static mcugen_activation random_activation(void)
 {
     mcugen_activation act = {-128, 127};
@@ -237,27 +249,49 @@ static const int32_t *make_kernel_sums(const int32_t *b, int32_t channels, int32
  * bias + input_offset * sum(w), then per quad of channels and per tap the weights widened,
  * (w0, w2) and (w1, w3) as int16 lanes, and last whether every channel is fast (1 or 0).
  * filter: [taps][channels]. */
-static const int32_t *make_dw_table(const int32_t *b, int32_t channels, int32_t taps,
-                                    int32_t input_offset, int32_t zero_point)
+/* The requantization rows of make_dw_table and make_conv_table, for sums of `products`
+ * products; returns whether every row is fast. */
+static int32_t make_rq_rows(int32_t *table, const int32_t *b, int32_t channels,
+                            int32_t products, int32_t input_offset, int32_t zero_point)
 {
-    static int32_t table[5 * MAX_CHANNELS + 2 * 25 * MAX_CHANNELS / 4 + 1];
     const int32_t lo = input_offset - 128 < 0 ? 128 - input_offset : input_offset - 128;
     const int32_t hi = input_offset + 127 < 0 ? -(input_offset + 127) : input_offset + 127;
-    const int64_t max_sum = (int64_t)taps * 128 * (lo > hi ? lo : hi);
+    const int64_t max_sum = (int64_t)products * 128 * (lo > hi ? lo : hi);
     const int fits = max_sum < ((int64_t)1 << 30) && zero_point >= -128 && zero_point <= 128;
     const int64_t limit = fits ? ((int64_t)1 << 30) - max_sum : 0;
-    int32_t *init = table + 4 * channels, *wide = table + 5 * channels;
     int32_t all_fast = 1;
     for (int32_t c = 0; c < channels; ++c) {
         const int32_t bc = b != NULL ? b[c] : 0, right = -shift[c];
         const int fast = (bc < 0 ? -(int64_t)bc : bc) < limit && right >= 1 && right <= 22 &&
-                         multiplier[c] != INT32_MIN;
+                         multiplier[c] >= 0;
         table[4 * c] = bc;
         table[4 * c + 1] = multiplier[c];
         table[4 * c + 2] = fast ? right : 0;
         all_fast &= fast;
         table[4 * c + 3] =
             fast ? (int32_t)((2u * (uint32_t)zero_point + 1u) << (right - 1)) : -right;
+    }
+    return all_fast;
+}
+
+/* What mcugen builds for a tiled conv's stripes on Cortex-M4/M7 (dsp_table.py's
+ * dsp_conv_table): the requantization rows, then whether every channel is fast. */
+static const int32_t *make_conv_table(const int32_t *b, int32_t channels, int32_t size,
+                                      int32_t input_offset, int32_t zero_point)
+{
+    static int32_t table[4 * MAX_CHANNELS + 1];
+    table[4 * channels] = make_rq_rows(table, b, channels, size, input_offset, zero_point);
+    return table;
+}
+
+static const int32_t *make_dw_table(const int32_t *b, int32_t channels, int32_t taps,
+                                    int32_t input_offset, int32_t zero_point)
+{
+    static int32_t table[5 * MAX_CHANNELS + 2 * 25 * MAX_CHANNELS / 4 + 1];
+    int32_t *init = table + 4 * channels, *wide = table + 5 * channels;
+    const int32_t all_fast = make_rq_rows(table, b, channels, taps, input_offset, zero_point);
+    for (int32_t c = 0; c < channels; ++c) {
+        const int32_t bc = b != NULL ? b[c] : 0;
         uint32_t sum = 0;
         for (int32_t t = 0; t < taps; ++t) {
             sum += (uint32_t)(int32_t)filter[t * channels + c];
@@ -447,6 +481,11 @@ static void check_conv(int32_t index, const mcugen_dims *in_dims, const mcugen_d
     fill_s8(filter, fd.n * fd.h * fd.w * fd.c);
     fill_quant(od.c, fd.h * fd.w * fd.c);
     const int32_t *b = uniform(0, 5) == 0 ? NULL : bias;
+    if (index % 4 == 3) { /* by index: the quick loops */
+        tame_quant(od.c);
+        params.activation.min = INT8_MIN;
+        params.activation.max = INT8_MAX;
+    }
     /* half the cases with the sums the build makes, half with the kernel computing them */
     const int with_sums = built_sums >= 0 ? built_sums : uniform(0, 1);
     params.kernel_sums =
@@ -463,7 +502,11 @@ static void check_conv(int32_t index, const mcugen_dims *in_dims, const mcugen_d
         ++failures;
         return;
     }
-    const mcugen_conv_fast_params fp = fast_conv(&params);
+    mcugen_conv_fast_params fp = fast_conv(&params);
+    if (index % 4 >= 2) { /* the build's table (DSP path only reads it), by index */
+        fp.rq_table = make_conv_table(b, od.c, fd.h * fd.w * fd.c, params.input_offset,
+                                      params.output_offset);
+    }
     if (mcugen_convolve_fast_s8(&ctx, &fp, &quant, &in, input, &fd, filter, b, &od, out_fast)) {
         ++fast_cases;
     } else {
@@ -573,6 +616,11 @@ static void test_depthwise(int32_t index)
     fill_s8(filter, fd.h * fd.w * fd.c);
     fill_quant(od.c, fd.h * fd.w);
     const int32_t *b = uniform(0, 5) == 0 ? NULL : bias;
+    if (dw_3x3_only && index % 4 < 2) { /* by index: the quick loops */
+        tame_quant(od.c);
+        params.activation.min = INT8_MIN;
+        params.activation.max = INT8_MAX;
+    }
     const mcugen_per_channel_quant_params quant = {multiplier, shift};
     const mcugen_context ctx = {scratch, mcugen_depthwise_conv_fast_s8_buffer_size(&fd)};
     const int32_t bytes = od.n * od.h * od.w * od.c;

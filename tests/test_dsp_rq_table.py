@@ -18,7 +18,7 @@ import pytest
 from conftest import public_model
 
 from mcugen.driver import BuildOptions, compile_model
-from mcugen.ops.conv.dsp_table import dsp_dw_table, dsp_rq_table, max_product
+from mcugen.ops.conv.dsp_table import dsp_conv_table, dsp_dw_table, dsp_rq_table, max_product
 from mcugen.ops.fixedpoint import multiply_by_quantized_multiplier
 
 INT32 = (-(2**31), 2**31 - 1)
@@ -36,6 +36,16 @@ def _kernel_fast(acc: int, mult: int, right: int, add: int) -> int:
     return total >> right
 
 
+def _kernel_fast_asm(acc: int, mult: int, right: int, add: int) -> int:
+    """The asm loops' form: the rounding's -1 from the sign of acc, not of y (SMMLAR adds y
+    to add + (acc >> 31) in one instruction)."""
+    assert _fits(2 * acc)
+    y = (2 * acc * mult + 2**31) >> 32
+    total = y + add + (acc >> 31)
+    assert _fits(total)
+    return total >> right
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_fast_entries_equal_tflite_requantization(seed: int) -> None:
     rng = np.random.default_rng(seed)
@@ -48,6 +58,7 @@ def test_fast_entries_equal_tflite_requantization(seed: int) -> None:
     bias[:4] = [limit - 1, -(limit - 1), limit, -limit]  # both sides of the bound
     mult = rng.integers(2**30, 2**31, channels, dtype=np.int64)
     mult[4] = -(2**31)  # INT32_MIN: never fast
+    mult[5] = -(2**30)  # negative: never fast (the asm takes the rounding's sign from acc)
     shift = rng.integers(-26, 3, channels, dtype=np.int64)
     table = dsp_rq_table(bias.astype(np.int32), mult.astype(np.int32), shift.astype(np.int32),
                          channels, zero_point, max_sum)
@@ -60,14 +71,17 @@ def test_fast_entries_equal_tflite_requantization(seed: int) -> None:
             assert add == int(shift[c])
             continue
         fast += 1
-        assert abs(int(bias[c])) < limit and 1 <= right <= 22 and m != -(2**31)
+        assert abs(int(bias[c])) < limit and 1 <= right <= 22 and m >= 0
         span = abs(b) + max_sum
-        for acc in {-span, span, b - max_sum, b + max_sum, b, 0,
-                    *rng.integers(-span, span + 1, 40).tolist()}:
+        for acc in {-span, span, b - max_sum, b + max_sum, b, 0, -1, 1,
+                    *rng.integers(-span, span + 1, 40).tolist(),
+                    *rng.integers(-2**right, 1, 20).tolist()}:
             expected = int(multiply_by_quantized_multiplier(np.int64(acc), m, -right)) + zero_point
             assert _kernel_fast(acc, m, right, add) == expected, (c, acc)
+            assert _kernel_fast_asm(acc, m, right, add) == expected, (c, acc)
     assert fast > channels // 2  # most channels of a realistic layer take the fast form
     assert table[2, 2] == 0 and table[3, 2] == 0 and table[4, 2] == 0  # |bias| = limit, INT32_MIN
+    assert table[5, 2] == 0  # a negative multiplier
 
 
 def test_out_of_range_zero_point_or_sum_is_never_fast() -> None:
@@ -139,3 +153,16 @@ def test_depthwise_table_ends_with_whether_every_row_is_fast() -> None:
     assert (fast[:, 2] != 0).all() and (mixed[:, 2] == 0).sum() == 1
     assert dsp_dw_table(fast, weights, 0)[-1] == 1
     assert dsp_dw_table(mixed, weights, 0)[-1] == 0
+
+
+def test_conv_table_ends_with_whether_every_row_is_fast() -> None:
+    """The conv's table (dsp_conv_table): the rows unchanged, then 1 only when every row takes
+    the fast requantization, which lets the kernel pick its asm block loops without a scan."""
+    mult = np.full(8, 2**30, np.int32)
+    fast = dsp_rq_table(None, mult, np.full(8, -7), 8, 0, 9 * max_product(0))
+    mult[3] = -(2**31)
+    mixed = dsp_rq_table(None, mult, np.full(8, -7), 8, 0, 9 * max_product(0))
+    for rows, flag in ((fast, 1), (mixed, 0)):
+        table = dsp_conv_table(rows)
+        assert table.dtype == np.int32 and table.shape == (8 * 4 + 1,)
+        assert (table[:-1] == rows.reshape(-1)).all() and table[-1] == flag

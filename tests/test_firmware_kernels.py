@@ -136,6 +136,30 @@ MUTATIONS = [
     ("qemu-m4", "mcugen_conv_fast_dsp.c", "column_sum(x, depth >> 1) << 7", "column_sum(x, depth >> 1) << 6"),
     ("qemu-m4", "mcugen_fully_connected.c", "const int32_t mask = (u & 1) ? -128 : 0;",
      "const int32_t mask = (u & 1) ? 0 : 0;"),
+    # the quick 3x3 depthwise loop (a naked asm function): the rounding's sign not folded
+    # into add, the third row's last tap read from the middle column (inside the input) and the
+    # last tap's offset taken from the one before (border), a run of pixels stepping by one
+    # pixel whatever the stride
+    ("qemu-m4", "mcugen_conv_fast_dsp.c", '"add    r11, r11, " acc ", asr #31\\n\\t"',
+     '"add    r11, r11, #0\\n\\t"'),
+    ("qemu-m4", "mcugen_conv_fast_dsp.c", '    DWQ_ROW "sub    r1, r1, lr, lsl #1',
+     '    DWQ_TAP("[r1]") DWQ_TAP("[r1, r12]") DWQ_TAP("[r1, r12]") "sub    r1, r1, lr, lsl #1'),
+    ("qemu-m4", "mcugen_conv_fast_dsp.c", 'DWQ_TAPO("24") DWQ_TAPO("28") DWQ_TAPO("32")',
+     'DWQ_TAPO("24") DWQ_TAPO("28") DWQ_TAPO("28")'),
+    ("qemu-m4", "mcugen_conv_fast_dsp.c", "d->stride_w * depth - 4 * quads, depth - 4 * quads};",
+     "depth - 4 * quads, depth - 4 * quads};"),
+    # the quick five-column conv block (a naked asm function): the rounding's sign not folded
+    # into add, the fifth column summed into the fourth, the four-group pass's second weight
+    # pair skipped, the four-column pair's second word replaced by its first, the one-group
+    # pass not stepping back to the next row; and the build's all-fast word ignored
+    ("qemu-m4", "mcugen_conv_fast_dsp.c", '"add    r12, r11, " acc ", asr #31\\n\\t"',
+     '"add    r12, r11, #0\\n\\t"'),
+    ("qemu-m4", "mcugen_conv_fast_dsp.c", '    CQ_COL("r8", word)\n', '    CQ_COL("r7", word)\n'),
+    ("qemu-m4", "mcugen_conv_fast_dsp.c", '"3:\\n\\t" PAIR PAIR', '"3:\\n\\t" PAIR'),
+    ("qemu-m4", "mcugen_conv_fast_dsp.c", 'CQ_HALF4("r3") CQ_HALF4("r9")', 'CQ_HALF4("r3") CQ_HALF4("r3")'),
+    ("qemu-m4", "mcugen_conv_fast_dsp.c", '    "sub    r0, r0, r3\\n\\t"\n', '    "sub    r0, r0, #0\\n\\t"\n'),
+    ("qemu-m4", "mcugen_conv_fast_dsp.c", "params->rq_table[4 * out_c] != 0;",
+     "params->rq_table[4 * out_c] != 7;"),
     # the Helium conv's assembly: the pair requantization without the second pixel's -1 for
     # negatives, and the three-row pass reading the second pixel's later window rows from
     # the wrong place (in-place windows: the segment step forgotten)

@@ -2,10 +2,12 @@
 made at build time for the stripes of a tiled chain, which would otherwise rebuild it on every
 call (mcugen_conv_params.rq_table).
 
-Per output channel four int32: bias, multiplier, right, add. right > 0 selects the kernel's
+Per output channel four int32: bias, multiplier, right, add (the conv's table then ends with
+one word, 1 when every channel is fast, else 0: dsp_conv_table). right > 0 selects the kernel's
 fast requantization, SMMULR(2 acc, multiplier) then (y + (y >> 31) + add) >> right with
 add = 2^(right-1) + zero_point * 2^right; it is chosen exactly where the C chooses it, where it
-provably cannot overflow: shift in [-22, -1], |zero_point| <= 128, multiplier != INT32_MIN and
+provably cannot overflow: shift in [-22, -1], |zero_point| <= 128, multiplier >= 0 (so not
+INT32_MIN, and the kernel may take the rounding's sign from acc) and
 |bias| + max_sum < 2^30 (max_sum bounds the sum of products). right == 0 selects the exact
 requantization, add then holding TFLite's shift.
 
@@ -44,10 +46,17 @@ def dsp_rq_table(bias: np.ndarray | None, multipliers: np.ndarray, shifts: np.nd
     table = np.zeros((channels, 4), np.int64)
     for c in range(channels):
         b, m, right = int(biases[c]), int(mult[c]), -int(shift[c])
-        fast = abs(b) < limit and 1 <= right <= 22 and m != INT32_MIN
+        fast = abs(b) < limit and 1 <= right <= 22 and m >= 0
         add = _wrap32((2 * zero_point + 1) << (right - 1)) if fast else -right
         table[c] = (b, m, right if fast else 0, add)
     return table.astype(np.int32)
+
+
+def dsp_conv_table(rq_table: np.ndarray) -> np.ndarray:
+    """The conv's table, int32: rq_table's rows ([channels, 4], dsp_rq_table), then 1 when every
+    row is fast, else 0 (the kernel's check-free block loop, chosen without a scan)."""
+    all_fast = np.array([int((rq_table[:, 2] != 0).all())], np.int64)
+    return np.concatenate([rq_table.reshape(-1).astype(np.int64), all_fast]).astype(np.int32)
 
 
 def _lanes(low: np.ndarray, high: np.ndarray) -> np.ndarray:

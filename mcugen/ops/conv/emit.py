@@ -28,7 +28,7 @@ from ...ir import (
 from ...targets import Target
 from ..base import setting_of
 from ..emitting import EmitContext, KernelCall, c_dims
-from .dsp_table import dsp_dw_table, dsp_rq_table, max_product
+from .dsp_table import dsp_conv_table, dsp_dw_table, dsp_rq_table, max_product
 from .mve_table import mve_dw_table
 from .prepare import ConvParams, Rescale, data_input, is_int16, prepare_conv, prepare_transpose_conv
 
@@ -223,6 +223,8 @@ def _stripe_rq_table(op: Op, ctx: EmitContext, p: ConvParams, depthwise: bool) -
         if w.data is None:
             return ""
         table = dsp_dw_table(table, w.data, p.input_offset)
+    else:  # and whether every channel is fast
+        table = dsp_conv_table(table)
     name = ctx.constant(f"op{op.index} dsp requantization", table.reshape(-1), "int32_t")
     return f", .rq_table = {name}"
 

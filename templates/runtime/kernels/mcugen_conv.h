@@ -38,7 +38,8 @@ typedef struct {
      * needs them on every call; mcugen computes them at build time for --target cortex-m55. */
     const int32_t *kernel_sums;
     /* Optional, int8 only (NULL: the kernel builds it in the scratch): the DSP path's
-     * requantization table (mcugen_conv_fast.h), four int32 per output channel. mcugen makes
+     * requantization table (mcugen_conv_fast.h), four int32 per output channel, then one:
+     * 1 when every channel takes the fast requantization, else 0. mcugen makes
      * it at build time for the stripes of a tiled chain on Cortex-M4/M7, which would otherwise
      * rebuild it on every stripe. Its maker vouches for quant's shifts (in [-31, 30]): with a
      * table the kernel does not check them. */

@@ -24,19 +24,28 @@
  *        loops: LDRD column pairs; a word-aligned row also loads two weight words per LDRD).
  *        Taps in the padding and the last group's padding are stored as 0, which is what
  *        skipping them adds. A 1x1 stride-1 unpadded conv widens its contiguous pixels
- *        directly; a window inside the input is copied a row at a time. FULLY_CONNECTED: the
- *        same with one input row; over MCUGEN_FC_LAYOUT_PAIRS4 weights a pair of units shares
- *        each word, one SMLAD of the raw word (256 A + B + 128, exact modulo 2^32) and one of
- *        its SXTB16 ROR 8 (A) per four MACs, B recovered once per unit. Depthwise (ch_mult 1, channels % 4 == 0): widened weights,
+ *        directly; a window inside the input is copied a row at a time. A quick call (every
+ *        channel fast, the int8 clamp) runs its blocks of four or five columns in naked asm
+ *        functions (the channel loop, the products, the requantization and the stores with
+ *        all fourteen registers); rows of size % 4 != 0 there read a whole last group (the
+ *        next row's first bytes times the column's zero padding), the last row in C.
+ *        FULLY_CONNECTED: the same with one input row; over MCUGEN_FC_LAYOUT_PAIRS4 weights a
+ *        pair of units shares each word, one SMLAD of the raw word (256 A + B + 128, exact
+ *        modulo 2^32) and one of its SXTB16 ROR 8 (A) per four MACs, B recovered once per
+ *        unit. Depthwise (ch_mult 1, channels % 4 == 0): widened weights,
  *        SMLABB/SMLATT per channel from bias + input_offset * sum(w) (both from the build's
  *        table for a tiled chain's stripes, mcugen_conv_params.rq_table); taps in the padding
  *        read the input zero point (-input_offset), whose w * (x + off) is 0; 3x3 windows
- *        run their nine taps unrolled.
+ *        run their nine taps unrolled, in a quick chunk (every channel fast, the int8 clamp)
+ *        in naked asm functions: a row's run of pixels with windows inside the input in one
+ *        call, a border pixel through its offset table.
  *   DSP requantization: multipliers != INT32_MIN (else the portable C runs); per channel,
  *        when shift is in [-22, -1], |output offset| <= 128 and |bias| + the largest possible
  *        sum < 2^30 (so 2 acc fits in int32): SMMULR(2 acc, m) = floor((acc m + 2^30) / 2^31)
  *        (the doubling high multiply), then RoundingDivideByPOT and the output offset as one
  *        floor shift of y - (y < 0) + 2^(right-1) + offset 2^right; otherwise requantize_fast.
+ *        The asm loops take (y < 0) from acc (multiplier >= 0: they differ only where y == 0,
+ *        which the shift rounds alike) and add it with SMMLAR: y + add in one instruction.
  *   MVE conv: int8 x int8 dot products (VMLADAVA) plus input_offset * sum(w) + bias per
  *        output channel (four rows a pass, per call), which equals sum(w * (x + off)) + bias
  *        modulo 2^32; taps in the padding are stored as the input zero point (-input_offset),

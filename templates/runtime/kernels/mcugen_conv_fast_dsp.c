@@ -66,7 +66,8 @@ int32_t mcugen_fully_connected_fast_dsp_s8_buffer_size(const mcugen_dims *filter
  *        RoundingDivideByPOT plus the output offset (adding a multiple of 2^right before a floor
  *        shift adds the quotient exactly). Chosen only when it provably cannot overflow:
  *        shift in [-22, -1], |zp| <= 128 and |bias| + (the largest |sum| of products) < 2^30,
- *        so |2 acc| < 2^31, |y| <= 2^30 and |y + add| < 2^30 + 2^29 + 2^21 + 1.
+ *        so |2 acc| < 2^31, |y| <= 2^30 and |y + add| < 2^30 + 2^29 + 2^21 + 1; and mult >= 0
+ *        (TFLite's multipliers are), so that y has the sign of acc or is 0 (see DWQ_RQ).
  *   exact (right == 0): requantize_fast with add holding the shift, for everything else
  *        (TFLite's mcugen_requantize for a multiplier of INT32_MIN: no decline). */
 
@@ -97,7 +98,7 @@ static int rq_table(rq_chan *t, const int32_t *bias, const int32_t *mult, const 
         const int32_t b = bias != NULL ? bias[c] : 0, m = mult[c], right = -shift[c];
         t->bias = b;
         t->mult = m;
-        if ((uint32_t)b + (limit - 1u) < span && (uint32_t)(right - 1) < 22u && m != INT32_MIN) {
+        if ((uint32_t)b + (limit - 1u) < span && (uint32_t)(right - 1) < 22u && m >= 0) {
             t->right = right;
             t->add = (int32_t)(odd << (right - 1));
         } else {
@@ -599,6 +600,199 @@ DSP_NOINLINE static void conv_block5(const int8_t *w, const int32_t *x, int32_t 
     block_n(w, x, size, 5, q, out_c, out, p);
 }
 
+#if DSP_WORD_PAIRS && defined(__thumb2__)
+/* What the conv_block*_quick functions read besides their arguments. */
+typedef struct {
+    const rq_chan *rq;
+    const rq_chan *rq_end;
+    int32_t passes; /* groups (size / 4, size % 4 == 0), or groups / 4 for the 4-group pass */
+    int32_t out_c;  /* bytes from one pixel's output to the next */
+    int32_t rewind; /* CQ_PASS1: round_up4(size) - size, the bytes a row's pass reads past it */
+} conv_run;
+
+/* One weight word (in `word`) widened into r10 and `word`, against the five columns
+ * (r1 walks them), sums in r4-r8. */
+#define CQ_COL(acc, word)                                                                      \
+    "ldrd   r11, r12, [r1], #8\n\t"                                                           \
+    "smlad  " acc ", r10, r11, " acc "\n\t"                                                   \
+    "smlad  " acc ", " word ", r12, " acc "\n\t"
+#define CQ_HALF4(word)                                                                         \
+    "sxtb16 r10, " word "\n\t"                                                                \
+    "sxtb16 " word ", " word ", ror #8\n\t"                                                   \
+    CQ_COL("r4", word) CQ_COL("r5", word) CQ_COL("r6", word) CQ_COL("r7", word)
+#define CQ_HALF(word) CQ_HALF4(word)                                                           \
+    CQ_COL("r8", word)
+#define CQ_PAIR "ldrd   r3, r9, [r0], #8\n\t" CQ_HALF("r3") CQ_HALF("r9")
+#define CQ_PAIR4 "ldrd   r3, r9, [r0], #8\n\t" CQ_HALF4("r3") CQ_HALF4("r9")
+/* The groups of a row: two a pass, an odd count entering at the second half (r2 = groups);
+ * or four a pass (r2 = groups / 4), one loop branch per 80 MACs. */
+#define CQ_PASS2(HALF)                                                                         \
+    "lsrs   r2, r2, #1\n\t"                                                                    \
+    "bcc    3f\n\t"                                                                            \
+    "adds   r2, r2, #1\n\t"                                                                    \
+    "ldr    r9, [r0], #4\n\t"                                                                  \
+    "b      4f\n"                                                                               \
+    "3:\n\t"                                                                                   \
+    "ldrd   r3, r9, [r0], #8\n\t"                                                             \
+    HALF("r3")                                                                                 \
+    "4:\n\t"                                                                                   \
+    HALF("r9")                                                                                 \
+    "subs   r2, r2, #1\n\t"                                                                    \
+    "bne    3b\n\t"
+/* One group a pass (any alignment: LDR, not LDRD), r2 = round_up4(size) / 4, then the
+ * weights pointer back to the next row. */
+#define CQ_PASS1(HALF)                                                                         \
+    "3:\n\t"                                                                                   \
+    "ldr    r9, [r0], #4\n\t"                                                                  \
+    HALF("r9")                                                                                 \
+    "subs   r2, r2, #1\n\t"                                                                    \
+    "bne    3b\n\t"                                                                            \
+    "ldr    r3, [sp, #20]\n\t"                                                                 \
+    "sub    r0, r0, r3\n\t"
+#define CQ_PASS4(PAIR)                                                                         \
+    "3:\n\t" PAIR PAIR                                                                        \
+    "subs   r2, r2, #1\n\t"                                                                    \
+    "bne    3b\n\t"
+/* Channel acc's output into acc: the fast requantization (see DWQ_RQ for the sign of the
+ * rounding taken from acc), r9 the multiplier, r10 right, r11 add; no flags set. */
+#define CQ_RQ(acc)                                                                             \
+    "lsl    r3, " acc ", #1\n\t"                                                               \
+    "add    r12, r11, " acc ", asr #31\n\t"                                                    \
+    "smmlar r3, r3, r9, r12\n\t"                                                               \
+    "asr    r3, r3, r10\n\t"                                                                   \
+    "ssat   " acc ", #8, r3\n\t"
+/* The channel loop around PASS: lr the output, [sp] x, +4 the table row, +8 its end, +12
+ * the passes, +16 out_c, +20 rewind. */
+#define CQ_BODY5(PASS)                                                                         \
+    CQ_BODY(PASS, "mov    r8, r4\n\t", CQ_RQ("r8"), "strb   r8, [lr, r1, lsl #2]\n\t")
+/* Four columns: the same without r8. */
+#define CQ_BODY4(PASS) CQ_BODY(PASS, "", "", "")
+#define CQ_BODY(PASS, INIT5, RQ5, STORE5)                                                      \
+    "push   {r4-r11, lr}\n\t"                                                                  \
+    "mov    lr, r2\n\t"                                                                        \
+    "ldm    r3, {r4, r5, r6, r7, r8}\n\t"                                                      \
+    "push   {r1, r4, r5, r6, r7, r8}\n"                                                         \
+    "1:\n\t"                                                                                   \
+    "ldr    r3, [sp, #4]\n\t"                                                                  \
+    "ldr    r4, [r3]\n\t"                                                                      \
+    "mov    r5, r4\n\t"                                                                        \
+    "mov    r6, r4\n\t"                                                                        \
+    "mov    r7, r4\n\t"                                                                        \
+    INIT5                                                                                      \
+    "ldr    r1, [sp]\n\t"                                                                      \
+    "ldr    r2, [sp, #12]\n\t"                                                                 \
+    PASS                                                                                       \
+    "ldr    r3, [sp, #4]\n\t"                                                                  \
+    "ldm    r3!, {r2, r9, r10, r11}\n\t"                                                       \
+    "str    r3, [sp, #4]\n\t"                                                                  \
+    "ldr    r2, [sp, #8]\n\t"                                                                  \
+    "cmp    r3, r2\n\t"                                                                        \
+    CQ_RQ("r4") CQ_RQ("r5") CQ_RQ("r6") CQ_RQ("r7") RQ5                                        \
+    "ldr    r1, [sp, #16]\n\t"                                                                 \
+    "strb   r4, [lr]\n\t"                                                                      \
+    "strb   r5, [lr, r1]\n\t"                                                                  \
+    "strb   r6, [lr, r1, lsl #1]\n\t"                                                          \
+    "add    r3, lr, r1, lsl #1\n\t"                                                            \
+    "strb   r7, [r3, r1]\n\t"                                                                  \
+    STORE5                                                                                     \
+    "add    lr, lr, #1\n\t"                                                                    \
+    "bne    1b\n\t"                                                                            \
+    "add    sp, sp, #24\n\t"                                                                   \
+    "pop    {r4-r11, pc}"
+#define CQ_ARG __attribute__((unused)) /* read by the asm, in r0-r3 */
+
+/* conv_block5 for a quick call (every channel fast, int8 clamp, word-aligned rows of whole
+ * groups): the channel loop, the LDRD pair loop, the requantization and the five stores in
+ * one naked asm function with all fourteen registers (x, the table pointers and the counts
+ * on the stack): about 10 instructions per output besides the products, not ~20. */
+__attribute__((naked, noinline)) static void conv_block5_quick(const int8_t *w CQ_ARG,
+                                                                const int32_t *x CQ_ARG,
+                                                                int8_t *out CQ_ARG,
+                                                                const conv_run *run CQ_ARG)
+{
+    __asm__ volatile(CQ_BODY5(CQ_PASS2(CQ_HALF)));
+}
+
+/* The same for rows of a multiple of four groups (16 bytes), four groups a pass. */
+__attribute__((naked, noinline)) static void conv_block5_quick4(const int8_t *w CQ_ARG,
+                                                                 const int32_t *x CQ_ARG,
+                                                                 int8_t *out CQ_ARG,
+                                                                 const conv_run *run CQ_ARG)
+{
+    __asm__ volatile(CQ_BODY5(CQ_PASS4(CQ_PAIR)));
+}
+
+/* Blocks of four columns (the scratch's width for size > 256), four groups a pass, or two. */
+__attribute__((naked, noinline)) static void conv_block4_quick4(const int8_t *w CQ_ARG,
+                                                                 const int32_t *x CQ_ARG,
+                                                                 int8_t *out CQ_ARG,
+                                                                 const conv_run *run CQ_ARG)
+{
+    __asm__ volatile(CQ_BODY4(CQ_PASS4(CQ_PAIR4)));
+}
+
+__attribute__((naked, noinline)) static void conv_block4_quick(const int8_t *w CQ_ARG,
+                                                                const int32_t *x CQ_ARG,
+                                                                int8_t *out CQ_ARG,
+                                                                const conv_run *run CQ_ARG)
+{
+    __asm__ volatile(CQ_BODY4(CQ_PASS2(CQ_HALF4)));
+}
+
+/* Rows of any length and alignment: one group (LDR) a pass, each row read to a whole group,
+ * so the caller leaves the last row, which would read past the filter, to the C. */
+__attribute__((naked, noinline)) static void conv_block5_quick1(const int8_t *w CQ_ARG,
+                                                                 const int32_t *x CQ_ARG,
+                                                                 int8_t *out CQ_ARG,
+                                                                 const conv_run *run CQ_ARG)
+{
+    __asm__ volatile(CQ_BODY5(CQ_PASS1(CQ_HALF)));
+}
+
+__attribute__((naked, noinline)) static void conv_block4_quick1(const int8_t *w CQ_ARG,
+                                                                 const int32_t *x CQ_ARG,
+                                                                 int8_t *out CQ_ARG,
+                                                                 const conv_run *run CQ_ARG)
+{
+    __asm__ volatile(CQ_BODY4(CQ_PASS1(CQ_HALF4)));
+}
+
+/* A block of n = 4 or 5 columns of a quick call (rows word-aligned when size % 4 == 0). */
+static void conv_block_quick(const int8_t *w, const int32_t *x, int32_t size, int32_t n,
+                             const rq_chan *q, int32_t out_c, int8_t *out, const rq_params *p)
+{
+    if ((size & 3) == 0) {
+        const int fours = (size & 15) == 0;
+        const conv_run run = {q, q + out_c, fours ? size >> 4 : size >> 2, out_c, 0};
+        if (n == 5) {
+            (fours ? conv_block5_quick4 : conv_block5_quick)(w, x, out, &run);
+        } else {
+            (fours ? conv_block4_quick4 : conv_block4_quick)(w, x, out, &run);
+        }
+        return;
+    }
+    /* every row but the last in asm (a row's whole last group reads the next row's first
+     * bytes, times the column's zero padding), the last in C */
+    const int32_t whole = round_up4(size), last = out_c - 1;
+    if (last > 0) {
+        const conv_run run = {q, q + last, whole >> 2, out_c, whole - size};
+        (n == 5 ? conv_block5_quick1 : conv_block4_quick1)(w, x, out, &run);
+    }
+    int32_t acc[5] = {q[last].bias, q[last].bias, q[last].bias, q[last].bias, q[last].bias};
+    if (n == 5) {
+        row_1x5(w + last * size, x, size, acc);
+    } else {
+        row_1x4(w + last * size, x, size, acc);
+    }
+    for (int32_t j = 0; j < n; ++j) {
+        out[last + j * out_c] = rq_out(acc[j], q + last, p);
+    }
+}
+#define CONV_BLOCK_QUICK 1
+#else
+#define CONV_BLOCK_QUICK 0
+#endif
+
 DSP_NOINLINE static void conv_block(const int8_t *w, const int32_t *x, int32_t size, int32_t n,
                                     const rq_chan *q, int32_t out_c, int8_t *out,
                                     const rq_params *p)
@@ -645,13 +839,16 @@ int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_pa
     rq_chan *scratch_table = (rq_chan *)(void *)(cols + most * round_up4(size));
     int8_t *stage = (int8_t *)(void *)(scratch_table + out_c);
     const rq_chan *table = (const rq_chan *)(const void *)params->rq_table; /* the build's */
+    int all = table != NULL && params->rq_table[4 * out_c] != 0; /* its last word */
     if (table == NULL) {
-        rq_table(scratch_table, bias, quant->multiplier, quant->shift, out_c,
-                 params->output_offset, size * max_product(params->input_offset));
+        all = rq_table(scratch_table, bias, quant->multiplier, quant->shift, out_c,
+                       params->output_offset, size * max_product(params->input_offset));
         table = scratch_table;
     }
     const rq_params rp = rq_params_of(params->output_offset, params->activation);
     const int32_t pixels = output_dims->n * output_dims->h * output_dims->w;
+    /* conv_block_quick's conditions */
+    const int quick = CONV_BLOCK_QUICK && rp.full && ((uintptr_t)filter & 3u) == 0 && all;
     const int pointwise = DSP_SPEED_PATHS && size == input_dims->c && (size & 3) == 0 &&
                           params->stride.h == 1 && params->stride.w == 1 &&
                           params->padding.h == 0 &&
@@ -673,7 +870,11 @@ int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_pa
             im2col_q15(cols, j, n, &win, input_dims, filter_dims, &params->dilation,
                        params->input_offset, stage);
         }
-        if (n == 5) {
+        if (n >= 4 && quick) {
+#if CONV_BLOCK_QUICK
+            conv_block_quick(filter, x, size, n, table, out_c, output + p * out_c, &rp);
+#endif
+        } else if (n == 5) {
             conv_block5(filter, x, size, table, out_c, output + p * out_c, &rp);
         } else {
             conv_block(filter, x, size, n, table, out_c, output + p * out_c, &rp);
@@ -855,6 +1056,128 @@ static inline void dw_quads_3x3(const dw_tables *d, const int8_t *x, int8_t *out
 #define DW_3X3_ASM 0 /* -O0 has too few free registers */
 #endif
 
+#if DW_3X3_ASM && defined(__thumb2__)
+/* What dw_quads_3x3_quick reads besides its arguments: the chunk's starting sums and
+ * requantization rows, its quad count, and the window's column and row steps in bytes. */
+typedef struct {
+    const int32_t *init;
+    const rq_chan *rq;
+    int32_t quads;
+    int32_t d1;
+    int32_t row;
+    const int32_t *offsets; /* border windows: per tap, bytes from the window origin */
+    int32_t pixels;         /* >= 1 */
+    int32_t x_skip;         /* after a pixel's quads: to the next pixel's window origin */
+    int32_t out_skip;       /* after a pixel's quads: to the next pixel's output */
+} dw_run;
+
+/* dw_quads_3x3 for a quick chunk (every channel fast, int8 clamp), each quad's taps,
+ * requantization and stores in one assembly loop with all fourteen registers (a naked
+ * function: no compiler-saved values to keep), the init and table pointers and the count on
+ * the stack. Per quad: the nine taps (8 instructions each), per channel LDM of its row and
+ * SMMLAR with the rounding's sign folded into add (7 with the store), 10 of loop: 113, not the
+ * ~140 of the C loop around dw_quads_3x3's asm. The sign: (y + (y >> 31) + add) >> right with
+ * y = SMMULR(2 acc, m), m >= 0 (rq_table's fast rows), takes acc >> 31 for y >> 31: they differ
+ * only when acc < 0 and y == 0, where (add - 1) >> right == add >> right (add = 2^(right-1) +
+ * zp 2^right, right >= 1); SMMLAR(2 acc, m, a) = a + SMMULR(2 acc, m) exactly. */
+#define DWQ_TAP(addr) "ldr    r11, " addr "\n\t" DWQ_MAC
+/* A border tap: entry k of the offset table (lr) gives the input word's place from x. */
+#define DWQ_TAPO(k) "ldr    r11, [lr, #" k "]\n\t" "ldr    r11, [r1, r11]\n\t" DWQ_MAC
+#define DWQ_MAC                                                                                \
+    "ldrd   r8, r9, [r0], #8\n\t"                                                             \
+    "sxtb16 r10, r11\n\t"                                                                      \
+    "sxtb16 r11, r11, ror #8\n\t"                                                              \
+    "smlabb r4, r8, r10, r4\n\t"                                                              \
+    "smlatt r6, r8, r10, r6\n\t"                                                              \
+    "smlabb r5, r9, r11, r5\n\t"                                                              \
+    "smlatt r7, r9, r11, r7\n\t"
+#define DWQ_ROW DWQ_TAP("[r1]") DWQ_TAP("[r1, r12]") DWQ_TAP("[r1, r12, lsl #1]")
+/* The three rows of a window inside the input (r12: depth, lr: the row step), r1 restored. */
+#define DWQ_3ROWS                                                                              \
+    DWQ_ROW "add    r1, r1, lr\n\t"                                                             \
+    DWQ_ROW "add    r1, r1, lr\n\t"                                                             \
+    DWQ_ROW "sub    r1, r1, lr, lsl #1\n\t"
+#define DWQ_RQ(acc)                                                                            \
+    "ldm    r3!, {r8, r9, r10, r11}\n\t"                                                       \
+    "lsl    r8, " acc ", #1\n\t"                                                               \
+    "add    r11, r11, " acc ", asr #31\n\t"                                                    \
+    "smmlar r8, r8, r9, r11\n\t"                                                               \
+    "asr    r8, r8, r10\n\t"                                                                   \
+    "ssat   r8, #8, r8\n\t"                                                                    \
+    "strb   r8, [r2], #1\n\t"
+/* The loop over a chunk's quads, TAPS the nine taps' asm (r1: the quad's window origin,
+ * r12 and lr what the caller's prologue loaded). */
+/* The loop over a run of pixels (x, out stepping by run->x_skip, run->out_skip after the
+ * quads), and for each over the chunk's quads, TAPS the nine taps' asm (r1: the quad's window
+ * origin; r12 and lr what the caller's prologue loaded). The stack: [sp] the init row, +4
+ * the table row, +8 quads left; +12 wide, +16 init, +20 table, +24 quads, +28 pixels left,
+ * +32 x_skip, +36 out_skip. */
+#define DWQ_LOOP(TAPS)                                                                         \
+    "add    r4, r3, #24\n\t"                                                                   \
+    "ldm    r4, {r7, r8, r9}\n\t"                                                              \
+    "ldm    r3, {r4, r5, r6}\n\t"                                                              \
+    "push   {r0, r4, r5, r6, r7, r8, r9}\n\t"                                                  \
+    "sub    sp, sp, #12\n"                                                                      \
+    "2:\n\t"                                                                                   \
+    "add    r3, sp, #12\n\t"                                                                   \
+    "ldm    r3, {r0, r4, r5, r6}\n\t"                                                          \
+    "stmdb  r3, {r4, r5, r6}\n"                                                                 \
+    "1:\n\t"                                                                                   \
+    "ldr    r3, [sp]\n\t"                                                                      \
+    "ldm    r3!, {r4, r5, r6, r7}\n\t"                                                         \
+    "str    r3, [sp]\n\t"                                                                      \
+    TAPS                                                                                       \
+    "ldr    r3, [sp, #4]\n\t"                                                                  \
+    DWQ_RQ("r4") DWQ_RQ("r5") DWQ_RQ("r6") DWQ_RQ("r7")                                        \
+    "str    r3, [sp, #4]\n\t"                                                                  \
+    "adds   r1, r1, #4\n\t"                                                                    \
+    "ldr    r3, [sp, #8]\n\t"                                                                  \
+    "subs   r3, r3, #1\n\t"                                                                    \
+    "str    r3, [sp, #8]\n\t"                                                                  \
+    "bne    1b\n\t"                                                                            \
+    "ldr    r3, [sp, #32]\n\t"                                                                 \
+    "add    r1, r1, r3\n\t"                                                                    \
+    "ldr    r3, [sp, #36]\n\t"                                                                 \
+    "add    r2, r2, r3\n\t"                                                                    \
+    "ldr    r3, [sp, #28]\n\t"                                                                 \
+    "subs   r3, r3, #1\n\t"                                                                    \
+    "str    r3, [sp, #28]\n\t"                                                                 \
+    "bne    2b\n\t"                                                                            \
+    "add    sp, sp, #40\n\t"                                                                   \
+    "pop    {r4-r11, pc}"
+/* wide: the chunk's widened weights; x: the window origin of the first pixel, channel 0 of
+ * the chunk; out: its output, channel 0 of the chunk. */
+#define DWQ_ARG __attribute__((unused)) /* read by the asm, in r0-r3 */
+__attribute__((naked, noinline)) static void dw_quads_3x3_quick(const int32_t *wide DWQ_ARG,
+                                                                 const int8_t *x DWQ_ARG,
+                                                                 int8_t *out DWQ_ARG,
+                                                                 const dw_run *run DWQ_ARG)
+{
+    __asm__ volatile(
+        "push   {r4-r11, lr}\n\t"
+        "ldr    r12, [r3, #12]\n\t"
+        "ldr    lr, [r3, #16]\n\t"
+        DWQ_LOOP(DWQ_3ROWS));
+}
+
+/* The same for a 3x3 window at the border: tap t at x + offset[t] (run->offsets, which point
+ * the taps in the padding at a row of input zero points). */
+__attribute__((naked, noinline)) static void dw_quads_3x3o_quick(const int32_t *wide DWQ_ARG,
+                                                                  const int8_t *x DWQ_ARG,
+                                                                  int8_t *out DWQ_ARG,
+                                                                  const dw_run *run DWQ_ARG)
+{
+    __asm__ volatile(
+        "push   {r4-r11, lr}\n\t"
+        "ldr    lr, [r3, #20]\n\t"
+        DWQ_LOOP(DWQ_TAPO("0") DWQ_TAPO("4") DWQ_TAPO("8") DWQ_TAPO("12") DWQ_TAPO("16")
+                 DWQ_TAPO("20") DWQ_TAPO("24") DWQ_TAPO("28") DWQ_TAPO("32")));
+}
+#define DW_3X3_QUICK 1
+#else
+#define DW_3X3_QUICK 0
+#endif
+
 /* Every pixel of an output row, the chunk's quads: row is the address of input row y0's
  * column 0 (perhaps outside the image), taps [k0, k1) of the window's rows inside; tap t of
  * the pixel with window origin x reads x + offset[t] (+ 4 per quad). */
@@ -864,6 +1187,21 @@ DSP_NOINLINE static void dw_row(const dw_tables *d, uintptr_t row, int32_t k0, i
     const int32_t kw = d->kw, depth = d->depth;
     for (int32_t ox = 0; ox < d->out_w; ++ox, out += depth) {
         const int32_t x0 = ox * d->stride_w - d->pad_w;
+#if DW_3X3_QUICK
+        if (d->quick && d->row_step != 0 && k1 - k0 == 3 && x0 >= 0 && x0 + 2 < d->in_w) {
+            /* the run of pixels whose windows are inside the input, in one call */
+            const int32_t last = (d->in_w - 3 + d->pad_w) / d->stride_w;
+            const int32_t n = (last < d->out_w - 1 ? last : d->out_w - 1) - ox + 1;
+            const int32_t quads = d->channels >> 2;
+            const dw_run run = {d->init, d->rq, quads, depth, d->row_step, d->offset, n,
+                                d->stride_w * depth - 4 * quads, depth - 4 * quads};
+            dw_quads_3x3_quick(d->wide, (const int8_t *)(row + (uintptr_t)(intptr_t)(x0 * depth)),
+                               out, &run);
+            ox += n - 1;
+            out += (n - 1) * depth;
+            continue;
+        }
+#endif
         int32_t k2 = 0, k3 = kw;
         if (x0 < 0 || x0 + (kw - 1) * d->dil_w >= d->in_w) {
             tap_range(x0, kw, d->dil_w, d->in_w, &k2, &k3);
@@ -885,6 +1223,14 @@ DSP_NOINLINE static void dw_row(const dw_tables *d, uintptr_t row, int32_t k0, i
             }
             offset = e;
         }
+#if DW_3X3_QUICK
+        if (d->quick && d->taps == 9) { /* a border window, or dilated */
+            const dw_run run = {d->init, d->rq, d->channels >> 2, depth, d->row_step, offset,
+                                1, 0, 0};
+            dw_quads_3x3o_quick(d->wide, x, out, &run);
+            continue;
+        }
+#endif
 #if DW_3X3_ASM
         if (offset == d->offset && d->row_step != 0) {
             dw_quads_3x3(d, x, out);
