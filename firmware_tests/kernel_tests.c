@@ -34,6 +34,21 @@ mcugen_status fast_mcugen_sub_s8(const mcugen_elementwise_params *params,
                                  const mcugen_rescale_quant_params *quant, const int8_t *input1,
                                  const int8_t *input2, int8_t *output);
 
+/* mcugen_conv.c built for the core, the entry points of a tiled chain's later stripes (no
+ * argument checks, straight to the fast path) renamed likewise. */
+mcugen_status fast_mcugen_convolve_stripe_s8(
+        const mcugen_context *ctx, const mcugen_conv_params *params,
+        const mcugen_per_channel_quant_params *quant, const mcugen_dims *input_dims,
+        const int8_t *input, const mcugen_dims *filter_dims, const int8_t *filter,
+        const mcugen_dims *bias_dims, const int32_t *bias, const mcugen_dims *output_dims,
+        int8_t *output);
+mcugen_status fast_mcugen_depthwise_conv_stripe_s8(
+        const mcugen_context *ctx, const mcugen_dw_conv_params *params,
+        const mcugen_per_channel_quant_params *quant, const mcugen_dims *input_dims,
+        const int8_t *input, const mcugen_dims *filter_dims, const int8_t *filter,
+        const mcugen_dims *bias_dims, const int32_t *bias, const mcugen_dims *output_dims,
+        int8_t *output);
+
 /* mcugen_pool.c built for the core, its int8 pools renamed likewise. */
 mcugen_status fast_mcugen_avgpool_s8(const mcugen_pool_params *params,
                                      const mcugen_dims *input_dims, const int8_t *input,
@@ -450,6 +465,15 @@ static void check_conv(int32_t index, const mcugen_dims *in_dims, const mcugen_d
     }
     count_spread(bytes, params.activation);
     compare("conv", index, bytes);
+    /* the same call as a tiled chain's later stripe makes it (no checks; the same data; no
+     * build table, as fast_conv) */
+    params.rq_table = NULL;
+    memset(out_fast, GUARD, (size_t)bytes + 1);
+    if (fast_mcugen_convolve_stripe_s8(&ctx, &params, &quant, &in, input, &fd, filter, &bd, b,
+                                       &od, out_fast) != MCUGEN_OK) {
+        memset(out_fast, GUARD, (size_t)bytes);
+    }
+    compare("conv_stripe", index, bytes);
 }
 
 /* Fixed conv shapes, one per case index (in order, repeated): the Helium passes a random shape
@@ -570,6 +594,15 @@ static void test_depthwise(int32_t index)
     }
     count_spread(bytes, params.activation);
     compare("depthwise", index, bytes);
+    /* the same call as a tiled chain's later stripe makes it (no checks; the same data and
+     * build tables) */
+    params.rq_table = fp.rq_table;
+    memset(out_fast, GUARD, (size_t)bytes + 1);
+    if (fast_mcugen_depthwise_conv_stripe_s8(&ctx, &params, &quant, &in, input, &fd, filter, &bd,
+                                             b, &od, out_fast) != MCUGEN_OK) {
+        memset(out_fast, GUARD, (size_t)bytes);
+    }
+    compare("depthwise_stripe", index, bytes);
 }
 
 static void test_depthwise_3x3(int32_t index)

@@ -214,6 +214,7 @@ def _stripe_calls(chain: Chain, ctx: Any, slot: str, result: KernelCall) -> list
     numbers: dict[tuple[int, int, int, int, bytes], int] = {}
     templates: dict[tuple[int, int, int, int, bytes], KernelCall | None] = {}
     declared = set(result.declarations)
+    checked: set[int] = set()  # the ops whose first call (the checked kernel's) is made
     stripes = []
     for stripe in chain.stripes:
         calls = _moves(chain, stripe, slot)
@@ -239,10 +240,25 @@ def _stripe_calls(chain: Chain, ctx: Any, slot: str, result: KernelCall) -> list
                 if declaration not in declared:
                     declared.add(declaration)
                     result.declarations.append(declaration)
-            calls += call.calls
+            calls += call.calls if j not in checked else [_unchecked(c) for c in call.calls]
+            checked.add(j)
             result.runtime |= call.runtime
         stripes.append(calls)
     return stripes
+
+
+# Kernels with an entry point for a chain's later stripes that skips the argument checks
+# (mcugen_conv.h): the build checked the op and made the stripes' dims, and the op's first
+# call in the chain is the checked kernel's. The checks cost a few-pixel stripe about a pixel.
+STRIPE_ENTRIES = {"mcugen_convolve_s8(": "mcugen_convolve_stripe_s8(",
+                  "mcugen_depthwise_conv_s8(": "mcugen_depthwise_conv_stripe_s8("}
+
+
+def _unchecked(call: str) -> str:
+    for checked, entry in STRIPE_ENTRIES.items():
+        if call.startswith(checked):
+            return entry + call[len(checked):]
+    return call
 
 
 Shape = tuple[tuple[str, ...], ...]  # each call's text between its marked offsets

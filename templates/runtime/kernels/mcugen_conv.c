@@ -262,6 +262,52 @@ mcugen_status mcugen_depthwise_conv_s8(const mcugen_context *ctx,
     return MCUGEN_OK;
 }
 
+mcugen_status mcugen_convolve_stripe_s8(const mcugen_context *ctx, const mcugen_conv_params *params,
+                                        const mcugen_per_channel_quant_params *quant,
+                                        const mcugen_dims *input_dims, const int8_t *input,
+                                        const mcugen_dims *filter_dims, const int8_t *filter,
+                                        const mcugen_dims *bias_dims, const int32_t *bias,
+                                        const mcugen_dims *output_dims, int8_t *output)
+{
+#if !defined(MCUGEN_PORTABLE)
+    /* (groups == 1: the fast path declines unless filter_dims->c == input_dims->c) */
+    const mcugen_conv_fast_params view = {params->input_offset, params->output_offset,
+                                          params->stride,       params->padding,
+                                          params->dilation,     params->activation,
+                                          1,                    params->kernel_sums,
+                                          params->rq_table,     NULL};
+    if (mcugen_convolve_fast_s8(ctx, &view, quant, input_dims, input, filter_dims, filter, bias,
+                                output_dims, output)) {
+        return MCUGEN_OK;
+    }
+#endif
+    return mcugen_convolve_s8(ctx, params, quant, input_dims, input, filter_dims, filter,
+                              bias_dims, bias, output_dims, output);
+}
+
+mcugen_status mcugen_depthwise_conv_stripe_s8(const mcugen_context *ctx,
+                                              const mcugen_dw_conv_params *params,
+                                              const mcugen_per_channel_quant_params *quant,
+                                              const mcugen_dims *input_dims, const int8_t *input,
+                                              const mcugen_dims *filter_dims, const int8_t *filter,
+                                              const mcugen_dims *bias_dims, const int32_t *bias,
+                                              const mcugen_dims *output_dims, int8_t *output)
+{
+#if !defined(MCUGEN_PORTABLE)
+    const mcugen_conv_fast_params view = {params->input_offset, params->output_offset,
+                                          params->stride,       params->padding,
+                                          params->dilation,     params->activation,
+                                          params->ch_mult,      NULL,
+                                          params->rq_table,     params->mve_table};
+    if (mcugen_depthwise_conv_fast_s8(ctx, &view, quant, input_dims, input, filter_dims, filter,
+                                      bias, output_dims, output)) {
+        return MCUGEN_OK;
+    }
+#endif
+    return mcugen_depthwise_conv_s8(ctx, params, quant, input_dims, input, filter_dims, filter,
+                                    bias_dims, bias, output_dims, output);
+}
+
 /* --- int16x8 ---------------------------------------------------------------------------- */
 
 /* Geometry and clamp checks of the s16 kernels: offsets 0, clamp within int16. */
