@@ -91,9 +91,7 @@ def assert_scratch_mirrors(stdout: str, name: str) -> None:
 
 
 # (core, file, correct text, wrong text): rounding ties the wrong way, once on each path
-_STRIPE_DW_VIEW = ("params->ch_mult,      NULL,\n"
-                   "                                          params->rq_table,     params->mve_table};\n"
-                   "    if (mcugen_depthwise_conv_fast_s8(ctx, &view,")
+_STRIPE_DW_TAIL = "bias_dims, bias, output_dims, output);\n}\n\n/* --- int16x8"
 
 MUTATIONS = [
     ("qemu-m55", "mcugen_fast_common.h", "return vrshlq_s32(vqaddq_s32(acc, fix), right);",
@@ -166,9 +164,10 @@ MUTATIONS = [
     ("qemu-m55", "mcugen_conv_fast_mve.c",
      "its pixel, in place */\n                x0 = w0.image + (w0.y0",
      "its pixel, in place */\n                x0 = w1.image + (w1.y0"),
-    # the entry point of a tiled chain's later stripes (mcugen_conv.c) handing the depthwise's
-    # fast path a channel multiplier of 1 whatever the op's
-    *[(target, "mcugen_conv.c", _STRIPE_DW_VIEW, _STRIPE_DW_VIEW.replace("params->ch_mult,", "1,"))
+    # the entry point of a tiled chain's later stripes (mcugen_conv.c) dropping the depthwise's
+    # bias
+    *[(target, "mcugen_conv.c", _STRIPE_DW_TAIL,
+       _STRIPE_DW_TAIL.replace("bias, output_dims", "bias == NULL ? NULL : NULL, output_dims"))
       for target in ("qemu-m4", "qemu-m55")],
 ]
 

@@ -89,7 +89,7 @@ int32_t mcugen_depthwise_conv_s8_get_buffer_size(const mcugen_dims *input_dims,
  * mcugen_convolve_s8 / mcugen_depthwise_conv_s8 without their argument checks, which cost a
  * stripe of a few pixels about as much as a pixel. The build checked the op (its prepare
  * rules) and made every stripe's dims, and the chain's first call of each op is the checked
- * kernel's. Straight to the fast path; when it declines, the checked kernel (portable loops). */
+ * kernel's. The checked kernel's work, shared code: the fast path, else the portable loops. */
 mcugen_status mcugen_convolve_stripe_s8(const mcugen_context *ctx, const mcugen_conv_params *params,
                                         const mcugen_per_channel_quant_params *quant,
                                         const mcugen_dims *input_dims, const int8_t *input,
