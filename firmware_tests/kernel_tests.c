@@ -20,6 +20,7 @@
 
 #include "mcugen_conv.h"
 #include "mcugen_conv_fast.h"
+#include "mcugen_stripe.h"
 #include "mcugen_elementwise.h"
 #include "mcugen_fully_connected.h"
 #include "mcugen_pool.h"
@@ -1040,6 +1041,30 @@ static void run(const char *name, test_fn test)
     end_line();
 }
 
+/* A tiled chain's kept rows moved down (mcugen_move_rows) against memmove: sizes and distances
+ * by case index (up to 1,600 bytes moved by 1 to 1,120, overlapping or not), the bytes from a
+ * generator seeded by the index, so the shared one draws nothing here. */
+static void test_move(int32_t index)
+{
+    const int32_t bytes = 1 + (index * 373) % 1600, apart = 1 + (index * 97) % 1120;
+    uint32_t state = 2654435761u * (uint32_t)(index + 1);
+    for (int32_t i = 0; i < bytes + apart; ++i) {
+        state = state * 1664525u + 1013904223u;
+        input[i] = (int8_t)(state >> 24);
+    }
+    memcpy(filter, input, (size_t)(bytes + apart));
+    prepare_outputs(bytes);
+    memmove(input, input + apart, (size_t)bytes);
+    mcugen_move_rows(filter, filter + apart, bytes);
+    memcpy(out_ref, input, (size_t)bytes);
+    memcpy(out_fast, filter, (size_t)bytes);
+#if defined(MCUGEN_FAST_MVE)
+    ++fast_cases; /* (elsewhere mcugen_move_rows is memmove) */
+#endif
+    count_spread(bytes, (mcugen_activation){-128, 127});
+    compare("move", index, bytes);
+}
+
 #if defined(TEST_BENCH)
 /* Instruction counts of fixed shapes (KWS's pointwise and depthwise layers, a 3x3 conv),
  * fast vs portable: SysTick under QEMU -icount shift=0 ticks every 40 (mps2-an386) or 31.25
@@ -1201,6 +1226,7 @@ int main(void)
     run("pool", test_pool);
     run("depthwise_3x3", test_depthwise_3x3); /* (last: the runs above keep their cases) */
     run("conv_shapes", test_conv_shapes);     /* (draws nothing from the shared generator) */
+    run("move", test_move);                   /* (draws nothing from the shared generator) */
 #if defined(MCUGEN_FAST_MVE)
     put_text("path: MVE");
 #elif defined(MCUGEN_FAST_DSP)
