@@ -20,6 +20,7 @@
 
 #include "mcugen_conv.h"
 #include "mcugen_conv_fast.h"
+#include "mcugen_stripe.h"
 #include "mcugen_elementwise.h"
 #include "mcugen_fully_connected.h"
 #include "mcugen_pool.h"
@@ -33,6 +34,21 @@ mcugen_status fast_mcugen_add_s8(const mcugen_elementwise_params *params,
 mcugen_status fast_mcugen_sub_s8(const mcugen_elementwise_params *params,
                                  const mcugen_rescale_quant_params *quant, const int8_t *input1,
                                  const int8_t *input2, int8_t *output);
+
+/* mcugen_conv.c built for the core, the entry points of a tiled chain's later stripes (no
+ * argument checks, straight to the fast path) renamed likewise. */
+mcugen_status fast_mcugen_convolve_stripe_s8(
+        const mcugen_context *ctx, const mcugen_conv_params *params,
+        const mcugen_per_channel_quant_params *quant, const mcugen_dims *input_dims,
+        const int8_t *input, const mcugen_dims *filter_dims, const int8_t *filter,
+        const mcugen_dims *bias_dims, const int32_t *bias, const mcugen_dims *output_dims,
+        int8_t *output);
+mcugen_status fast_mcugen_depthwise_conv_stripe_s8(
+        const mcugen_context *ctx, const mcugen_dw_conv_params *params,
+        const mcugen_per_channel_quant_params *quant, const mcugen_dims *input_dims,
+        const int8_t *input, const mcugen_dims *filter_dims, const int8_t *filter,
+        const mcugen_dims *bias_dims, const int32_t *bias, const mcugen_dims *output_dims,
+        int8_t *output);
 
 /* mcugen_pool.c built for the core, its int8 pools renamed likewise. */
 mcugen_status fast_mcugen_avgpool_s8(const mcugen_pool_params *params,
@@ -514,6 +530,15 @@ static void check_conv(int32_t index, const mcugen_dims *in_dims, const mcugen_d
     }
     count_spread(bytes, params.activation);
     compare("conv", index, bytes);
+    /* the same call as a tiled chain's later stripe makes it (no checks; the same data; no
+     * build table, as fast_conv) */
+    params.rq_table = NULL;
+    memset(out_fast, GUARD, (size_t)bytes + 1);
+    if (fast_mcugen_convolve_stripe_s8(&ctx, &params, &quant, &in, input, &fd, filter, &bd, b,
+                                       &od, out_fast) != MCUGEN_OK) {
+        memset(out_fast, GUARD, (size_t)bytes);
+    }
+    compare("conv_stripe", index, bytes);
 }
 
 /* Fixed conv shapes, one per case index (in order, repeated): the Helium passes a random shape
@@ -653,6 +678,15 @@ static void test_depthwise(int32_t index)
     }
     count_spread(bytes, params.activation);
     compare("depthwise", index, bytes);
+    /* the same call as a tiled chain's later stripe makes it (no checks; the same data and
+     * build tables) */
+    params.rq_table = fp.rq_table;
+    memset(out_fast, GUARD, (size_t)bytes + 1);
+    if (fast_mcugen_depthwise_conv_stripe_s8(&ctx, &params, &quant, &in, input, &fd, filter, &bd,
+                                             b, &od, out_fast) != MCUGEN_OK) {
+        memset(out_fast, GUARD, (size_t)bytes);
+    }
+    compare("depthwise_stripe", index, bytes);
 }
 
 static void test_depthwise_3x3(int32_t index)
@@ -1091,6 +1125,30 @@ static void run(const char *name, test_fn test)
     end_line();
 }
 
+/* A tiled chain's kept rows moved down (mcugen_move_rows) against memmove: sizes and distances
+ * by case index (up to 1,600 bytes moved by 1 to 1,120, overlapping or not), the bytes from a
+ * generator seeded by the index, so the shared one draws nothing here. */
+static void test_move(int32_t index)
+{
+    const int32_t bytes = 1 + (index * 373) % 1600, apart = 1 + (index * 97) % 1120;
+    uint32_t state = 2654435761u * (uint32_t)(index + 1);
+    for (int32_t i = 0; i < bytes + apart; ++i) {
+        state = state * 1664525u + 1013904223u;
+        input[i] = (int8_t)(state >> 24);
+    }
+    memcpy(filter, input, (size_t)(bytes + apart));
+    prepare_outputs(bytes);
+    memmove(input, input + apart, (size_t)bytes);
+    mcugen_move_rows(filter, filter + apart, bytes);
+    memcpy(out_ref, input, (size_t)bytes);
+    memcpy(out_fast, filter, (size_t)bytes);
+#if defined(MCUGEN_FAST_MVE)
+    ++fast_cases; /* (elsewhere mcugen_move_rows is memmove) */
+#endif
+    count_spread(bytes, (mcugen_activation){-128, 127});
+    compare("move", index, bytes);
+}
+
 #if defined(TEST_BENCH)
 /* Instruction counts of fixed shapes (KWS's pointwise and depthwise layers, a 3x3 conv),
  * fast vs portable: SysTick under QEMU -icount shift=0 ticks every 40 (mps2-an386) or 31.25
@@ -1252,6 +1310,7 @@ int main(void)
     run("pool", test_pool);
     run("depthwise_3x3", test_depthwise_3x3); /* (last: the runs above keep their cases) */
     run("conv_shapes", test_conv_shapes);     /* (draws nothing from the shared generator) */
+    run("move", test_move);                   /* (draws nothing from the shared generator) */
 #if defined(MCUGEN_FAST_MVE)
     put_text("path: MVE");
 #elif defined(MCUGEN_FAST_DSP)

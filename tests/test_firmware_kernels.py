@@ -91,6 +91,8 @@ def assert_scratch_mirrors(stdout: str, name: str) -> None:
 
 
 # (core, file, correct text, wrong text): rounding ties the wrong way, once on each path
+_STRIPE_DW_TAIL = "bias_dims, bias, output_dims, output);\n}\n\n/* --- int16x8"
+
 MUTATIONS = [
     ("qemu-m55", "mcugen_fast_common.h", "return vrshlq_s32(vqaddq_s32(acc, fix), right);",
      "(void)fix;\n    return vrshlq_s32(acc, right);"),
@@ -201,6 +203,14 @@ MUTATIONS = [
     # the three-pixel pass over 3x3 windows of 16 channels: the middle tap's third pixel read
     # from the second's block
     ("qemu-m55", "mcugen_conv_fast_mve.c", 'W16_TAP("q1", "q2", "q3")', 'W16_TAP("q1", "q2", "q2")'),
+    # the entry point of a tiled chain's later stripes (mcugen_conv.c) dropping the depthwise's
+    # bias
+    *[(target, "mcugen_conv.c", _STRIPE_DW_TAIL,
+       _STRIPE_DW_TAIL.replace("bias, output_dims", "bias == NULL ? NULL : NULL, output_dims"))
+      for target in ("qemu-m4", "qemu-m55")],
+    # the Helium move of a tiled chain's kept rows reading each block sixteen bytes on
+    ("qemu-m55", "mcugen_stripe_fast_mve.c", '"vldrb.8  q0, [%[in]], #16\\n\\t"',
+     '"vldrb.8  q0, [%[in], #16]!\\n\\t"'),
 ]
 
 
@@ -220,7 +230,7 @@ def test_a_wrong_fast_path_fails(target: str, name: str, right: str, wrong: str,
         (kernels / source.name).write_text(text)
     result = run_make(tmp_path / "build", target, f"KERNELS={kernels}")
     assert result.returncode != 0, result.stdout
-    assert re.search(r"^FAIL (conv|depthwise|fully_connected|add|sub|avgpool|maxpool) case "
+    assert re.search(r"^FAIL (conv|depthwise|fully_connected|add|sub|avgpool|maxpool|move)(_stripe)? case "
                      r"\d+: byte \d+ got "
                      r"-?\d+ want -?\d+$", result.stdout, re.MULTILINE), result.stdout
 

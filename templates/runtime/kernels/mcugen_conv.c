@@ -114,30 +114,20 @@ int32_t mcugen_convolve_s8_get_buffer_size(const mcugen_dims *input_dims,
     return mcugen_convolve_fast_s8_buffer_size(filter_dims); /* the fast paths' im2col */
 }
 
-mcugen_status mcugen_convolve_s8(const mcugen_context *ctx, const mcugen_conv_params *params,
-                                 const mcugen_per_channel_quant_params *quant,
-                                 const mcugen_dims *input_dims, const int8_t *input,
-                                 const mcugen_dims *filter_dims, const int8_t *filter,
-                                 const mcugen_dims *bias_dims, const int32_t *bias,
-                                 const mcugen_dims *output_dims, int8_t *output)
+/* mcugen_convolve_s8 once its arguments are checked (its stripe entry's too): the fast path,
+ * else the portable loops. */
+static mcugen_status convolve_run(const mcugen_context *ctx, const mcugen_conv_params *params,
+                                  const mcugen_per_channel_quant_params *quant,
+                                  const mcugen_dims *input_dims, const int8_t *input,
+                                  const mcugen_dims *filter_dims, const int8_t *filter,
+                                  const mcugen_dims *bias_dims, const int32_t *bias,
+                                  const mcugen_dims *output_dims, int8_t *output)
 {
-    if (params == NULL || input == NULL || filter == NULL || output == NULL ||
-        !dims_positive(input_dims) || !dims_positive(filter_dims) || !dims_positive(output_dims)) {
-        return MCUGEN_ARG_ERROR;
-    }
+    (void)bias_dims;
     const int32_t in_h = input_dims->h, in_w = input_dims->w, in_c = input_dims->c;
     const int32_t out_h = output_dims->h, out_w = output_dims->w, out_c = output_dims->c;
     const int32_t kh = filter_dims->h, kw = filter_dims->w, depth = filter_dims->c;
-    if (input_dims->n != output_dims->n || filter_dims->n != out_c || in_c % depth != 0) {
-        return MCUGEN_ARG_ERROR;
-    }
     const int32_t groups = in_c / depth;
-    if (out_c % groups != 0 || !bias_ok(bias_dims, bias, out_c) ||
-        !common_args_ok(&params->stride, &params->padding, &params->dilation,
-                        params->input_offset, params->activation, quant, out_c,
-                        params->rq_table)) {
-        return MCUGEN_ARG_ERROR;
-    }
     (void)ctx; /* scratch: only the fast paths use it */
 #if !defined(MCUGEN_PORTABLE)
     const mcugen_conv_fast_params fast = {params->input_offset, params->output_offset,
@@ -185,6 +175,32 @@ mcugen_status mcugen_convolve_s8(const mcugen_context *ctx, const mcugen_conv_pa
     return MCUGEN_OK;
 }
 
+mcugen_status mcugen_convolve_s8(const mcugen_context *ctx, const mcugen_conv_params *params,
+                                 const mcugen_per_channel_quant_params *quant,
+                                 const mcugen_dims *input_dims, const int8_t *input,
+                                 const mcugen_dims *filter_dims, const int8_t *filter,
+                                 const mcugen_dims *bias_dims, const int32_t *bias,
+                                 const mcugen_dims *output_dims, int8_t *output)
+{
+    if (params == NULL || input == NULL || filter == NULL || output == NULL ||
+        !dims_positive(input_dims) || !dims_positive(filter_dims) || !dims_positive(output_dims)) {
+        return MCUGEN_ARG_ERROR;
+    }
+    const int32_t in_c = input_dims->c, out_c = output_dims->c, depth = filter_dims->c;
+    if (input_dims->n != output_dims->n || filter_dims->n != out_c || in_c % depth != 0) {
+        return MCUGEN_ARG_ERROR;
+    }
+    const int32_t groups = in_c / depth;
+    if (out_c % groups != 0 || !bias_ok(bias_dims, bias, out_c) ||
+        !common_args_ok(&params->stride, &params->padding, &params->dilation,
+                        params->input_offset, params->activation, quant, out_c,
+                        params->rq_table)) {
+        return MCUGEN_ARG_ERROR;
+    }
+    return convolve_run(ctx, params, quant, input_dims, input, filter_dims, filter, bias_dims,
+                        bias, output_dims, output);
+}
+
 int32_t mcugen_depthwise_conv_s8_get_buffer_size(const mcugen_dims *input_dims,
                                                  const mcugen_dims *filter_dims)
 {
@@ -192,30 +208,22 @@ int32_t mcugen_depthwise_conv_s8_get_buffer_size(const mcugen_dims *input_dims,
     return mcugen_depthwise_conv_fast_s8_buffer_size(filter_dims); /* the fast paths' sums */
 }
 
-mcugen_status mcugen_depthwise_conv_s8(const mcugen_context *ctx,
-                                       const mcugen_dw_conv_params *params,
-                                       const mcugen_per_channel_quant_params *quant,
-                                       const mcugen_dims *input_dims, const int8_t *input,
-                                       const mcugen_dims *filter_dims, const int8_t *filter,
-                                       const mcugen_dims *bias_dims, const int32_t *bias,
-                                       const mcugen_dims *output_dims, int8_t *output)
+/* mcugen_depthwise_conv_s8 once its arguments are checked (its stripe entry's too): the fast
+ * path, else the portable loops. */
+static mcugen_status depthwise_conv_run(const mcugen_context *ctx,
+                                        const mcugen_dw_conv_params *params,
+                                        const mcugen_per_channel_quant_params *quant,
+                                        const mcugen_dims *input_dims, const int8_t *input,
+                                        const mcugen_dims *filter_dims, const int8_t *filter,
+                                        const mcugen_dims *bias_dims, const int32_t *bias,
+                                        const mcugen_dims *output_dims, int8_t *output)
 {
     (void)ctx; /* scratch: only the fast paths use it */
-    if (params == NULL || input == NULL || filter == NULL || output == NULL ||
-        !dims_positive(input_dims) || !dims_positive(filter_dims) || !dims_positive(output_dims)) {
-        return MCUGEN_ARG_ERROR;
-    }
+    (void)bias_dims;
     const int32_t in_h = input_dims->h, in_w = input_dims->w, in_c = input_dims->c;
     const int32_t out_h = output_dims->h, out_w = output_dims->w, out_c = output_dims->c;
     const int32_t kh = filter_dims->h, kw = filter_dims->w;
     const int32_t mult = params->ch_mult;
-    if (input_dims->n != output_dims->n || filter_dims->n != 1 || filter_dims->c != out_c ||
-        mult < 1 || out_c != in_c * mult || !bias_ok(bias_dims, bias, out_c) ||
-        !common_args_ok(&params->stride, &params->padding, &params->dilation,
-                        params->input_offset, params->activation, quant, out_c,
-                        params->rq_table)) {
-        return MCUGEN_ARG_ERROR;
-    }
 #if !defined(MCUGEN_PORTABLE)
     const mcugen_conv_fast_params fast = {params->input_offset, params->output_offset,
                                           params->stride,       params->padding,
@@ -260,6 +268,54 @@ mcugen_status mcugen_depthwise_conv_s8(const mcugen_context *ctx,
         }
     }
     return MCUGEN_OK;
+}
+
+mcugen_status mcugen_depthwise_conv_s8(const mcugen_context *ctx,
+                                       const mcugen_dw_conv_params *params,
+                                       const mcugen_per_channel_quant_params *quant,
+                                       const mcugen_dims *input_dims, const int8_t *input,
+                                       const mcugen_dims *filter_dims, const int8_t *filter,
+                                       const mcugen_dims *bias_dims, const int32_t *bias,
+                                       const mcugen_dims *output_dims, int8_t *output)
+{
+    if (params == NULL || input == NULL || filter == NULL || output == NULL ||
+        !dims_positive(input_dims) || !dims_positive(filter_dims) || !dims_positive(output_dims)) {
+        return MCUGEN_ARG_ERROR;
+    }
+    const int32_t in_c = input_dims->c, out_c = output_dims->c;
+    const int32_t mult = params->ch_mult;
+    if (input_dims->n != output_dims->n || filter_dims->n != 1 || filter_dims->c != out_c ||
+        mult < 1 || out_c != in_c * mult || !bias_ok(bias_dims, bias, out_c) ||
+        !common_args_ok(&params->stride, &params->padding, &params->dilation,
+                        params->input_offset, params->activation, quant, out_c,
+                        params->rq_table)) {
+        return MCUGEN_ARG_ERROR;
+    }
+    return depthwise_conv_run(ctx, params, quant, input_dims, input, filter_dims, filter,
+                              bias_dims, bias, output_dims, output);
+}
+
+mcugen_status mcugen_convolve_stripe_s8(const mcugen_context *ctx, const mcugen_conv_params *params,
+                                        const mcugen_per_channel_quant_params *quant,
+                                        const mcugen_dims *input_dims, const int8_t *input,
+                                        const mcugen_dims *filter_dims, const int8_t *filter,
+                                        const mcugen_dims *bias_dims, const int32_t *bias,
+                                        const mcugen_dims *output_dims, int8_t *output)
+{
+    return convolve_run(ctx, params, quant, input_dims, input, filter_dims, filter, bias_dims,
+                        bias, output_dims, output);
+}
+
+mcugen_status mcugen_depthwise_conv_stripe_s8(const mcugen_context *ctx,
+                                              const mcugen_dw_conv_params *params,
+                                              const mcugen_per_channel_quant_params *quant,
+                                              const mcugen_dims *input_dims, const int8_t *input,
+                                              const mcugen_dims *filter_dims, const int8_t *filter,
+                                              const mcugen_dims *bias_dims, const int32_t *bias,
+                                              const mcugen_dims *output_dims, int8_t *output)
+{
+    return depthwise_conv_run(ctx, params, quant, input_dims, input, filter_dims, filter,
+                              bias_dims, bias, output_dims, output);
 }
 
 /* --- int16x8 ---------------------------------------------------------------------------- */

@@ -86,6 +86,26 @@ mcugen_status mcugen_depthwise_conv_s8(const mcugen_context *ctx,
 int32_t mcugen_depthwise_conv_s8_get_buffer_size(const mcugen_dims *input_dims,
                                                  const mcugen_dims *filter_dims);
 
+/* The calls of a tiled chain's later stripes (mcugen/codegen/stripes.py): the arithmetic of
+ * mcugen_convolve_s8 / mcugen_depthwise_conv_s8 without their argument checks, which cost a
+ * stripe of a few pixels about as much as a pixel. The build checked the op (its prepare
+ * rules) and made every stripe's dims, and the chain's first call of each op is the checked
+ * kernel's. The checked kernel's work, shared code: the fast path, else the portable loops. */
+mcugen_status mcugen_convolve_stripe_s8(const mcugen_context *ctx, const mcugen_conv_params *params,
+                                        const mcugen_per_channel_quant_params *quant,
+                                        const mcugen_dims *input_dims, const int8_t *input,
+                                        const mcugen_dims *filter_dims, const int8_t *filter,
+                                        const mcugen_dims *bias_dims, const int32_t *bias,
+                                        const mcugen_dims *output_dims, int8_t *output);
+
+mcugen_status mcugen_depthwise_conv_stripe_s8(const mcugen_context *ctx,
+                                              const mcugen_dw_conv_params *params,
+                                              const mcugen_per_channel_quant_params *quant,
+                                              const mcugen_dims *input_dims, const int8_t *input,
+                                              const mcugen_dims *filter_dims, const int8_t *filter,
+                                              const mcugen_dims *bias_dims, const int32_t *bias,
+                                              const mcugen_dims *output_dims, int8_t *output);
+
 /* int16x8: int16 input and output (zero point 0, so input_offset and output_offset must be 0),
  * int8 filter, int64 bias (an int32 bias is widened by mcugen at build time; the rescale's
  * accumulator_bits then says 32). The sum is exact in 64 bits, then + bias, then rescale
