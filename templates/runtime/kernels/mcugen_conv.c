@@ -295,6 +295,15 @@ mcugen_status mcugen_depthwise_conv_s8(const mcugen_context *ctx,
                               bias_dims, bias, output_dims, output);
 }
 
+/* The stripe entries exist whatever the optimisation (code built for speed may call them); at
+ * -Os they only forward, so that each *_run has one caller and is inlined. */
+#if defined(__OPTIMIZE_SIZE__)
+#undef mcugen_convolve_stripe_s8
+#undef mcugen_depthwise_conv_stripe_s8
+#define convolve_run mcugen_convolve_s8
+#define depthwise_conv_run mcugen_depthwise_conv_s8
+#endif
+
 mcugen_status mcugen_convolve_stripe_s8(const mcugen_context *ctx, const mcugen_conv_params *params,
                                         const mcugen_per_channel_quant_params *quant,
                                         const mcugen_dims *input_dims, const int8_t *input,
@@ -317,6 +326,10 @@ mcugen_status mcugen_depthwise_conv_stripe_s8(const mcugen_context *ctx,
     return depthwise_conv_run(ctx, params, quant, input_dims, input, filter_dims, filter,
                               bias_dims, bias, output_dims, output);
 }
+#if defined(__OPTIMIZE_SIZE__)
+#undef convolve_run
+#undef depthwise_conv_run
+#endif
 
 /* --- int16x8 ---------------------------------------------------------------------------- */
 

@@ -106,6 +106,13 @@ mcugen_status mcugen_depthwise_conv_stripe_s8(const mcugen_context *ctx,
                                               const mcugen_dims *bias_dims, const int32_t *bias,
                                               const mcugen_dims *output_dims, int8_t *output);
 
+/* Built for size (-Os), a stripe calls the checked kernel: the checks' few instructions per
+ * stripe are not worth the code of a second entry (kws_dscnn's runtime stays under 16 KB). */
+#if defined(__OPTIMIZE_SIZE__)
+#define mcugen_convolve_stripe_s8 mcugen_convolve_s8
+#define mcugen_depthwise_conv_stripe_s8 mcugen_depthwise_conv_s8
+#endif
+
 /* int16x8: int16 input and output (zero point 0, so input_offset and output_offset must be 0),
  * int8 filter, int64 bias (an int32 bias is widened by mcugen at build time; the rescale's
  * accumulator_bits then says 32). The sum is exact in 64 bits, then + bias, then rescale
