@@ -272,11 +272,6 @@ def schedule_and_plan(graph: Graph, options: BuildOptions, label: str) -> tuple[
 
         placed = plan_weight_streams(graph, order, placed, options.npu_weights, options.target.npu,
                                      scratch, list(options.pools), options.guard, lower_op)
-        if plan.tiling is not None:
-            from .npu.balance import spend_savings
-
-            placed = spend_savings(graph, order, plan, placed, scratch, list(options.pools), options.guard,
-                                   options.target.npu, options.optimize, options.npu_weights, lower_op)
     plan = refigured(placed, order, plan, costs)
     plan.schedule_exact = chosen.exact
     plan.async_groups = tuple(groups)

@@ -79,9 +79,9 @@ def compile_ours(model: bytes, macs: int, workdir: Path, name: str = "model",
         op = graph.ops[position]
         blobs = slice_blobs(op, config, depth, lower_op)
         assert blobs is not None, f"op {position} does not stream"
-        where = -(-arena // 16) * 16
-        streams[id(op)] = WeightStream(ARENA_REGION, where, slot_bytes(blobs), depth, position > 0)
-        arena = where + 2 * slot_bytes(blobs)
+        where, slot = -(-arena // 16) * 16, slot_bytes(blobs)
+        streams[id(op)] = WeightStream(((ARENA_REGION, where), (ARENA_REGION, where + slot)), slot, depth, position > 0)
+        arena = where + 2 * slot
     program = lower_ops(graph.ops, place, config, frozenset(id(t) for t in graph.outputs),
                         scratch=scratch_of, streams=streams)
     payload, flash = workdir / "mcugen_payload.bin", workdir / "mcugen_flash.bin"

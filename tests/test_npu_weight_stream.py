@@ -174,8 +174,10 @@ def test_auto_streams_within_the_flash_builds_sram_and_the_estimate_holds(size: 
 
 def test_timeline_overlaps_each_dma_with_the_kernel_before() -> None:
     """Kernels of 100 cycles, DMAs of 300: after the first two DMAs the kernels wait on the DMA
-    engine (flash-bound); DMAs of 50: the kernels run back to back after the first DMA."""
+    engine (flash-bound), and the next op's DMAs get the engine only for the last kernel; DMAs
+    of 50: the kernels run back to back after the first DMA, and the next op's DMAs get the
+    engine from the middle of the last-but-one kernel."""
     assert stream_timeline([100] * 4, [300] * 4, 0, False) == (1300, 100)
-    assert stream_timeline([100] * 4, [50] * 4, 0, False) == (450, 100)
+    assert stream_timeline([100] * 4, [50] * 4, 0, False) == (450, 150)
     # prefetched beside a 1000-cycle kernel: both slots are full by its end, then flash-bound again
     assert stream_timeline([100] * 4, [300] * 4, 1000, True) == (800, 100)

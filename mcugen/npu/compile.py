@@ -128,13 +128,15 @@ class _WeightCopies:
             load_lut(then, self.flash, self.config, stream)
         self.stream_of(op).emit(self.flash, stream, lambda: self.prefetch(op, after, stream))
 
-    def start(self, op: Op, stream: CommandStream) -> None:
-        """The DMA of `op`'s weights, unless it has started."""
+    def start(self, op: Op, stream: CommandStream) -> int:
+        """The DMA of `op`'s weights, unless it has started; the DMAs started (0 or 1)."""
         if id(op) in self.buffers and id(op) not in self.started:
             source = _copy_source(op, self.fused.get(id(op)), self.place, self.flash, self.config, self.buffers[id(op)],
                                   id(op) in self.lut_reserved)
             emit_weight_dma(stream, source, self.buffers[id(op)])
             self.started[id(op)] = source
+            return 1
+        return 0
 
     def before_kernel(self, op: Op, after: Op | None, stream: CommandStream) -> None:
         """Before `op`'s kernel: its weights copied and waited for; then the copy for `after` (the
@@ -144,14 +146,16 @@ class _WeightCopies:
             emit_dma_wait(stream)
         self.prefetch(op, after, stream)
 
-    def prefetch(self, op: Op, after: Op | None, stream: CommandStream) -> None:
-        """The copy for `after` beside `op`'s kernel, where its buffer is already free."""
+    def prefetch(self, op: Op, after: Op | None, stream: CommandStream) -> int:
+        """The copy for `after` beside `op`'s kernel, where its buffer is already free; the DMAs
+        started."""
         if after is None or id(op) in self.fused:
-            return
+            return 0
         if id(after) in self.buffers and self.buffers[id(after)].prefetch:
-            self.start(after, stream)
-        elif id(after) in self.streams and self.streams[id(after)].prefetch:
-            self.stream_of(after).start_first(stream)
+            return self.start(after, stream)
+        if id(after) in self.streams and self.streams[id(after)].prefetch:
+            return self.stream_of(after).start_first(stream)
+        return 0
 
     def check(self, op: Op, stream: CommandStream) -> None:
         """The op was lowered reading the blob its DMA copied (the trial lowering matched)."""

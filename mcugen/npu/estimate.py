@@ -244,7 +244,7 @@ def weight_copy_cycles(op: Op) -> int:
 
 
 # id(op) of a streamed op (weight_stream.py) -> (cycles of the kernel before it) -> (cycles it
-# adds after that kernel, its last slice's cycles)
+# adds after that kernel, the cycles before its end that the next op's DMAs run beside it)
 Streamed = Mapping[int, Callable[[int], tuple[int, int]]]
 
 

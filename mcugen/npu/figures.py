@@ -119,7 +119,7 @@ def _own_figures(ops: list[Op], plan: Plan) -> dict[str, Any]:
                                      if isinstance(op.options, NpuSegmentOptions)),
             "weight_buffer_bytes": sum(b.size for b in plan.buffers if b.weights_of is not None),
             # ops that run in OFM depth slices with their weights streamed through two slots
-            "weight_stream_ops": sum(1 for b in plan.buffers if b.stream_depth)}
+            "weight_stream_ops": len({b.weights_of.index for b in plan.buffers if b.stream_depth and b.weights_of})}
 
 
 def _regions(op: Op, plan: Plan) -> list[dict[str, Any]]:

@@ -149,17 +149,15 @@ def _extra_cycles(option: Chain | None, whole: int, config: NpuConfig) -> int:
 
 
 def choose_stripes(graph: Graph, order: list[Op], plan: Plan, scratch_bytes: ScratchBytes,
-                   pools: list[PoolSpec], guard: int, config: NpuConfig, mode: str = "balanced",
-                   extra_slack: float = 0.0) -> Plan:
+                   pools: list[PoolSpec], guard: int, config: NpuConfig, mode: str = "balanced") -> Plan:
     """`plan` with each NPU chain run whole or in the stripes (stripe_options) that give the
     least placed SRAM among those whose estimated cycles (estimate.py, every call of every
     stripe) keep the build within cycle_slack(mode) of the unstriped one; ties: fewer cycles.
     The tiling search counts bytes only; this weighs them against cycles. Chains are chosen
     one by one, each spending what is left of the slack; the later ones keep the search's
-    least-memory cut meanwhile, so that the peak a chain takes down shows. `extra_slack`: cycles
-    saved elsewhere that the stripes may spend too (npu/balance.py)."""
+    least-memory cut meanwhile, so that the peak a chain takes down shows."""
     chains = list(plan.tiling.chains) if plan.tiling is not None else []
-    slack = cycle_slack(mode, sum(op_cycles(op, config) for op in order if op.backend == "npu")) + extra_slack
+    slack = cycle_slack(mode, sum(op_cycles(op, config) for op in order if op.backend == "npu"))
     for n, chain in enumerate(list(chains)):
         if chain.ops[0].backend != "npu":
             continue

@@ -124,7 +124,8 @@ def copy_cycles(length: int) -> int:
 def stream_timeline(kernels: Sequence[int], copies: Sequence[int], beside: int, prefetched: bool) -> tuple[int, int]:
     """The device's timeline (mcugen_npu_cycles.c) for the commands of a streamed op that follows
     a kernel of `beside` cycles issued at 0 (`prefetched`: the first DMAs were issued before that
-    kernel): (cycles the op adds after that kernel, the last slice's kernel cycles)."""
+    kernel): (cycles the op adds after that kernel, the cycles before its end from which the next
+    op's DMAs, issued once the last slice's is, have the DMA engine)."""
     command, kernel_end, dma_end = 0, beside, 0
     pending: list[int] = []
 
@@ -137,20 +138,24 @@ def stream_timeline(kernels: Sequence[int], copies: Sequence[int], beside: int, 
         command = kernel_end
     for k in range(min(SLOTS, len(copies))):
         dma(copies[k])
+    last = len(kernels) - 1
+    next_start = 0
     for k, kernel in enumerate(kernels):
-        if 1 <= k and k + 1 < len(kernels):
+        if 1 <= k < last:
             command = max(command, kernel_end)  # KERNEL_WAIT 0
             dma(copies[k + 1])
-        while len(pending) > (1 if k + 1 < len(kernels) else 0):  # DMA_WAIT
+        while len(pending) > (1 if k < last else 0):  # DMA_WAIT
             command = max(command, pending.pop(0))
+        if k == max(0, last - 1):  # the next op's DMAs are issued here (after a KERNEL_WAIT 0), behind ours
+            next_start = max(command, dma_end, kernel_end)
         command = max(command, kernel_end)
         kernel_end = command + kernel
-    return kernel_end - beside, kernels[-1]
+    return kernel_end - beside, kernel_end - next_start
 
 
 def stream_cycles(op: Op, config: NpuConfig, depth: int, blobs: Sequence[int], beside: int,
                   prefetched: bool) -> tuple[int, int]:
-    """Estimated (cycles added after the previous kernel, last slice's cycles) of `op` streamed in
+    """Estimated (cycles added after the previous kernel, cycles the next op's DMAs run beside it) of `op` streamed in
     slices of `depth` channels whose DMAs copy `blobs` bytes each."""
     kernels = [op_cycles(slice_op(op, first, stop), config, True)
                for first, stop in depth_slices(_out_channels(op), depth)]
@@ -178,9 +183,10 @@ class Option:
             return stream_cycles(self.op, config, self.depth, self.blobs, beside, self.first < self.step and beside > 0)
         return streamed
 
-    def buffer(self) -> Buffer:
-        return Buffer(name=f"npu weight stream of op {self.op.index}", size=SLOTS * self.slot, first=self.first,
-                      last=self.step, weights_of=self.op, uses=1, stream_depth=self.depth)
+    def buffers(self) -> list[Buffer]:
+        """Its slots: one buffer each, so that the planner may put them in different gaps."""
+        return [Buffer(name=f"npu weight stream of op {self.op.index} slot {n}", size=self.slot, first=self.first,
+                       last=self.step, weights_of=self.op, uses=1, stream_depth=self.depth) for n in range(SLOTS)]
 
 
 def _beside(order: list[Op], step: int, config: NpuConfig) -> int | None:
@@ -280,7 +286,7 @@ def plan_weight_streams(graph: Graph, order: list[Op], plan: Plan, policy: str, 
                 break
             try:
                 trial = plan_memory(graph, order, scratch_bytes, pools, guard, tiling=plan.tiling,
-                                    extra=[*_kept_buffers(plan), *(o.buffer() for o in chosen), way.buffer()])
+                                    extra=[*_kept_buffers(plan), *(b for o in [*chosen, way] for b in o.buffers())])
             except PlanningError:
                 continue
             if trial.arena_size <= plan.arena_size and _addressable(trial):
@@ -295,37 +301,43 @@ def plan_weight_streams(graph: Graph, order: list[Op], plan: Plan, policy: str, 
 
 @dataclass(frozen=True)
 class WeightStream:
-    """Where one streamed op's two slots are (region, address of slot 0, slot bytes), its slice
-    depth, and whether its first DMAs run beside the previous op (its buffer is free then)."""
+    """Where one streamed op's slots are ((region, address) each; `slot` bytes each), its slice
+    depth, and whether its first DMAs run beside the previous op (its slots are free then)."""
 
-    region: int
-    address: int
+    slots: tuple[tuple[int, int], ...]
     slot: int
     depth: int
     prefetch: bool
 
     def slot_buffer(self, k: int) -> WeightBuffer:
-        return WeightBuffer(self.region, self.address + (k % SLOTS) * self.slot, self.prefetch)
+        region, address = self.slots[k % len(self.slots)]
+        return WeightBuffer(region, address, self.prefetch)
+
+
+def stream_buffers_of(plan: Plan, op: Op) -> list[Buffer]:
+    """The plan's weight stream slots of `op`, slot 0 first ([] if it does not stream)."""
+    return sorted((b for b in plan.buffers if b.weights_of is op and b.stream_depth), key=lambda b: b.name)
 
 
 def stream_buffer_of(plan: Plan, op: Op) -> Buffer | None:
-    """The plan's weight stream buffer of `op`, if it streams."""
-    buffer = plan.weights_buffer_of(op)
-    return buffer if buffer is not None and buffer.stream_depth else None
+    """The plan's first weight stream slot of `op`, if it streams."""
+    found = stream_buffers_of(plan, op)
+    return found[0] if found else None
 
 
 def weight_streams(ops: list[Op], plan: Plan, region: Mapping[str, int], number: int) -> dict[int, WeightStream]:
     """Each streamed op of `ops` (id) -> where its slots are."""
     found: dict[int, WeightStream] = {}
     for op in ops:
-        buffer = stream_buffer_of(plan, op)
-        if buffer is None:
+        slots = stream_buffers_of(plan, op)
+        if not slots:
             continue
-        if buffer.pool not in region:
-            raise BuildError(f"NPU segment {number}: the weight stream of op {op.index} is in pool "
-                             f"'{buffer.pool}', which holds none of its tensors")
-        found[id(op)] = WeightStream(region[buffer.pool], buffer.offset, buffer.size // SLOTS,
-                                     buffer.stream_depth, buffer.first < buffer.last)
+        if any(b.pool not in region for b in slots):
+            raise BuildError(f"NPU segment {number}: a weight stream slot of op {op.index} is in a pool "
+                             "which holds none of its tensors")
+        first = slots[0]
+        found[id(op)] = WeightStream(tuple((region[b.pool], b.offset) for b in slots), first.size,
+                                     first.stream_depth, first.first < first.last)
     return found
 
 
@@ -354,31 +366,37 @@ class StreamedOp:
             raise LoweringError(f"slice {k}'s weights do not fit the stream's {self.where.slot}-byte slot")
         return stream.weight_copy
 
-    def start_first(self, stream: CommandStream) -> None:
-        """The DMAs of the first slices, one per slot (both slots are free before the op)."""
+    def start_first(self, stream: CommandStream) -> int:
+        """The DMAs of the first slices, one per slot (both slots are free before the op); the
+        DMAs started."""
+        before = self.started
         while self.started < min(SLOTS, len(self.windows)):
             emit_weight_dma(stream, self.sources[self.started], self.where.slot_buffer(self.started))
             self.started += 1
+        return self.started - before
 
-    def emit(self, flash: Flash, stream: CommandStream, before_last: Callable[[], None]) -> None:
-        """Every slice: the next slice's DMA, the wait for this one's, its kernel; `before_last`
-        writes what goes before the last kernel (the next op's prefetch)."""
+    def emit(self, flash: Flash, stream: CommandStream, next_prefetch: Callable[[], int]) -> None:
+        """Every slice: the next slice's DMA, the wait for this one's, its kernel. Once the last
+        slice's DMA is issued, `next_prefetch` starts the next op's DMAs (behind ours on the DMA
+        engine, beside our last two kernels) and says how many, for the last wait."""
         self.start_first(stream)
         last = len(self.windows) - 1
+        newer = 0  # the next op's DMAs, issued after all of ours
         for k in range(len(self.windows)):
             if k + 1 < len(self.windows) and self.started == k + 1:
                 emit_weight_dma(stream, self.sources[k + 1], self.where.slot_buffer(k + 1))  # KERNEL_WAIT 0 first
                 self.started += 1
-            stream.cmd0(Cmd0.OP_DMA_WAIT, self.started - k - 1)  # DMA k has ended, later ones may run
-            if k == last:
-                before_last()
+            # DMA k has ended; the DMAs issued after it may run on
+            stream.cmd0(Cmd0.OP_DMA_WAIT, self.started - k - 1 + newer)
+            if k == max(0, last - 1):
+                newer = next_prefetch()
             if self._lowered(k, flash, stream) != self.sources[k]:
                 raise LoweringError(f"slice {k}'s weight stream differs from the one its DMA copied")
 
 
 def estimates(ops: Sequence[Op], plan: Plan, config: NpuConfig, lower_op: LowerOp) -> dict[int, Callable[[int], tuple[int, int]]]:
     """For estimate.segment_cycles: each streamed op of `ops` (id) -> (cycles beside it before) ->
-    (cycles it adds, its last kernel's cycles)."""
+    (cycles it adds, cycles the next op's DMAs run beside it)."""
     found: dict[int, Callable[[int], tuple[int, int]]] = {}
     for op in ops:
         buffer = stream_buffer_of(plan, op)
