@@ -7,23 +7,26 @@ weight buffer (weight_buffers.py) may not fit under the arena's peak. Split by O
 slices of `depth` channels, each slice is an NPU operation of its own (its OFM a window of the
 whole OFM, with the whole one's strides; its weights and bias/scale entries those of its
 channels, lower.py `CommandStream.ofm_slice`), and each slice's blob (weights, then scales) is
-copied by DMA into slot k mod 2 of one buffer of the plan while the slice before runs:
+copied by DMA into slot k mod 2 (two buffers of the plan) while the slice before runs:
 
     [before the previous op's kernel, where the buffer is free then: DMA 0 -> slot 0, DMA 1 -> slot 1]
     slice k: KERNEL_WAIT 0 (slice k - 1 is done, its slot is free), DMA k + 1 -> slot (k + 1) mod 2,
              DMA_WAIT 1 (DMA k has ended), the kernel of slice k
 
 so the flash reads of slice k + 1 overlap the kernel of slice k, and every slice reads its
-weights once from flash and then per block position from SRAM (8 bytes/cycle). The buffer is a
-Buffer of no tensor (weights_of = the op, stream_depth = the slice depth), live from the previous
-op's step when that is an NPU op (the first two DMAs run beside it) to the op's own.
+weights once from flash and then per block position from SRAM (8 bytes/cycle). Once the last
+slice's DMA is issued, the next op's weight DMAs follow it (beside the last two kernels). Each
+slot is a Buffer of no tensor (weights_of = the op, stream_depth = the slice depth), live from the
+previous op's step when that is an NPU op (the first two DMAs run beside it) to the op's own; the
+planner may put the two in different gaps.
 
 Which ops stream and how deep their slices are (`plan_weight_streams`, `--npu-weights auto`): the
 weighted CONV_2D and FULLY_CONNECTED ops outside striped chains that have no whole weight buffer,
-each slice depth priced by the estimate (`stream_cycles`, the device's timeline for the commands
-above with estimate.op_cycles per slice) against the op from flash; the largest savings first,
-each op with the depth of most saving whose re-made plan is no larger than the plan without
-streams (so streaming never costs SRAM).
+each slice depth (with and without the early DMAs) priced by the estimate of the whole order
+(`stream_cycles`: the device's timeline for the commands above, estimate.op_cycles per slice)
+with the streams chosen so far; ops by their saving alone, largest first, each with the way of
+fewest cycles whose re-made plan is no larger than the plan without streams (so streaming never
+costs SRAM).
 """
 
 from __future__ import annotations
@@ -112,7 +115,7 @@ def slice_blobs(op: Op, config: NpuConfig, depth: int, lower_op: LowerOp) -> lis
 
 
 def slot_bytes(blobs: Sequence[int]) -> int:
-    """One slot: the largest slice blob, 16-byte aligned (the second slot starts there)."""
+    """One slot's bytes: the largest slice blob, rounded up to 16."""
     return -(-max(blobs) // STREAM_ALIGN) * STREAM_ALIGN
 
 
