@@ -267,6 +267,11 @@ def schedule_and_plan(graph: Graph, options: BuildOptions, label: str) -> tuple[
 
         placed = plan_weight_buffers(graph, order, placed, options.npu_weights, options.target.npu,
                                      scratch, list(options.pools), options.guard)
+        from .npu.compile import lower_op
+        from .npu.weight_stream import plan_weight_streams
+
+        placed = plan_weight_streams(graph, order, placed, options.npu_weights, options.target.npu,
+                                     scratch, list(options.pools), options.guard, lower_op)
     plan = refigured(placed, order, plan, costs)
     plan.schedule_exact = chosen.exact
     plan.async_groups = tuple(groups)

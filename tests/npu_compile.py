@@ -10,6 +10,7 @@ the payload and the read-only image (region 0) beside the model.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,10 +36,11 @@ from vela_models import Feature, VelaModel
 
 from mcugen.frontend.tflite import parse_model
 from mcugen.ir import Graph, Op, Tensor
-from mcugen.npu.compile import lower_ops
+from mcugen.npu.compile import lower_op, lower_ops
 from mcugen.npu.config import CONFIGS
 from mcugen.npu.featuremap import Placement
 from mcugen.npu.lower_softmax import softmax_scratch_bytes
+from mcugen.npu.weight_stream import WeightStream, slice_blobs, slot_bytes
 
 ARENA_REGION = 1
 
@@ -53,7 +55,10 @@ def arena_offsets(graph: Graph) -> dict[int, int]:
     return offsets
 
 
-def compile_ours(model: bytes, macs: int, workdir: Path, name: str = "model") -> VelaModel:
+def compile_ours(model: bytes, macs: int, workdir: Path, name: str = "model",
+                 stream_depths: Mapping[int, int] | None = None) -> VelaModel:
+    """`stream_depths`: op position -> OFM slice depth of a weight stream (mcugen/npu/weight_stream.py),
+    its two slots after every tensor and scratch."""
     workdir.mkdir(parents=True, exist_ok=True)
     graph = parse_model(model, name)
     offsets = arena_offsets(graph)
@@ -68,8 +73,17 @@ def compile_ours(model: bytes, macs: int, workdir: Path, name: str = "model") ->
     def scratch_of(op: Op) -> Placement | None:  # each op's scratch after the tensors (one op per model here)
         return Placement(ARENA_REGION, scratch[id(op)]) if id(op) in scratch else None
 
-    program = lower_ops(graph.ops, place, CONFIGS[f"u55-{macs}"], frozenset(id(t) for t in graph.outputs),
-                        scratch=scratch_of)
+    config = CONFIGS[f"u55-{macs}"]
+    streams = {}
+    for position, depth in (stream_depths or {}).items():
+        op = graph.ops[position]
+        blobs = slice_blobs(op, config, depth, lower_op)
+        assert blobs is not None, f"op {position} does not stream"
+        where, slot = -(-arena // 16) * 16, slot_bytes(blobs)
+        streams[id(op)] = WeightStream(((ARENA_REGION, where), (ARENA_REGION, where + slot)), slot, depth, position > 0)
+        arena = where + 2 * slot
+    program = lower_ops(graph.ops, place, config, frozenset(id(t) for t in graph.outputs),
+                        scratch=scratch_of, streams=streams)
     payload, flash = workdir / "mcugen_payload.bin", workdir / "mcugen_flash.bin"
     payload.write_bytes(program.payload)
     flash.write_bytes(program.flash)

@@ -79,6 +79,9 @@ class Buffer:
     concat_ops: list[int] = field(default_factory=list)  # concatenations whose inputs are views here
     # an NPU op's encoded weights and scales, DMA'd here from flash (mcugen/npu/weight_buffers.py)
     weights_of: Op | None = None
+    # > 0: the buffer is two slots that the weights of that op's OFM depth slices of this many
+    # channels stream through, one slice per slot in turn (mcugen/npu/weight_stream.py)
+    stream_depth: int = 0
 
     @property
     def extent(self) -> int:

@@ -438,7 +438,8 @@ def plan_report(plan: Plan) -> dict[str, object]:
              "offset": b.offset, "scratch": b.scratch_of is not None,
              "tensors": [t.name for t in b.tensors], "in_place_ops": list(b.in_place_ops),
              "concat_ops": list(b.concat_ops),
-             **({"npu_weights_of": b.weights_of.index} if b.weights_of is not None else {})}
+             **({"npu_weights_of": b.weights_of.index} if b.weights_of is not None else {}),
+             **({"npu_stream_depth": b.stream_depth} if b.stream_depth else {})}
             for b in plan.buffers
         ],
     }

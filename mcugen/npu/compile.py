@@ -26,6 +26,7 @@ from .lut_prefetch import emit_table_prefetch, table_prefetches
 from .stream import CommandStream, write_payload
 from .stripes import lower_chain
 from .weight_dma import WeightBuffer, emit_dma_wait, emit_weight_dma
+from .weight_stream import StreamedOp, WeightStream
 
 # id of every op in a tiled chain -> its chain and where the chain's stripe region is
 Striped = Mapping[int, tuple[Chain, Placement]]
@@ -102,18 +103,40 @@ class _WeightCopies:
     """The weight DMAs of one stream: which ops have a buffer and which copies have started."""
 
     def __init__(self, buffers: Mapping[int, WeightBuffer], fused: Mapping[int, Op], place: Place, flash: Flash,
-                 config: NpuConfig) -> None:
+                 config: NpuConfig, streams: Mapping[int, WeightStream]) -> None:
         self.buffers, self.fused, self.place, self.flash, self.config = buffers, fused, place, flash, config
         self.started: dict[int, tuple[int, int]] = {}  # id(op) -> the (flash address, bytes) copied
         self.lut_reserved: frozenset[int] = frozenset()  # ids of ops lowered with the LUT's banks left alone
+        self.streams = streams
+        self.streamed: dict[int, StreamedOp] = {}  # id(op) -> its slices, once their blobs are known
 
-    def start(self, op: Op, stream: CommandStream) -> None:
-        """The DMA of `op`'s weights, unless it has started."""
+    def stream_of(self, op: Op) -> StreamedOp:
+        """`op`'s slices (weight_stream.py), lowered as the stream will lower them."""
+        if id(op) not in self.streamed:
+            then = self.fused.get(id(op))
+            self.streamed[id(op)] = StreamedOp(op, self.streams[id(op)],
+                                               self.place if then is None else _through(op, then, self.place),
+                                               self.flash, self.config, lower_op,
+                                               (None if then is None else 0, id(op) in self.lut_reserved))
+        return self.streamed[id(op)]
+
+    def run_streamed(self, op: Op, after: Op | None, stream: CommandStream) -> None:
+        """A streamed op's slices, the next op's prefetch before the last one."""
+        then = self.fused.get(id(op))
+        if then is not None:
+            lut_table(then)
+            load_lut(then, self.flash, self.config, stream)
+        self.stream_of(op).emit(self.flash, stream, lambda: self.prefetch(op, after, stream))
+
+    def start(self, op: Op, stream: CommandStream) -> int:
+        """The DMA of `op`'s weights, unless it has started; the DMAs started (0 or 1)."""
         if id(op) in self.buffers and id(op) not in self.started:
             source = _copy_source(op, self.fused.get(id(op)), self.place, self.flash, self.config, self.buffers[id(op)],
                                   id(op) in self.lut_reserved)
             emit_weight_dma(stream, source, self.buffers[id(op)])
             self.started[id(op)] = source
+            return 1
+        return 0
 
     def before_kernel(self, op: Op, after: Op | None, stream: CommandStream) -> None:
         """Before `op`'s kernel: its weights copied and waited for; then the copy for `after` (the
@@ -121,9 +144,18 @@ class _WeightCopies:
         if id(op) in self.buffers:
             self.start(op, stream)
             emit_dma_wait(stream)
-        if (after is not None and id(op) not in self.fused and id(after) in self.buffers
-                and self.buffers[id(after)].prefetch):
-            self.start(after, stream)
+        self.prefetch(op, after, stream)
+
+    def prefetch(self, op: Op, after: Op | None, stream: CommandStream) -> int:
+        """The copy for `after` beside `op`'s kernel, where its buffer is already free; the DMAs
+        started."""
+        if after is None or id(op) in self.fused:
+            return 0
+        if id(after) in self.buffers and self.buffers[id(after)].prefetch:
+            return self.start(after, stream)
+        if id(after) in self.streams and self.streams[id(after)].prefetch:
+            return self.stream_of(after).start_first(stream)
+        return 0
 
     def check(self, op: Op, stream: CommandStream) -> None:
         """The op was lowered reading the blob its DMA copied (the trial lowering matched)."""
@@ -137,17 +169,19 @@ class _WeightCopies:
 
 def lower_ops(ops: list[Op], place: Place, config: NpuConfig, keep: frozenset[int] = frozenset(),
               striped: Striped | None = None, scratch: Scratch | None = None,
-              weights: Mapping[int, WeightBuffer] | None = None) -> NpuProgram:
+              weights: Mapping[int, WeightBuffer] | None = None,
+              streams: Mapping[int, WeightStream] | None = None) -> NpuProgram:
     """`ops` as one command stream for `config`; LoweringError naming the first op that does
     not lower. A LUT op right after the op whose output only it reads runs in that op's output
     stage, unless the output is in `keep` (ids of tensors read outside the stream). The ops
     of a tiled chain (`striped`) run stripe by stripe at the chain's last op. `scratch` says
     where each op's planned scratch is (stream.scratch while it is lowered). An op in `weights`
-    reads its weights and scales from that SRAM buffer, copied there by DMA (weight_dma.py)."""
+    reads its weights and scales from that SRAM buffer, copied there by DMA (weight_dma.py); an
+    op in `streams` runs in OFM depth slices whose weights stream through two slots (weight_stream.py)."""
     striped = striped or {}
     stream, flash = CommandStream(), Flash()
     fused = _fusions(ops, keep, striped)
-    copies = _WeightCopies(weights or {}, fused, place, flash, config)
+    copies = _WeightCopies(weights or {}, fused, place, flash, config, streams or {})
     inner = {id(then) for then in fused.values()}
     prefetches = table_prefetches(ops, fused, inner, striped, config)
     copies.lut_reserved = frozenset(i for p in prefetches.values() for i in p.reserved)
@@ -166,6 +200,10 @@ def lower_ops(ops: list[Op], place: Place, config: NpuConfig, keep: frozenset[in
                 if op is chain.ops[-1]:
                     copies.before_kernel(op, after, stream)
                     lower_chain(chain, region, lower_op, place, flash, config, stream)
+            elif id(op) in copies.streams:
+                if id(op) in prefetches:
+                    emit_table_prefetch(prefetches[id(op)], flash, config, stream)
+                copies.run_streamed(op, after, stream)
             else:
                 copies.before_kernel(op, after, stream)
                 if id(op) in prefetches:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
@@ -242,14 +243,24 @@ def weight_copy_cycles(op: Op) -> int:
     return math.ceil(constant_bytes(op) / FLASH_BYTES_PER_CYCLE + FLASH_LATENCY)
 
 
+# id(op) of a streamed op (weight_stream.py) -> (cycles of the kernel before it) -> (cycles it
+# adds after that kernel, the cycles before its end that the next op's DMAs run beside it)
+Streamed = Mapping[int, Callable[[int], tuple[int, int]]]
+
+
 def segment_cycles(ops: tuple[Op, ...], config: NpuConfig, tiling: Tiling | None = None,
-                   sram_weights: frozenset[int] = frozenset()) -> int:
+                   sram_weights: frozenset[int] = frozenset(), streamed: Streamed | None = None) -> int:
     """A segment's ops one after the other (the device runs them in stream order); the ops of a
     chain of `tiling` as its stripes' calls; an op in `sram_weights` (ids) reads its constants
-    from SRAM after a DMA that runs beside the previous op and adds what it takes beyond it."""
+    from SRAM after a DMA that runs beside the previous op and adds what it takes beyond it; an
+    op in `streamed` by its weight stream's timeline."""
     total = previous = 0
     for op in ops:
         chain = tiling.chain_of(op) if tiling is not None else None
+        if streamed and id(op) in streamed:
+            added, previous = streamed[id(op)](previous)
+            total += added
+            continue
         if chain is None:
             cycles = op_cycles(op, config, id(op) in sram_weights)
             if id(op) in sram_weights:

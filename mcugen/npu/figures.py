@@ -105,15 +105,21 @@ def _own_figures(ops: list[Op], plan: Plan) -> dict[str, Any]:
 
     payload = _payload(segments[0], DEFAULT_SETTING)
     config = next(c for c in CONFIGS.values() if c.macs == payload.macs_per_cycle)
+    from .compile import lower_op
+    from .weight_stream import estimates
+
     return {"cycles_estimate": sum(segment_cycles(op.options.ops, config, plan.tiling,
-                                                  frozenset(id(o) for o in op.options.sram_weights))
+                                                  frozenset(id(o) for o in op.options.sram_weights),
+                                                  estimates(op.options.ops, plan, config, lower_op))
                                    for op in segments if isinstance(op.options, NpuSegmentOptions)),
             "cycles_estimate_source": ESTIMATE_SOURCE,
             "sram_bytes": sum(pool.size for pool in plan.pools),
             # --npu-weights: ops whose weights and scales a DMA copies into SRAM, and those buffers' bytes
             "weight_buffer_ops": sum(len(op.options.sram_weights) for op in segments
                                      if isinstance(op.options, NpuSegmentOptions)),
-            "weight_buffer_bytes": sum(b.size for b in plan.buffers if b.weights_of is not None)}
+            "weight_buffer_bytes": sum(b.size for b in plan.buffers if b.weights_of is not None),
+            # ops that run in OFM depth slices with their weights streamed through two slots
+            "weight_stream_ops": len({b.weights_of.index for b in plan.buffers if b.stream_depth and b.weights_of})}
 
 
 def _regions(op: Op, plan: Plan) -> list[dict[str, Any]]:

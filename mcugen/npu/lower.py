@@ -137,9 +137,10 @@ def reduced_scale_shift(multiplier: int, exponent: int) -> tuple[int, int]:
     return reduced, shift
 
 
-def _bias_scale(op: Op, channels: int, reduced: bool) -> bytes:
+def _bias_scale(op: Op, channels: int, reduced: bool, window: tuple[int, int] | None = None) -> bytes:
     """The bias/scale stream of a convolution or FULLY_CONNECTED (per-channel TFLite multipliers
-    from the float32 scales in double, as TFLM; `reduced`: TFLite's 16-bit int64 form)."""
+    from the float32 scales in double, as TFLM; `reduced`: TFLite's 16-bit int64 form); `window`:
+    only the entries of OFM channels [first, stop)."""
     x, w = op.inputs[0], op.inputs[1]
     y = op.outputs[0]
     assert x is not None and w is not None
@@ -152,7 +153,9 @@ def _bias_scale(op: Op, channels: int, reduced: bool) -> bytes:
     bias_tensor = op.inputs[2] if len(op.inputs) > 2 else None
     bias = np.zeros(channels, np.int64) if bias_tensor is None or bias_tensor.data is None \
         else bias_tensor.data.astype(np.int64).reshape(-1)
-    return encode_bias_scale(bias, np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs]))
+    first, stop = window or (0, channels)
+    return encode_bias_scale(bias[first:stop], np.array([p[0] for p in pairs[first:stop]]),
+                             np.array([p[1] for p in pairs[first:stop]]))
 
 
 def _weights(w: Tensor, ohwi: np.ndarray, order: WeightOrder) -> bytes:
@@ -310,6 +313,9 @@ def _emit_weighted(op: Op, k: KernelOp, ohwi: np.ndarray, config: NpuConfig, fla
                    stream: CommandStream, kind: str) -> None:
     """Block, weight stream, bias/scale stream, commands of a CONV or DEPTHWISE operation."""
     k = _wide(k, op)
+    channels = k.ofm.depth
+    if stream.ofm_slice is not None:  # one OFM depth slice of a streamed op (weight_stream.py)
+        k, ohwi = _depth_slice(k, ohwi, stream.ofm_slice, kind)
     dilation = (k.kernel.dilation_y, k.kernel.dilation_x)
     order = WeightOrder(0, kind == "depthwise", k.part_kernel_first, k.ifm.bits,
                         config.ofm_ublock.depth, config.ifm_ublock.depth, dilation)
@@ -319,8 +325,24 @@ def _emit_weighted(op: Op, k: KernelOp, ohwi: np.ndarray, config: NpuConfig, fla
     order = replace(order, ofm_block_depth=block.ofm.depth)
     w = op.inputs[1]
     assert w is not None
-    k = _with_constants(k, _weights(w, ohwi, order), _bias_scale(op, k.ofm.depth, k.acc40), flash, stream)
+    scales = _bias_scale(op, channels, k.acc40, stream.ofm_slice)
+    k = _with_constants(k, _weights(w, ohwi, order), scales, flash, stream)
     emit_kernel_op(stream, k, block)
+
+
+def _depth_slice(k: KernelOp, ohwi: np.ndarray, channels: tuple[int, int], kind: str) -> tuple[KernelOp, np.ndarray]:
+    """OFM channels [first, stop) of a CONV or FULLY_CONNECTED: the OFM a window of the whole
+    one (its strides), the weights of those channels."""
+    first, stop = channels
+    if kind != "conv" or not 0 <= first < stop <= k.ofm.depth:
+        raise LoweringError(f"OFM depth slice {first}..{stop} of a {kind} of depth {k.ofm.depth}")
+    ofm = k.ofm
+    placement = replace(ofm.placement, address=ofm.placement.address + first * ofm.elem_bytes,
+                        wrap_address=ofm.placement.wrap_address + first * ofm.elem_bytes
+                        if ofm.placement.rows0 else 0)
+    sliced = replace(ofm, placement=placement, depth=stop - first, row_stride=ofm.stride_y,
+                     column_stride=ofm.stride_x)
+    return replace(k, ofm=sliced), ohwi[first:stop]
 
 
 def lower_depthwise(op: Op, place: Place, flash: Flash, config: NpuConfig, stream: CommandStream) -> None:

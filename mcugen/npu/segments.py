@@ -30,6 +30,7 @@ from .partition import Segment, partition
 from .support import Placement as Decision
 from .support import npu_reasons
 from .weight_dma import WeightBuffer
+from .weight_stream import stream_buffer_of, weight_streams
 
 
 def npu_takes(op: Op, config: NpuConfig) -> bool:
@@ -117,7 +118,7 @@ def _weight_buffers(ops: list[Op], plan: Plan, region: dict[str, int], number: i
     found: dict[int, WeightBuffer] = {}
     for op in ops:
         buffer = plan.weights_buffer_of(op)
-        if buffer is None:
+        if buffer is None or buffer.stream_depth:  # a weight stream's slots: weight_streams
             continue
         if buffer.pool not in region:
             raise BuildError(f"NPU segment {number}: the weight buffer of op {op.index} is in pool "
@@ -154,12 +155,13 @@ def segment_op(graph: Graph, segment: Segment, plan: Plan, config: NpuConfig) ->
     try:
         program = lower_ops(ops, place, config, frozenset(id(t) for t in ofms),
                             _striped(ops, plan, region, number), scratch,
-                            _weight_buffers(ops, plan, region, number))
+                            _weight_buffers(ops, plan, region, number), weight_streams(ops, plan, region, number))
     except LoweringError as e:
         raise BuildError(f"NPU segment {number}: {e}") from None
     payload = _constant(graph, f"npu_segment{number}_payload", program.payload)
     flash = _constant(graph, f"npu_segment{number}_weights", program.flash)
-    sram_weights = tuple(op for op in ops if plan.weights_buffer_of(op) is not None)
+    sram_weights = tuple(op for op in ops if plan.weights_buffer_of(op) is not None
+                         and stream_buffer_of(plan, op) is None)
     return Op(kind=OpKind.ETHOS_U, inputs=[payload, flash, *ifms], outputs=ofms,
               options=NpuSegmentOptions(tuple(ops), tuple(pools), sram_weights=sram_weights), index=ops[0].index, backend="npu")
 

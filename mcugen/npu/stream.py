@@ -51,6 +51,7 @@ class CommandStream:
         self.weight_copy: tuple[int, int] | None = None
         self.lut_reserved = False
         self.table_started: bytes | None = None
+        self.ofm_slice: tuple[int, int] | None = None  # while set: only these OFM channels (weight_stream.py)
         self._registers: dict[int, tuple[int, ...]] = {}  # command word's opcode bits -> the words last written
 
     @property
