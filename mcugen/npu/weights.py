@@ -6,8 +6,8 @@ channels), within it IFM block by IFM block (IB = 16 part-kernel-first or 16-bit
 DEPTHWISE one), then sub-kernels of at most 8x8 (4x4 etc. dilated), and within a sub-kernel
 its positions rounded up to R (4 DEPTHWISE, 4 part-kernel 8-bit, 2 part-kernel 16-bit, 1
 depth-first), interleaved in micro-blocks of OU OFM channels and IU IFM channels; missing
-channels and positions are zeros. The reordered weights are compressed with Vela's
-`ethosu.mlw_codec.encode` (the codec library, not its compiler).
+channels and positions are zeros. The reordered weights are compressed by `weight_codec.encode`
+(our encoder; Vela's `ethosu.mlw_codec` stream where ours is no shorter).
 
 Bias/scale: 10 bytes per OFM channel, little-endian: a 40-bit two's complement bias, the
 32-bit scale, the 6-bit shift (TFLite's quantized multiplier m with exponent e is scale m,
@@ -19,9 +19,9 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from ethosu import mlw_codec
 
 from ..records import dataclass
+from . import weight_codec
 
 SUB_KERNEL_MAX = 8
 BIAS_SCALE_BYTES = 10
@@ -116,7 +116,7 @@ def _encoded(data: bytes, shape: tuple[int, ...], order: WeightOrder) -> bytes:
     flat = reorder(np.frombuffer(data, np.int16).reshape(shape), order)
     if flat.size and (flat.min() < -255 or flat.max() > 255):
         raise ValueError("weights outside the 9-bit range -255..255")
-    return bytes(mlw_codec.encode(flat.tolist()))
+    return weight_codec.encode(flat)
 
 
 def encode_bias_scale(bias: np.ndarray, scales: np.ndarray, shifts: np.ndarray) -> bytes:
