@@ -91,7 +91,7 @@ def assert_scratch_mirrors(stdout: str, name: str) -> None:
 
 
 # (core, file, correct text, wrong text): rounding ties the wrong way, once on each path
-_STRIPE_DW_TAIL = "bias_dims, bias, output_dims, output);\n}\n#if defined(__OPTIMIZE_SIZE__)\n#undef convolve_run"
+_STRIPE_DW_TAIL = "DEPTHWISE_STRIPE_WORK(ctx, params, quant, input_dims, input, filter_dims, filter,\n                                 bias_dims, bias, output_dims, output);"
 
 MUTATIONS = [
     ("qemu-m55", "mcugen_fast_common.h", "return vrshlq_s32(vqaddq_s32(acc, fix), right);",

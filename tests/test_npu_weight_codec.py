@@ -8,32 +8,24 @@ host harness of tests/test_npu_weights.py); the streams to be no longer than tho
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
 from conftest import PUBLIC_NAMES, REPO, public_model
-from test_npu_weights import HARNESS, NPU, OK, Harness, compile_public_models
+from test_npu_weights import OK, Harness, build_harness, compile_public_models
 
 from mcugen.frontend.tflite import read_model
 from mcugen.ir import OpKind
 from mcugen.npu import weight_codec
 from mcugen.npu.weights import WeightOrder, reorder
-from mcugen.toolchain.host import SANITIZE_FLAGS, WARNING_FLAGS, compiler
 
 mlw_codec = pytest.importorskip("ethosu.mlw_codec")
 
 
 @pytest.fixture(scope="module")
 def harness(tmp_path_factory: pytest.TempPathFactory) -> Harness:
-    work = tmp_path_factory.mktemp("npu_weight_codec")
-    binary = work / "npu_weights_harness"
-    command = [compiler(), *WARNING_FLAGS, *SANITIZE_FLAGS, f"-I{NPU}", str(NPU / "mcugen_npu_weights.c"),
-               str(HARNESS), "-o", str(binary)]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
-    assert result.returncode == 0, result.stderr
-    return Harness(binary, work)
+    return build_harness(tmp_path_factory.mktemp("npu_weight_codec"))
 
 
 def vela_decode(stream: bytes) -> list[int]:

@@ -80,15 +80,19 @@ class Harness:
         return length, np.frombuffer(out, np.int32, offset=4).reshape(-1, 5)
 
 
-@pytest.fixture(scope="module")
-def harness(tmp_path_factory: pytest.TempPathFactory) -> Harness:
-    work = tmp_path_factory.mktemp("npu_weights")
+def build_harness(work: Path) -> Harness:
+    """The decoder's host harness, built in `work` under ASan/UBSan (also tests/test_npu_weight_codec.py)."""
     binary = work / "npu_weights_harness"
     command = [compiler(), *WARNING_FLAGS, *SANITIZE_FLAGS, f"-I{NPU}", str(NPU / "mcugen_npu_weights.c"),
                str(HARNESS), "-o", str(binary)]
     result = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
     assert result.returncode == 0, result.stderr
     return Harness(binary, work)
+
+
+@pytest.fixture(scope="module")
+def harness(tmp_path_factory: pytest.TempPathFactory) -> Harness:
+    return build_harness(tmp_path_factory.mktemp("npu_weights"))
 
 
 def test_cortex_m55_build_is_clean(tmp_path: Path) -> None:

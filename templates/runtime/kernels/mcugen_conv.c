@@ -295,13 +295,17 @@ mcugen_status mcugen_depthwise_conv_s8(const mcugen_context *ctx,
                               bias_dims, bias, output_dims, output);
 }
 
-/* The stripe entries exist whatever the optimisation (code built for speed may call them); at
- * -Os they only forward, so that each *_run has one caller and is inlined. */
+/* The stripe entries exist whatever the optimisation (code built for speed may call them). At
+ * -Os the header sends stripes to the checked kernels and these entries forward to them too, so
+ * that each *_run keeps one caller and is inlined. */
 #if defined(__OPTIMIZE_SIZE__)
 #undef mcugen_convolve_stripe_s8
 #undef mcugen_depthwise_conv_stripe_s8
-#define convolve_run mcugen_convolve_s8
-#define depthwise_conv_run mcugen_depthwise_conv_s8
+#define CONVOLVE_STRIPE_WORK mcugen_convolve_s8
+#define DEPTHWISE_STRIPE_WORK mcugen_depthwise_conv_s8
+#else
+#define CONVOLVE_STRIPE_WORK convolve_run
+#define DEPTHWISE_STRIPE_WORK depthwise_conv_run
 #endif
 
 mcugen_status mcugen_convolve_stripe_s8(const mcugen_context *ctx, const mcugen_conv_params *params,
@@ -311,8 +315,8 @@ mcugen_status mcugen_convolve_stripe_s8(const mcugen_context *ctx, const mcugen_
                                         const mcugen_dims *bias_dims, const int32_t *bias,
                                         const mcugen_dims *output_dims, int8_t *output)
 {
-    return convolve_run(ctx, params, quant, input_dims, input, filter_dims, filter, bias_dims,
-                        bias, output_dims, output);
+    return CONVOLVE_STRIPE_WORK(ctx, params, quant, input_dims, input, filter_dims, filter,
+                                bias_dims, bias, output_dims, output);
 }
 
 mcugen_status mcugen_depthwise_conv_stripe_s8(const mcugen_context *ctx,
@@ -323,13 +327,9 @@ mcugen_status mcugen_depthwise_conv_stripe_s8(const mcugen_context *ctx,
                                               const mcugen_dims *bias_dims, const int32_t *bias,
                                               const mcugen_dims *output_dims, int8_t *output)
 {
-    return depthwise_conv_run(ctx, params, quant, input_dims, input, filter_dims, filter,
-                              bias_dims, bias, output_dims, output);
+    return DEPTHWISE_STRIPE_WORK(ctx, params, quant, input_dims, input, filter_dims, filter,
+                                 bias_dims, bias, output_dims, output);
 }
-#if defined(__OPTIMIZE_SIZE__)
-#undef convolve_run
-#undef depthwise_conv_run
-#endif
 
 /* --- int16x8 ---------------------------------------------------------------------------- */
 
