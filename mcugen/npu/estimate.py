@@ -238,9 +238,14 @@ def chain_cycles(chain: Chain, config: NpuConfig) -> int:
                for op, rows in zip(chain.ops, stripe.calls, strict=True) if rows is not None)
 
 
+def flash_copy_cycles(length: int) -> int:
+    """A DMA of `length` bytes from flash into SRAM (flash's rate and read latency bound it)."""
+    return math.ceil(length / FLASH_BYTES_PER_CYCLE + FLASH_LATENCY)
+
+
 def weight_copy_cycles(op: Op) -> int:
     """The DMA of the op's constants from flash into its weight buffer."""
-    return math.ceil(constant_bytes(op) / FLASH_BYTES_PER_CYCLE + FLASH_LATENCY)
+    return flash_copy_cycles(constant_bytes(op))
 
 
 # id(op) of a streamed op (weight_stream.py) -> (cycles of the kernel before it) -> (cycles it

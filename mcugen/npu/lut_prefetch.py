@@ -12,13 +12,12 @@ moves past another op with a table, a striped chain or the start of the stream.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 
 from ..ir import Op, OpKind
 from ..records import dataclass
 from .config import NpuConfig
-from .estimate import FLASH_BYTES_PER_CYCLE, FLASH_LATENCY, op_cycles
+from .estimate import flash_copy_cycles, op_cycles
 from .featuremap import LoweringError
 from .lower import Flash
 from .lower_lut import LUT_KINDS, lut_table, start_table_dma
@@ -51,10 +50,6 @@ def op_table(op: Op, fused: Op | None) -> bytes | None:
         return None  # it does not lower through a table (its lowering says why)
 
 
-def _copy_cycles(table: bytes) -> int:
-    return math.ceil(len(table) / FLASH_BYTES_PER_CYCLE + FLASH_LATENCY)
-
-
 def table_prefetches(ops: list[Op], fused: Mapping[int, Op], inner: set[int], striped: Mapping[int, object],
                      config: NpuConfig) -> dict[int, TablePrefetch]:
     """id of the op before whose kernel a table's DMA starts -> the prefetch (module docstring)."""
@@ -65,7 +60,7 @@ def table_prefetches(ops: list[Op], fused: Mapping[int, Op], inner: set[int], st
         table = op_table(op, fused.get(id(op)))
         if table is None:
             continue
-        need, covered, start = _copy_cycles(table), 0, None
+        need, covered, start = flash_copy_cycles(len(table)), 0, None
         for k in range(n - 1, -1, -1):
             earlier = ops[k]
             if (id(earlier) in striped or id(earlier) in inner or id(earlier) in found

@@ -42,6 +42,7 @@ from .featuremap import LoweringError, Placement
 from .lower import Flash
 from .registers import CMD1_FLAG, Cmd0, Cmd1
 from .stream import CommandStream
+from .weight_dma import addressable
 
 POLICIES = ("auto", "sram", "flash")
 WEIGHTED = frozenset({OpKind.CONV_2D, OpKind.DEPTHWISE_CONV_2D, OpKind.FULLY_CONNECTED})
@@ -145,28 +146,6 @@ def candidates(order: list[Op], plan: Plan, config: NpuConfig) -> list[Candidate
 Replan = Callable[[Sequence[Candidate]], Plan]
 
 
-def _addressable(plan: Plan) -> bool:
-    """Every weight buffer is in a pool that holds a feature map of its op (its segment's NPU
-    regions are the pools of its feature maps)."""
-    for buffer in plan.buffers:
-        op = buffer.weights_of
-        if op is not None and buffer.pool not in _pools_of(op, plan):
-            return False
-    return True
-
-
-def _pools_of(op: Op, plan: Plan) -> set[str]:
-    """The pools of `op`'s planned feature maps."""
-    pools = set()
-    for tensor in [*op.inputs, *op.outputs]:
-        if tensor is not None and not tensor.is_constant:
-            try:
-                pools.add(plan.buffer_of(tensor).pool)
-            except KeyError:  # a tiled chain's intermediate: no buffer of its own
-                continue
-    return pools
-
-
 def choose(policy: str, found: Sequence[Candidate], flash_plan: Plan, replan: Replan) -> Plan:
     """The plan for `policy` (POLICIES): `flash_plan` has no weight buffers; `replan` places
     the buffers of some candidates."""
@@ -186,7 +165,7 @@ def choose(policy: str, found: Sequence[Candidate], flash_plan: Plan, replan: Re
             plan = replan(chosen)
         except PlanningError:
             return None
-        return plan if plan.arena_size <= flash_plan.arena_size and _addressable(plan) else None
+        return plan if plan.arena_size <= flash_plan.arena_size and addressable(plan) else None
 
     every = fitting(worth)
     if every is not None:

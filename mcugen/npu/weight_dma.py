@@ -9,11 +9,14 @@ NPU_OP_DMA_WAIT 0 (no DMA outstanding). A DMA may start while earlier kernels st
 is preceded by NPU_OP_KERNEL_WAIT 0: the planner keeps a buffer off every tensor live from its
 DMA's step on, not off those an earlier kernel still reads. The DMA of op i + 1 goes before op i's
 kernel where the plan made its buffer live from op i's step on (`prefetch`): it runs beside that
-kernel (double buffering), as Vela's weight DMAs do.
+kernel (double buffering), as Vela's weight DMAs do. `addressable`: the rule every plan with weight
+buffers or stream slots (weight_stream.py) keeps, a buffer in a region its op's segment can address.
 """
 
 from __future__ import annotations
 
+from ..ir import Op
+from ..memory.plan import Plan
 from ..records import dataclass
 from .registers import Cmd0, Cmd1
 from .stream import CommandStream
@@ -49,4 +52,26 @@ def emit_dma_wait(stream: CommandStream) -> None:
     stream.cmd0(Cmd0.OP_DMA_WAIT, 0)
 
 
-__all__ = ["WeightBuffer", "emit_dma_wait", "emit_weight_dma"]
+def addressable(plan: Plan) -> bool:
+    """Every weight buffer is in a pool that holds a feature map of its op (its segment's NPU
+    regions are the pools of its feature maps)."""
+    for buffer in plan.buffers:
+        op = buffer.weights_of
+        if op is not None and buffer.pool not in _pools_of(op, plan):
+            return False
+    return True
+
+
+def _pools_of(op: Op, plan: Plan) -> set[str]:
+    """The pools of `op`'s planned feature maps."""
+    pools = set()
+    for tensor in [*op.inputs, *op.outputs]:
+        if tensor is not None and not tensor.is_constant:
+            try:
+                pools.add(plan.buffer_of(tensor).pool)
+            except KeyError:  # a tiled chain's intermediate: no buffer of its own
+                continue
+    return pools
+
+
+__all__ = ["WeightBuffer", "addressable", "emit_dma_wait", "emit_weight_dma"]

@@ -41,12 +41,12 @@ from ..memory.plan import Plan, plan_memory
 from ..memory.pools import PoolSpec
 from ..records import dataclass
 from .config import NpuConfig
-from .estimate import FLASH_LATENCY, op_cycles, segment_cycles
+from .estimate import flash_copy_cycles, op_cycles, segment_cycles
 from .featuremap import LoweringError, Place, Placement
 from .lower import Flash
 from .registers import Cmd0
 from .stream import CommandStream
-from .weight_dma import WeightBuffer, emit_weight_dma
+from .weight_dma import WeightBuffer, addressable, emit_weight_dma
 from .weights import STREAM_ALIGN
 
 STREAMED = frozenset({OpKind.CONV_2D, OpKind.FULLY_CONNECTED})
@@ -119,11 +119,6 @@ def slot_bytes(blobs: Sequence[int]) -> int:
     return -(-max(blobs) // STREAM_ALIGN) * STREAM_ALIGN
 
 
-def copy_cycles(length: int) -> int:
-    """A DMA of `length` bytes from flash into SRAM (flash's rate and read latency bound it)."""
-    return length + FLASH_LATENCY
-
-
 def stream_timeline(kernels: Sequence[int], copies: Sequence[int], beside: int, prefetched: bool) -> tuple[int, int]:
     """The device's timeline (mcugen_npu_cycles.c) for the commands of a streamed op that follows
     a kernel of `beside` cycles issued at 0 (`prefetched`: the first DMAs were issued before that
@@ -162,7 +157,7 @@ def stream_cycles(op: Op, config: NpuConfig, depth: int, blobs: Sequence[int], b
     slices of `depth` channels whose DMAs copy `blobs` bytes each."""
     kernels = [op_cycles(slice_op(op, first, stop), config, True)
                for first, stop in depth_slices(_out_channels(op), depth)]
-    return stream_timeline(kernels, [copy_cycles(b) for b in blobs], beside, prefetched)
+    return stream_timeline(kernels, [flash_copy_cycles(b) for b in blobs], beside, prefetched)
 
 
 # --- planning --------------------------------------------------------------------------------------
@@ -252,24 +247,6 @@ def _kept_buffers(plan: Plan) -> list[Buffer]:
     return [dataclasses.replace(b, offset=-1) for b in plan.buffers if b.weights_of is not None]
 
 
-def _addressable(plan: Plan) -> bool:
-    """Each weight buffer is in a pool that holds one of its op's planned feature maps."""
-    for buffer in plan.buffers:
-        op = buffer.weights_of
-        if op is None:
-            continue
-        pools = set()
-        for tensor in [*op.inputs, *op.outputs]:
-            if tensor is not None and not tensor.is_constant:
-                try:
-                    pools.add(plan.buffer_of(tensor).pool)
-                except KeyError:
-                    continue
-        if buffer.pool not in pools:
-            return False
-    return True
-
-
 def plan_weight_streams(graph: Graph, order: list[Op], plan: Plan, policy: str, config: NpuConfig,
                         scratch_bytes: ScratchBytes, pools: Sequence[PoolSpec], guard: int,
                         lower_op: LowerOp) -> Plan:
@@ -292,7 +269,7 @@ def plan_weight_streams(graph: Graph, order: list[Op], plan: Plan, policy: str, 
                                     extra=[*_kept_buffers(plan), *(b for o in [*chosen, way] for b in o.buffers())])
             except PlanningError:
                 continue
-            if trial.arena_size <= plan.arena_size and _addressable(trial):
+            if trial.arena_size <= plan.arena_size and addressable(trial):
                 trial.schedule_exact, trial.async_groups = plan.schedule_exact, plan.async_groups
                 best, chosen, cycles = trial, [*chosen, way], total
                 break
