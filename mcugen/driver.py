@@ -267,6 +267,10 @@ def schedule_and_plan(graph: Graph, options: BuildOptions, label: str) -> tuple[
 
         placed = plan_weight_buffers(graph, order, placed, options.npu_weights, options.target.npu,
                                      scratch, list(options.pools), options.guard)
+        if options.tiling and options.npu_weights == "auto":  # weights in the room chains of one op free
+            from .npu.chain_room import make_room
+
+            placed = make_room(graph, order, placed, options.target.npu, scratch, list(options.pools), options.guard)
         from .npu.compile import lower_op
         from .npu.weight_stream import plan_weight_streams
 

@@ -27,7 +27,7 @@ from oracles import run_tflm
 
 from mcugen.cli import main
 from mcugen.driver import BuildOptions, Compiled, compile_model
-from mcugen.ir import NpuSegmentOptions, OpKind
+from mcugen.ir import NpuSegmentOptions, Op, OpKind
 from mcugen.npu.config import npu_config
 from mcugen.npu.registers import CMD1_FLAG, Cmd0, Cmd1
 from mcugen.ops.npu.payload import read_payload
@@ -119,6 +119,15 @@ def buffered_accesses(accesses: list[tuple[int, int, int]], planned: list[tuple[
     return found
 
 
+def _calls(compiled: Compiled, op: Op) -> int:
+    """The kernels `op` runs: one, or one per stripe of its chain."""
+    chain = compiled.plan.tiling.chain_of(op) if compiled.plan.tiling is not None else None
+    if chain is None:
+        return 1
+    j = next(j for j, o in enumerate(chain.ops) if o is op)
+    return sum(stripe.calls[j] is not None for stripe in chain.stripes)
+
+
 def check_stream_and_plan(compiled: Compiled) -> int:
     """Each segment's weight DMAs are exactly its buffered ops', into their planned buffers,
     and its kernels read SRAM weights only there; the number of buffered ops."""
@@ -132,14 +141,16 @@ def check_stream_and_plan(compiled: Compiled) -> int:
         dmas, reads = weight_dmas_and_reads(segment.inputs[0].data.tobytes())
 
         slots = [(region[b["pool"]], b["offset"], b["offset"] + b["bytes"]) for b in streams]
-        # in stream order, one DMA and one kernel per buffered op, in the ops' order
+        # in stream order, one DMA and one kernel per buffered op, in the ops' order (an op run in
+        # stripes, npu/chain_room.py: one kernel per stripe, all reading its one buffer)
         planned = [(region[pools[op.index]["pool"]], pools[op.index]["offset"], pools[op.index]["bytes"])
                    for op in segment.options.sram_weights]
-        dmas, reads = (buffered_accesses(accesses, planned, slots) for accesses in (dmas, reads))
+        kernels = [p for op, p in zip(segment.options.sram_weights, planned, strict=True) for _ in range(_calls(compiled, op))]
+        dmas, reads = buffered_accesses(dmas, planned, slots), buffered_accesses(reads, kernels, slots)
         assert [d[:2] for d in dmas] == [p[:2] for p in planned], "weight DMAs are not exactly the buffered ops'"
-        assert [r[:2] for r in reads] == [p[:2] for p in planned], "kernels read SRAM weights off their buffers"
+        assert [r[:2] for r in reads] == [p[:2] for p in kernels], "kernels read SRAM weights off their buffers"
         assert all(d[2] <= p[2] for d, p in zip(dmas, planned, strict=True)), "a DMA longer than its buffer"
-        assert all(r[2] <= p[2] for r, p in zip(reads, planned, strict=True)), "a kernel reads past its buffer"
+        assert all(r[2] <= p[2] for r, p in zip(reads, kernels, strict=True)), "a kernel reads past its buffer"
         count += len(segment.options.sram_weights)
     return count
 

@@ -36,12 +36,20 @@ sum of two neighbouring slots. The planner sees the whole chain at the step of i
 chain's external inputs are read there and its output is written there.
 
 Output over input: if the chain's input dies in the chain, the output may share its bytes,
-starting `lag` bytes before it: stripe k writes output rows [r0, r1) only after every read of
-that stripe except the residual ADD's own row (which reads element e before writing element e
-at a lower or equal address), and later stripes read input rows from need(k) on, so
+starting `lag` bytes before it. The rule: no write may reach a byte that a read still to come
+needs. In a chain of several ops, stripe k's output rows [r0, r1) are written by its last op,
+after every call of that stripe that reads the input has ended (the CPU runs the calls one after
+the other; the NPU's stream is in order and each operation waits for the one before, BLOCKDEP 0),
+except the residual ADD's own row (which reads element e before writing element e at a lower or
+equal address). A call of one op that both reads the input and writes the output (a chain of
+one op, as npu/chain_room.py makes) may write and read in any order within the call, so its own
+reads count too. Later stripes read input rows from need(k) on, so
 lag = max(0, max_k(r1 * out_row_bytes - need(k) * in_row_bytes)) keeps every write below every
-byte still to be read. The planner makes plans with and without this sharing
-(`Tiling.variants`) and keeps the smaller.
+byte still to be read. A chain whose stripes run bottom-up (`bottom_up`, the last rows first)
+writes above what is still to be read: its output starts -lag bytes after its input (lag <= 0).
+A chain's input may itself be the output of an earlier chain that shared its input's buffer:
+the buffer then grows by the new lag, and the tensors in it that earlier chains consumed are dead.
+The planner makes plans with and without this sharing (`Tiling.variants`) and keeps the smaller.
 
 Which chains to tile is chosen in tiling_search.py.
 """
@@ -115,7 +123,8 @@ class Chain:
     slot_offsets: list[int]  # byte offset of intermediate j's slot in the region
     region_bytes: int
     extra_macs: int
-    lag: int | None  # output may start this many bytes before the input; None: may not
+    lag: int | None  # output may start this many bytes before the input (< 0: after); None: may not
+    bottom_up: bool = False  # stripes run from the last rows up (npu/chain_room.py's chains of one op)
 
     @property
     def input(self) -> Tensor:
@@ -225,25 +234,30 @@ class Tiling:
         planner tries both variants of every candidate: this halves its work)."""
         assert not self.share_output
         shared = list(buffers)
-        for chain in self.chains:
+        consumed: set[int] = set()
+        copied: set[int] = set()  # ids of the buffers copied here (a merged one is changed again)
+        for chain in sorted(self.chains, key=lambda c: c.last_step):  # an output shared on is an input
             if chain.lag is None:
                 continue
             holder = _holding(shared, chain.input)
-            if holder is not None:  # _share changes the input's buffer (and drops the output's)
-                shared[shared.index(holder)] = dataclasses.replace(
+            if holder is not None and id(holder) not in copied:  # _share changes the input's buffer
+                holder_copy = dataclasses.replace(
                     holder, tensors=list(holder.tensors), in_place_ops=list(holder.in_place_ops),
                     view_offsets=dict(holder.view_offsets), concat_ops=list(holder.concat_ops))
-            _share(chain, shared)
+                shared[shared.index(holder)] = holder_copy
+                copied.add(id(holder_copy))
+            _share(chain, shared, consumed)
         return shared
 
     def add_buffers(self, buffers: list[Buffer]) -> list[Buffer]:
         """The planner's buffers plus each chain's stripe region, with outputs over dying inputs
         where `share_output` (liveness.collect_buffers calls this last)."""
-        for chain in self.chains:
+        consumed: set[int] = set()
+        for chain in sorted(self.chains, key=lambda c: c.last_step):  # an output shared on is an input
             buffers.append(Buffer(name=chain.region_name, size=chain.region_bytes, first=chain.last_step,
                                   last=chain.last_step, uses=1))
             if self.share_output and chain.lag is not None:
-                _share(chain, buffers)
+                _share(chain, buffers, consumed)
         return buffers
 
 
@@ -523,14 +537,16 @@ def _layout(sizes: Sequence[int], keeps: Sequence[bool]) -> tuple[list[int], int
 
 
 def make_chain(ops: Sequence[Op], first_step: int, count: int, rolling: bool = False,
-               stripes: list[Stripe] | None = None, macs: Sequence[int] | None = None) -> Chain | None:
+               stripes: list[Stripe] | None = None, macs: Sequence[int] | None = None,
+               bottom_up: bool = False) -> Chain | None:
     """The chain of `ops` in `count` stripes, or None if it cannot be cut so; `stripes`: its
-    walk, if already made (rolling_prefixes); `macs`: op_macs of each op, if known."""
+    walk, if already made (rolling_prefixes); `macs`: op_macs of each op, if known; `bottom_up`:
+    recomputed stripes run last first."""
     if stripes is None:
         stripes = _rolling_stripes(ops, count) if rolling else _recomputed_stripes(ops, count)
-    if stripes is None:
+    if stripes is None or (bottom_up and rolling):
         return None
-    stripes = list(stripes)
+    stripes = list(reversed(stripes)) if bottom_up else list(stripes)
     # per slot / per op, stripe by stripe (the columns of the stripes' tuples: the search makes
     # hundreds of chains, so these loops are its inner ones)
     slot_sizes = [_align(max([stop - start for start, stop in held]) * row_bytes(op.outputs[0]))
@@ -541,30 +557,45 @@ def make_chain(ops: Sequence[Op], first_step: int, count: int, rolling: bool = F
     rows_made = [sum([c[1] - c[0] for c in calls if c is not None])
                  for calls in zip(*[s.calls for s in stripes])] or [0] * len(ops)
     extra = sum(made * m // op.outputs[0].shape[1] - m for made, m, op in zip(rows_made, macs, ops))
-    chain = Chain(list(ops), first_step, first_step + len(ops) - 1, stripes, rolling, offsets, region, extra, None)
+    chain = Chain(list(ops), first_step, first_step + len(ops) - 1, stripes, rolling, offsets, region, extra, None,
+                  bottom_up)
     chain.lag = _output_lag(chain)
     return chain
 
 
+def _input_rows(chain: Chain, k: int, readers: Sequence[tuple[int, bool]]) -> tuple[int, int] | None:
+    """(first, stop) of the input rows stripe k's calls in `readers` read, or None."""
+    found = [(rows.in_start, rows.in_stop) if flow else (rows.out_start, rows.out_stop)
+             for j, flow in readers if (rows := chain.stripes[k].calls[j]) is not None]
+    return (min(a for a, _ in found), max(b for _, b in found)) if found else None
+
+
 def _output_lag(chain: Chain) -> int | None:
-    """Bytes the output must start before the input to share its buffer (module docstring)."""
+    """Bytes the output must start before the input to share its buffer (module docstring):
+    every write of stripe k below (bottom-up: above) every input byte read from then on."""
     x, y = chain.input, chain.output
+    last = len(chain.ops) - 1
     readers = [(j, n == chain.flow_operand(j)) for j, op in enumerate(chain.ops)
                for n, t in enumerate(op.inputs) if t is x]
-    lag = 0
-    later: int | None = None  # the first input row any later stripe reads
+    # the calls that write the output and read the input in one call: their own reads count
+    # (bottom-up, even the residual ADD's: it writes above elements it has still to read)
+    own = [(j, flow) for j, flow in readers
+           if j == last and (chain.bottom_up or (flow and not _geometry(chain.ops[j]).add))]
     stripes, x_row, y_row = chain.stripes, row_bytes(x), row_bytes(y)
-    for k in range(len(stripes) - 2, -1, -1):
-        calls = stripes[k + 1].calls
-        for j, flow in readers:
-            rows = calls[j]
-            if rows is not None:
-                row = rows.in_start if flow else rows.out_start
-                later = row if later is None else min(later, row)
-        last = stripes[k].calls[-1]
-        if later is not None and last is not None:
-            lag = max(lag, last.out_stop * y_row - later * x_row)
-    return _align(lag)
+    lag = 0  # top-down: the least lag every stripe allows; bottom-up: the largest (<= 0)
+    pending: tuple[int, int] | None = None  # input rows read by the stripes after k
+    for k in range(len(stripes) - 1, -1, -1):
+        reads = [r for r in (pending, _input_rows(chain, k, own)) if r is not None]
+        written = stripes[k].calls[-1]
+        if reads and written is not None:
+            if chain.bottom_up:  # input start - output start <= written row's start - last read's stop
+                lag = min(lag, written.out_start * y_row - max(b for _, b in reads) * x_row)
+            else:
+                lag = max(lag, written.out_stop * y_row - min(a for a, _ in reads) * x_row)
+        now = _input_rows(chain, k, readers)
+        if now is not None:
+            pending = now if pending is None else (min(pending[0], now[0]), max(pending[1], now[1]))
+    return _align(lag) if not chain.bottom_up else lag // ALIGNMENT * ALIGNMENT
 
 
 def row_broadcast(operand: Tensor, output: Tensor) -> bool:
@@ -588,22 +619,32 @@ def _holding(buffers: list[Buffer], tensor: Tensor) -> Buffer | None:
     return next((b for b in buffers if any(t is tensor for t in b.tensors)), None)
 
 
-def _share(chain: Chain, buffers: list[Buffer]) -> None:
-    """Put the chain's output `lag` bytes before its input in one buffer, if both are whole
-    buffers of their own, the input's ending and the output's starting at the chain."""
+def _share(chain: Chain, buffers: list[Buffer], consumed: set[int]) -> None:
+    """Put the chain's output `lag` bytes before its input in one buffer: the output's a whole
+    buffer of its own starting at the chain, the input's ending there, a whole buffer or one an
+    earlier chain's output shared (its other tensors are in `consumed`, the ids of the inputs
+    earlier chains wrote over: dead). Adds the chain's input to `consumed`."""
     x, y = _holding(buffers, chain.input), _holding(buffers, chain.output)
     if x is None or y is None or x is y or chain.lag is None:
         return
-    for buffer, tensor in ((x, chain.input), (y, chain.output)):
-        if buffer.size != tensor.nbytes or buffer.view_offsets or buffer.concat_ops:
-            return
+    if y.size != chain.output.nbytes or y.view_offsets or y.concat_ops or x.concat_ops:
+        return
     if x.last != chain.last_step or y.first != chain.last_step:
         return
-    lag = chain.lag
-    x.view_offsets = {id(t): lag for t in x.tensors} if lag else {}
+    at = x.view_offsets.get(id(chain.input), 0)
+    if any(x.view_offsets.get(id(t), 0) != at and id(t) not in consumed for t in x.tensors):
+        return
+    if not x.view_offsets and x.size != chain.input.nbytes:
+        return
+    out = at - chain.lag  # the output's offset in x, before the shift below
+    shift = max(0, -out)
+    x.view_offsets = {id(t): x.view_offsets.get(id(t), 0) + shift for t in x.tensors}
+    x.view_offsets.update({id(t): out + shift for t in y.tensors})
+    x.view_offsets = {key: value for key, value in x.view_offsets.items() if value}
     x.tensors.extend(y.tensors)
-    x.size = max(lag + x.size, y.size)
+    x.size = max(x.size + shift, out + shift + y.size)
     x.last = y.last
     x.uses += y.uses
     x.in_place_ops.extend(y.in_place_ops)
     buffers.remove(y)
+    consumed.add(id(chain.input))

@@ -24,7 +24,7 @@ from .lower_reduce import REDUCE_LOWERINGS
 from .lower_softmax import SOFTMAX_LOWERINGS
 from .lut_prefetch import emit_table_prefetch, table_prefetches
 from .stream import CommandStream, write_payload
-from .stripes import lower_chain
+from .stripes import LowerOp, first_call, lower_chain
 from .weight_dma import WeightBuffer, emit_dma_wait, emit_weight_dma
 from .weight_stream import StreamedOp, WeightStream
 
@@ -103,8 +103,10 @@ class _WeightCopies:
     """The weight DMAs of one stream: which ops have a buffer and which copies have started."""
 
     def __init__(self, buffers: Mapping[int, WeightBuffer], fused: Mapping[int, Op], place: Place, flash: Flash,
-                 config: NpuConfig, streams: Mapping[int, WeightStream]) -> None:
+                 config: NpuConfig, streams: Mapping[int, WeightStream],
+                 calls: Mapping[int, tuple[Op, Place]] | None = None) -> None:
         self.buffers, self.fused, self.place, self.flash, self.config = buffers, fused, place, flash, config
+        self.calls = calls or {}  # id(op) -> its first stripe's call, for an op of a tiled chain
         self.started: dict[int, tuple[int, int]] = {}  # id(op) -> the (flash address, bytes) copied
         self.lut_reserved: frozenset[int] = frozenset()  # ids of ops lowered with the LUT's banks left alone
         self.streams = streams
@@ -131,7 +133,8 @@ class _WeightCopies:
     def start(self, op: Op, stream: CommandStream) -> int:
         """The DMA of `op`'s weights, unless it has started; the DMAs started (0 or 1)."""
         if id(op) in self.buffers and id(op) not in self.started:
-            source = _copy_source(op, self.fused.get(id(op)), self.place, self.flash, self.config, self.buffers[id(op)],
+            call, place = self.calls.get(id(op), (op, self.place))  # a chain's op: every call reads one blob
+            source = _copy_source(call, self.fused.get(id(op)), place, self.flash, self.config, self.buffers[id(op)],
                                   id(op) in self.lut_reserved)
             emit_weight_dma(stream, source, self.buffers[id(op)])
             self.started[id(op)] = source
@@ -166,6 +169,25 @@ class _WeightCopies:
         found = self.buffers.get(id(op))
         return None if found is None else (found.region, found.address)
 
+    def chain_lowering(self, chain: Chain) -> LowerOp:
+        """lower_op for the calls of `chain`: an op with a buffer reads every call's weights there,
+        the blob its DMA copied (the calls' blobs are equal: npu/chain_room.py chose so)."""
+        if any(id(op) in self.buffers for op in chain.ops[:-1]):
+            raise LoweringError("a weight buffer for an op of a tiled chain other than its last")
+        buffered = {op.index: op for op in chain.ops if id(op) in self.buffers}
+
+        def lower(call: Op, place: Place, flash: Flash, config: NpuConfig, stream: CommandStream) -> None:
+            op = buffered.get(call.index)
+            stream.weight_buffer, stream.weight_copy = (self.buffer(op) if op is not None else None), None
+            try:
+                lower_op(call, place, flash, config, stream)
+            finally:
+                stream.weight_buffer = None
+            if op is not None:
+                self.check(op, stream)
+
+        return lower
+
 
 def lower_ops(ops: list[Op], place: Place, config: NpuConfig, keep: frozenset[int] = frozenset(),
               striped: Striped | None = None, scratch: Scratch | None = None,
@@ -181,7 +203,10 @@ def lower_ops(ops: list[Op], place: Place, config: NpuConfig, keep: frozenset[in
     striped = striped or {}
     stream, flash = CommandStream(), Flash()
     fused = _fusions(ops, keep, striped)
-    copies = _WeightCopies(weights or {}, fused, place, flash, config, streams or {})
+    weights = weights or {}
+    calls = {id(op): first_call(chain, next(j for j, o in enumerate(chain.ops) if o is op), place, region)
+             for op in ops if id(op) in weights and id(op) in striped for chain, region in [striped[id(op)]]}
+    copies = _WeightCopies(weights, fused, place, flash, config, streams or {}, calls)
     inner = {id(then) for then in fused.values()}
     prefetches = table_prefetches(ops, fused, inner, striped, config)
     copies.lut_reserved = frozenset(i for p in prefetches.values() for i in p.reserved)
@@ -199,7 +224,7 @@ def lower_ops(ops: list[Op], place: Place, config: NpuConfig, keep: frozenset[in
                 chain, region = striped[id(op)]
                 if op is chain.ops[-1]:
                     copies.before_kernel(op, after, stream)
-                    lower_chain(chain, region, lower_op, place, flash, config, stream)
+                    lower_chain(chain, region, copies.chain_lowering(chain), place, flash, config, stream)
             elif id(op) in copies.streams:
                 if id(op) in prefetches:
                     emit_table_prefetch(prefetches[id(op)], flash, config, stream)

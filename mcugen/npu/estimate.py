@@ -223,18 +223,20 @@ def op_cycles(op: Op, config: NpuConfig, sram_weights: bool = False) -> int:
     return math.ceil(max(compute, *memory_cycles(op, sram_weights)))
 
 
-def call_cycles(op: Op, rows: OpRows, config: NpuConfig) -> int:
-    """One stripe's call of `op`: the op on its input rows and output rows alone."""
+def call_cycles(op: Op, rows: OpRows, config: NpuConfig, sram_weights: bool = False) -> int:
+    """One stripe's call of `op`: the op on its input rows and output rows alone (its weights
+    read from a weight buffer if `sram_weights`)."""
     x, y = op.inputs[0], op.outputs[0]
     assert x is not None
     call = dataclasses.replace(op, inputs=[stripe_view(x, rows.in_rows), *op.inputs[1:]],
                                outputs=[stripe_view(y, rows.out_rows)])
-    return op_cycles(call, config)
+    return op_cycles(call, config, sram_weights)
 
 
-def chain_cycles(chain: Chain, config: NpuConfig) -> int:
-    """A striped chain: every call of every stripe, one NPU operation each."""
-    return sum(call_cycles(op, rows, config) for stripe in chain.stripes
+def chain_cycles(chain: Chain, config: NpuConfig, sram_weights: frozenset[int] = frozenset()) -> int:
+    """A striped chain: every call of every stripe, one NPU operation each; the ops in
+    `sram_weights` (ids) read their weights from their buffer (npu/chain_room.py)."""
+    return sum(call_cycles(op, rows, config, id(op) in sram_weights) for stripe in chain.stripes
                for op, rows in zip(chain.ops, stripe.calls, strict=True) if rows is not None)
 
 
@@ -271,7 +273,8 @@ def segment_cycles(ops: tuple[Op, ...], config: NpuConfig, tiling: Tiling | None
             if id(op) in sram_weights:
                 total += max(0, weight_copy_cycles(op) - previous)
         elif op is chain.ops[-1]:
-            cycles = chain_cycles(chain, config)
+            cycles = chain_cycles(chain, config, sram_weights)
+            total += sum(max(0, weight_copy_cycles(o) - previous) for o in chain.ops if id(o) in sram_weights)
         else:
             continue
         total += cycles

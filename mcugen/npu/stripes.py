@@ -99,6 +99,17 @@ def _stripe_op(chain: Chain, stripe: Stripe, j: int, place: Place, region: Place
     return stand_in, stripe_place
 
 
+def first_call(chain: Chain, j: int, place: Place, region: Placement) -> tuple[Op, Place]:
+    """Op j's first call in `chain` and where its feature maps are (what its weight DMA copies for)."""
+    stripe = next(stripe for stripe in chain.stripes if stripe.calls[j] is not None)
+    return stripe_call(chain, stripe, j, place, region)
+
+
+def stripe_call(chain: Chain, stripe: Stripe, j: int, place: Place, region: Placement) -> tuple[Op, Place]:
+    """Op j's call in `stripe` (which makes one) and where its feature maps are."""
+    return _stripe_op(chain, stripe, j, place, region)
+
+
 def lower_chain(chain: Chain, region: Placement, lower_op: LowerOp, place: Place, flash: Flash,
                 config: NpuConfig, stream: CommandStream) -> None:
     """Every stripe's calls of `chain`, in order, appended to `stream`; `region`: where the
@@ -179,4 +190,4 @@ def choose_stripes(graph: Graph, order: list[Op], plan: Plan, scratch_bytes: Scr
     return plan
 
 
-__all__ = ["choose_stripes", "cycle_slack", "lower_chain", "stripe_options"]
+__all__ = ["choose_stripes", "cycle_slack", "first_call", "lower_chain", "stripe_call", "stripe_options"]

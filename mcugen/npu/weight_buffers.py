@@ -14,7 +14,8 @@ onto it): flash: none (the SRAM of today's builds); sram: every weighted NPU op 
 chain; auto (the default): ops by estimated cycle saving (npu/estimate.py), largest first, each
 kept only where the re-planned arena is no larger than with none. Ops of a striped chain keep
 their weights in flash (a stripe's block shape can change its stream; their SRAM is the
-chain's bytes), as do --npu-async builds (their steps overlap CPU ops).
+chain's bytes; npu/chain_room.py then may run ops as chains of one op with buffers), as do
+--npu-async builds (their steps overlap CPU ops).
 """
 
 from __future__ import annotations
