@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 from oracles import assert_exact, run_tflm
 from test_tiling import _Chain
+from test_tiling_share import writes_before_last_reads
 
 from mcugen.driver import BuildOptions, compile_model, load_graph
 from mcugen.memory import tiling as tiling_module
@@ -61,36 +62,16 @@ def _planned(model: bytes, make: Callable[[list], list[Chain]]) -> Plan:
     return plan_memory(graph, order, sizes, tiling=Tiling(make(order)))
 
 
-def _intervals(chain: Chain, plan: Plan) -> list[tuple[tuple[int, int], list[tuple[int, int]]]]:
-    """Per stripe in run order: the bytes its last call writes, and the input bytes read by that
-    call (in a chain of one op: it reads and writes in one operation) and by every later stripe."""
-    x, y = chain.input, chain.output
-    x_at, y_at, x_row, y_row = plan.offset_of(x), plan.offset_of(y), row_bytes(x), row_bytes(y)
-    found = []
-    for k, stripe in enumerate(chain.stripes):
-        written = stripe.calls[-1]
-        assert written is not None
-        reads = [(y_at, y_at)]  # none, for a chain of several ops whose later stripes read nothing
-        own = [stripe] if len(chain.ops) == 1 else []
-        for later in [*own, *chain.stripes[k + 1:]]:
-            first = later.calls[0]
-            if first is not None:
-                reads.append((x_at + first.in_start * x_row, x_at + first.in_stop * x_row))
-        found.append(((y_at + written.out_start * y_row, y_at + written.out_stop * y_row), reads))
-    return found
-
-
 def _check_no_write_overtakes_a_read(plan: Plan) -> int:
-    """Assert the rule for every chain whose output shares its input's buffer; how many do."""
+    """Assert the rule for every chain whose output shares its input's buffer (the byte
+    timeline of test_tiling_share); how many do."""
     assert plan.tiling is not None
     shared = 0
     for chain in plan.tiling.chains:
         if plan.buffer_of(chain.input) is not plan.buffer_of(chain.output):
             continue
         shared += 1
-        for (start, stop), reads in _intervals(chain, plan):
-            for read_start, read_stop in reads:
-                assert stop <= read_start or read_stop <= start, (chain.describe(), (start, stop), (read_start, read_stop))
+        assert writes_before_last_reads(chain, plan) == [], chain.describe()
     return shared
 
 

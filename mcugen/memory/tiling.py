@@ -39,14 +39,20 @@ Output over input: if the chain's input dies in the chain, the output may share 
 starting `lag` bytes before it. The rule: no write may reach a byte that a read still to come
 needs. In a chain of several ops, stripe k's output rows [r0, r1) are written by its last op,
 after every call of that stripe that reads the input has ended (the CPU runs the calls one after
-the other; the NPU's stream is in order and each operation waits for the one before, BLOCKDEP 0),
-except the residual ADD's own row (which reads element e before writing element e at a lower or
-equal address). A call of one op that both reads the input and writes the output (a chain of
-one op, as npu/chain_room.py makes) may write and read in any order within the call, so its own
-reads count too. Later stripes read input rows from need(k) on, so
+the other; the NPU's stream is in order and each operation waits for the one before, BLOCKDEP 0).
+The last op's own call may read the input too (a chain of one op, as npu/chain_room.py makes; a
+residual ADD's operand; U-Net's skip, read by the CONCATENATION that ends its level): a call may
+write and read in any order within itself, so its own reads count, with one exception: an op
+that could run in place over the input (liveness.in_place_candidate: an ADD, MUL or activation
+of the input's shape and dtype) reads element e before it writes element e, at the same or (lag
+>= 0) a lower address, and never reads it again. A CONCATENATION is no such op: its output rows
+are wider than the skip's and it copies input after input, so the first input's rows of a stripe
+would land on skip rows it has still to copy (model_unet's 487 wrong outputs, issue 13).
+Later stripes read input rows from need(k) on, so
 lag = max(0, max_k(r1 * out_row_bytes - need(k) * in_row_bytes)) keeps every write below every
-byte still to be read. A chain whose stripes run bottom-up (`bottom_up`, the last rows first)
-writes above what is still to be read: its output starts -lag bytes after its input (lag <= 0).
+byte still to be read (need(k) counting stripe k's own reads by the last op, but as above). A
+chain whose stripes run bottom-up (`bottom_up`, the last rows first) writes above what is still
+to be read: its output starts -lag bytes after its input (lag <= 0), and every own read counts.
 A chain's input may itself be the output of an earlier chain that shared its input's buffer:
 the buffer then grows by the new lag, and the tensors in it that earlier chains consumed are dead.
 The planner makes plans with and without this sharing (`Tiling.variants`) and keeps the smaller.
@@ -68,7 +74,7 @@ from ..ir import Conv2DOptions, DepthwiseConv2DOptions, DType, Op, OpKind, Pool2
 from ..ops.common import conv_padding
 from ..ops.registry import op_def, op_macs
 from ..records import dataclass
-from .liveness import Buffer, ScratchBytes
+from .liveness import Buffer, ScratchBytes, in_place_candidate
 
 # The planner's alignment (placement.ALIGNMENT): stripe slots and the output lag are whole
 # aligned units. Tiling imports liveness only, so it keeps its own copy; a test checks they agree.
@@ -570,6 +576,13 @@ def _input_rows(chain: Chain, k: int, readers: Sequence[tuple[int, bool]]) -> tu
     return (min(a for a, _ in found), max(b for _, b in found)) if found else None
 
 
+def _in_place_over(op: Op, x: Tensor) -> bool:
+    """`op` could write its output over `x` in place (liveness.in_place_candidate): it reads
+    element e of x before writing element e, at the same byte offset, and never reads it again.
+    Not a CONCATENATION: its output rows are wider than x's, and it copies input by input."""
+    return in_place_candidate(op, lambda t: t is x) is x
+
+
 def _output_lag(chain: Chain) -> int | None:
     """Bytes the output must start before the input to share its buffer (module docstring):
     every write of stripe k below (bottom-up: above) every input byte read from then on."""
@@ -577,10 +590,10 @@ def _output_lag(chain: Chain) -> int | None:
     last = len(chain.ops) - 1
     readers = [(j, n == chain.flow_operand(j)) for j, op in enumerate(chain.ops)
                for n, t in enumerate(op.inputs) if t is x]
-    # the calls that write the output and read the input in one call: their own reads count
-    # (bottom-up, even the residual ADD's: it writes above elements it has still to read)
+    # the last op's calls read the input while they write the output: their own reads count,
+    # but for an op that could run in place over the input, top-down (module docstring)
     own = [(j, flow) for j, flow in readers
-           if j == last and (chain.bottom_up or (flow and not _geometry(chain.ops[j]).add))]
+           if j == last and (chain.bottom_up or not _in_place_over(chain.ops[j], x))]
     stripes, x_row, y_row = chain.stripes, row_bytes(x), row_bytes(y)
     lag = 0  # top-down: the least lag every stripe allows; bottom-up: the largest (<= 0)
     pending: tuple[int, int] | None = None  # input rows read by the stripes after k
