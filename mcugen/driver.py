@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 import zlib
 from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import field
 from pathlib import Path
-from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from . import __version__
