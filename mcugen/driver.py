@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import zlib
 from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import field
 from pathlib import Path
 from typing import Any
@@ -299,15 +300,25 @@ def compile_model(model: Path | bytes, options: BuildOptions, label: str | None 
     if options.npu_async and options.target.npu is None:
         raise McugenError(f"{model_label}: --npu-async needs --npu (the NPU the CPU runs beside)")
     check_npu_weights(options, model_label)
-    order, plan = schedule_and_plan(graph, options, model_label)
-    if options.target.npu is not None:
-        order = npu_segments(graph, order, plan, options, model_label)
-    code = generate(graph, order, plan, prefix, options.rounding, model_label, options.target,
-                    external_arena=options.arena == "external", weights_file=options.weights_file,
-                    sparse_weights=options.sparse_weights)
-    compiled = Compiled(graph, order, plan, code, prefix, options, model_label)
-    compiled.npu = npu_report(order, plan)
+    with _npu_memo(options):
+        order, plan = schedule_and_plan(graph, options, model_label)
+        if options.target.npu is not None:
+            order = npu_segments(graph, order, plan, options, model_label)
+        code = generate(graph, order, plan, prefix, options.rounding, model_label, options.target,
+                        external_arena=options.arena == "external", weights_file=options.weights_file,
+                        sparse_weights=options.sparse_weights)
+        compiled = Compiled(graph, order, plan, code, prefix, options, model_label)
+        compiled.npu = npu_report(order, plan)
     return compiled
+
+
+def _npu_memo(options: BuildOptions) -> AbstractContextManager[None]:
+    """--npu: the estimates and trial lowerings each choice repeats are kept for the build (npu/memo.py)."""
+    if options.target.npu is None:
+        return nullcontext()
+    from .npu.memo import build_scope
+
+    return build_scope()
 
 
 NPU_WEIGHTS = ("auto", "sram", "flash")  # npu/weight_buffers.py's POLICIES

@@ -38,6 +38,10 @@ def _ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
+# the same operation shape comes back with other weight lengths (stream slices, SRAM weights)
+_balanced_blocks = functools.lru_cache(maxsize=1024)(balanced_blocks)
+
+
 @functools.lru_cache(maxsize=8192)
 def _fastest(config: NpuConfig, op: OpShape, shape: KernelShape) -> BlockConfig:
     """Branch and bound: the weights' traffic (weight bytes per block position) bounds a
@@ -49,7 +53,7 @@ def _fastest(config: NpuConfig, op: OpShape, shape: KernelShape) -> BlockConfig:
         xy_blocks = _ceil_div(op.ofm.height, block.height) * _ceil_div(op.ofm.width, block.width)
         return shape.weight_bytes * xy_blocks / rate
 
-    ranked = sorted(balanced_blocks(config, op), key=lambda fits: (bound(fits[1].ofm), fits[0]))
+    ranked = sorted(_balanced_blocks(config, op), key=lambda fits: (bound(fits[1].ofm), fits[0]))
     best: tuple[tuple[float, float], BlockConfig] | None = None
     for cost, block in ranked:
         if best is not None and bound(block.ofm) > best[0][0]:

@@ -42,6 +42,7 @@ from .block_cycles import cycle_block, cycle_shape
 from .blocks import FLASH_WEIGHT_COST, SRAM_WEIGHT_COST, Kernel, OpShape, is_part_kernel_first
 from .config import Block, NpuConfig
 from .kernel_cycles import KernelShape, kernel_cycles
+from .memo import memoised, op_id_key, op_shape_key
 from .weights import WeightOrder, encode_weights
 
 SRAM_BYTES_PER_CYCLE = 8
@@ -205,6 +206,7 @@ def memory_cycles(op: Op, sram_weights: bool = False) -> tuple[float, float]:
             flash / FLASH_BYTES_PER_CYCLE + FLASH_LATENCY if flash else 0.0)
 
 
+@memoised(lambda op, config, sram_weights=False: op_shape_key(op, config, sram_weights))
 def op_cycles(op: Op, config: NpuConfig, sram_weights: bool = False) -> int:
     """One IR op's estimated cycles on the NPU (0 for ops that move no data); `sram_weights`:
     its weights and scales read from a weight buffer in SRAM."""
@@ -223,6 +225,8 @@ def op_cycles(op: Op, config: NpuConfig, sram_weights: bool = False) -> int:
     return math.ceil(max(compute, *memory_cycles(op, sram_weights)))
 
 
+@memoised(lambda op, rows, config, sram_weights=False: op_id_key(op, rows.in_rows, rows.out_rows, config,
+                                                                 sram_weights))
 def call_cycles(op: Op, rows: OpRows, config: NpuConfig, sram_weights: bool = False) -> int:
     """One stripe's call of `op`: the op on its input rows and output rows alone (its weights
     read from a weight buffer if `sram_weights`)."""

@@ -1,10 +1,15 @@
 """Feature maps as the NPU addresses them, and the commands that describe them.
 
-A feature map is NHWC in one region at a byte address: one tile (HEIGHT0 = HEIGHT1 = h - 1,
-WIDTH0 = w - 1, BASE1-3 unused), strides STRIDE_X = c x bytes, STRIDE_Y = w x c x bytes,
-STRIDE_C = bytes. A placement that wraps (a rolling stripe slot, mcugen/npu/stripes.py) is two
-tiles: its first `rows0` rows at the address (tile 0, HEIGHT0 = rows0 - 1), the rest from
-`wrap_address` on (tile 2, BASE2), as Vela addresses its rolling buffers. mcugen hands the NPU batch-1 tensors; a tensor of rank below 4 is seen as
+A feature map is NHWC in one region at a byte address: one tile (HEIGHT0 = h - 1, WIDTH0 =
+w - 1), strides STRIDE_X = c x bytes, STRIDE_Y = w x c x bytes, STRIDE_C = bytes. A placement
+that wraps (a rolling stripe slot, mcugen/npu/stripes.py) is two tiles: its first `rows0` rows
+at the address (tile 0, HEIGHT0 = rows0 - 1), the rest from `wrap_address` on (tile 2, BASE2),
+as Vela addresses its rolling buffers. WIDTH0 is always the whole width, so the right-hand
+tiles 1 and 3 (BASE1, BASE3, and HEIGHT1, which splits them) are never read: they get one
+constant each (0), which the stream writes once; BASE2 is written only where tile 2 is read
+(a wrapped map), other maps leave the value the register holds. Operations in striped chains
+and weight-stream slices change their feature maps' bases and heights from one operation to
+the next; the registers that would change with them and that no tile reads stay unwritten. mcugen hands the NPU batch-1 tensors; a tensor of rank below 4 is seen as
 1 x ... x c (FULLY_CONNECTED's rows become the height).
 """
 
@@ -95,12 +100,13 @@ def feature_map(tensor: Tensor, place: Place, shape: tuple[int, int, int] | None
     return FeatureMap(place(tensor), h, w, c, bits, signed, zero_point)
 
 
-def _tiles(fm: FeatureMap) -> tuple[int, int]:
-    """(HEIGHT0, BASE2): the rows of tile 0 and where tile 2 (the rows below them) starts."""
+def _tiles(fm: FeatureMap) -> tuple[int, int | None]:
+    """(HEIGHT0, BASE2): the rows of tile 0 and where tile 2 (the rows below them) starts (None:
+    there are none, the map is one tile)."""
     p = fm.placement
     if 0 < p.rows0 < fm.height:
         return p.rows0, p.wrap_address
-    return fm.height, 0
+    return fm.height, None
 
 
 def emit_ifm(stream: CommandStream, fm: FeatureMap, scale_mode: int = 0, rounding: Rounding = Rounding.TFL) -> None:
@@ -109,10 +115,11 @@ def emit_ifm(stream: CommandStream, fm: FeatureMap, scale_mode: int = 0, roundin
     rows0, base2 = _tiles(fm)
     stream.cmd1(Cmd1.IFM_BASE0, fm.placement.address)
     stream.cmd1(Cmd1.IFM_BASE1, 0)
-    stream.cmd1(Cmd1.IFM_BASE2, base2)
+    if base2 is not None:
+        stream.cmd1(Cmd1.IFM_BASE2, base2)
     stream.cmd1(Cmd1.IFM_BASE3, 0)
     stream.cmd0(Cmd0.IFM_HEIGHT0_M1, rows0 - 1)
-    stream.cmd0(Cmd0.IFM_HEIGHT1_M1, rows0 - 1)
+    stream.cmd0(Cmd0.IFM_HEIGHT1_M1, 0)
     stream.cmd0(Cmd0.IFM_WIDTH0_M1, fm.width - 1)
     stream.cmd0(Cmd0.IFM_DEPTH_M1, fm.depth - 1)
     stream.cmd1(Cmd1.IFM_STRIDE_Y, fm.stride_y)
@@ -130,7 +137,7 @@ def emit_ifm2(stream: CommandStream, fm: FeatureMap, scale_mode: int = 0) -> Non
     for base in (Cmd1.IFM2_BASE1, Cmd1.IFM2_BASE2, Cmd1.IFM2_BASE3):
         stream.cmd1(base, 0)
     stream.cmd0(Cmd0.IFM2_HEIGHT0_M1, fm.height - 1)
-    stream.cmd0(Cmd0.IFM2_HEIGHT1_M1, fm.height - 1)
+    stream.cmd0(Cmd0.IFM2_HEIGHT1_M1, 0)
     stream.cmd0(Cmd0.IFM2_WIDTH0_M1, fm.width - 1)
     stream.cmd1(Cmd1.IFM2_STRIDE_Y, fm.stride_y)
     stream.cmd1(Cmd1.IFM2_STRIDE_X, fm.stride_x)
@@ -145,12 +152,13 @@ def emit_ofm(stream: CommandStream, fm: FeatureMap, global_scale: bool, rounding
     rows0, base2 = _tiles(fm)
     stream.cmd1(Cmd1.OFM_BASE0, fm.placement.address)
     stream.cmd1(Cmd1.OFM_BASE1, 0)
-    stream.cmd1(Cmd1.OFM_BASE2, base2)
+    if base2 is not None:
+        stream.cmd1(Cmd1.OFM_BASE2, base2)
     stream.cmd1(Cmd1.OFM_BASE3, 0)
     stream.cmd0(Cmd0.OFM_HEIGHT_M1, fm.height - 1)
     stream.cmd0(Cmd0.OFM_WIDTH_M1, fm.width - 1)
     stream.cmd0(Cmd0.OFM_HEIGHT0_M1, rows0 - 1)
-    stream.cmd0(Cmd0.OFM_HEIGHT1_M1, rows0 - 1)
+    stream.cmd0(Cmd0.OFM_HEIGHT1_M1, 0)
     stream.cmd0(Cmd0.OFM_WIDTH0_M1, fm.width - 1)
     stream.cmd0(Cmd0.OFM_DEPTH_M1, fm.depth - 1)
     stream.cmd1(Cmd1.OFM_STRIDE_Y, fm.stride_y)

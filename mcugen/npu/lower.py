@@ -41,6 +41,7 @@ from .blocks import (
 from .config import Block, NpuConfig
 from .estimate import encoded_length, output_cycles
 from .featuremap import FeatureMap, LoweringError, Place, emit_ifm, emit_ofm, feature_map, hwc
+from .memo import memoised, op_id_key
 from .registers import Cmd0, Cmd1, PoolMode, Rounding, activation, kernel_stride
 from .stream import CommandStream
 from .weights import STREAM_ALIGN, WeightOrder, encode_bias_scale, encode_weights
@@ -141,6 +142,15 @@ def _bias_scale(op: Op, channels: int, reduced: bool, window: tuple[int, int] | 
     """The bias/scale stream of a convolution or FULLY_CONNECTED (per-channel TFLite multipliers
     from the float32 scales in double, as TFLM; `reduced`: TFLite's 16-bit int64 form); `window`:
     only the entries of OFM channels [first, stop)."""
+    bias, pairs = _bias_and_scales(op, channels, reduced)
+    first, stop = window or (0, channels)
+    return encode_bias_scale(bias[first:stop], np.array([p[0] for p in pairs[first:stop]]),
+                             np.array([p[1] for p in pairs[first:stop]]))
+
+
+@memoised(lambda op, channels, reduced: op_id_key(op, channels, reduced))
+def _bias_and_scales(op: Op, channels: int, reduced: bool) -> tuple[np.ndarray, list[tuple[int, int]]]:
+    """Every channel's bias and NPU (scale, shift): one op's slices and trial lowerings share them."""
     x, w = op.inputs[0], op.inputs[1]
     y = op.outputs[0]
     assert x is not None and w is not None
@@ -153,9 +163,7 @@ def _bias_scale(op: Op, channels: int, reduced: bool, window: tuple[int, int] | 
     bias_tensor = op.inputs[2] if len(op.inputs) > 2 else None
     bias = np.zeros(channels, np.int64) if bias_tensor is None or bias_tensor.data is None \
         else bias_tensor.data.astype(np.int64).reshape(-1)
-    first, stop = window or (0, channels)
-    return encode_bias_scale(bias[first:stop], np.array([p[0] for p in pairs[first:stop]]),
-                             np.array([p[1] for p in pairs[first:stop]]))
+    return bias, pairs
 
 
 def _weights(w: Tensor, ohwi: np.ndarray, order: WeightOrder) -> bytes:

@@ -44,6 +44,7 @@ from .config import NpuConfig
 from .estimate import flash_copy_cycles, op_cycles, segment_cycles
 from .featuremap import LoweringError, Place, Placement
 from .lower import Flash
+from .memo import memoised, op_id_key
 from .registers import Cmd0
 from .stream import CommandStream
 from .weight_dma import WeightBuffer, addressable, emit_weight_dma
@@ -98,6 +99,7 @@ def _anywhere(tensor: Tensor) -> Placement:
     return Placement(1, 0)
 
 
+@memoised(lambda op, config, depth, lower_op: op_id_key(op, config, depth, lower_op))
 def slice_blobs(op: Op, config: NpuConfig, depth: int, lower_op: LowerOp) -> list[int] | None:
     """The bytes each slice's DMA copies (a trial lowering per slice); None if one does not lower."""
     lengths = []
@@ -155,9 +157,13 @@ def stream_cycles(op: Op, config: NpuConfig, depth: int, blobs: Sequence[int], b
                   prefetched: bool) -> tuple[int, int]:
     """Estimated (cycles added after the previous kernel, cycles the next op's DMAs run beside it) of `op` streamed in
     slices of `depth` channels whose DMAs copy `blobs` bytes each."""
-    kernels = [op_cycles(slice_op(op, first, stop), config, True)
-               for first, stop in depth_slices(_out_channels(op), depth)]
-    return stream_timeline(kernels, [flash_copy_cycles(b) for b in blobs], beside, prefetched)
+    return stream_timeline(slice_cycles(op, config, depth), [flash_copy_cycles(b) for b in blobs], beside, prefetched)
+
+
+@memoised(lambda op, config, depth: op_id_key(op, config, depth))
+def slice_cycles(op: Op, config: NpuConfig, depth: int) -> list[int]:
+    """Each slice's kernel cycles (its weights in SRAM) of `op` in slices of `depth` channels."""
+    return [op_cycles(slice_op(op, first, stop), config, True) for first, stop in depth_slices(_out_channels(op), depth)]
 
 
 # --- planning --------------------------------------------------------------------------------------
