@@ -65,7 +65,7 @@ def test_every_scored_tiling_has_the_planners_totals(core: str) -> None:
             scored += len(found[1])
             chained += sum(1 for tiling in found[1] if len(tiling.chains) > 1)
     # the comparison ran on many candidates, some with two chains or more (sharing, merged lifetimes)
-    assert scored > 300 and chained > 20, (scored, chained)
+    assert scored > 200 and chained > 20, (scored, chained)
 
 
 def test_an_order_with_pinned_tensors_is_not_supported() -> None:

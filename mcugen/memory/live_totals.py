@@ -3,7 +3,7 @@
 `LiveTotals(graph, order, scratch_bytes).variants(tiling)` is
 `[live_by_step(b) for b in <the planner's two buffer sets of tiling>]` (tiling_search.py's
 variant_totals: collect_buffers through the tiling's step view, without and with each chain's
-output over its dying input), the same lists to the byte, made without Buffer objects: the
+output over its dying input), the same lists to the byte, made with few Buffer objects: the
 search scores tens of candidates per round, and collect_buffers, which also makes the buffers
 that are placed and emitted (names, tensors, in-place ops, views), re-read every op for each.
 
@@ -13,21 +13,23 @@ output's dtype and shape, in input order; which one dies is asked per tiling), i
 A tiling then changes only its chains' steps: the chain's external inputs read, its output
 written and the largest scratch of its ops at its last step, nothing at the others, and no
 alias or in-place for any of them (liveness.py's StepView, as tiling.Tiling implements it).
-The merges, lifetimes and the output-over-input sharing (tiling._share) follow collect_buffers
-and Tiling.shared_variant rule for rule; tests/test_live_totals.py checks every candidate the
-search scores on the public models and the test fixtures against them.
+The merges and lifetimes follow collect_buffers rule for rule; the output-over-input sharing is
+Tiling.shared_variant's own, given Buffers made for the few groups that hold a chain's input or
+output. tests/test_live_totals.py checks every candidate the search scores on the public models
+and the test fixtures against collect_buffers.
 
 Vela-compiled models (pinned tensors) are never tiled: `supported` is False for them.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
 
 from ..ir import Graph, Op, Tensor
 from ..ops.registry import op_def
 from ..state import state_tensors
-from .liveness import ScratchBytes, alias_input
+from .liveness import Buffer, ScratchBytes, alias_input
 from .tiling import Chain, Tiling
 
 
@@ -46,6 +48,7 @@ class LiveTotals:
         self.supported = not any(t.pin is not None for t in graph.tensors)
         self._numbers: dict[int, int] = {}  # id(tensor) -> its number
         self.nbytes: list[int] = []
+        self.tensors: list[Tensor] = []  # by number
         number = self._number
         self.inputs = [number(t) for t in graph.inputs]
         self.states = [number(t) for t in state_tensors(graph)]
@@ -71,6 +74,7 @@ class LiveTotals:
         if found is None:
             found = self._numbers[id(tensor)] = len(self.nbytes)
             self.nbytes.append(tensor.nbytes)
+            self.tensors.append(tensor)
         return found
 
     def _in_place(self, op: Op) -> tuple[int, tuple[int, ...]] | None:
@@ -108,16 +112,16 @@ class LiveTotals:
             reads[last], writes[last], scratch[last], grouped[last] = chain_reads, (output,), chain_scratch, True
             extra.append((last, chain.region_bytes))
         extra.extend((step, size) for step, size in enumerate(scratch) if size > 0)
-        buffers, roots = self._buffers(reads, writes, grouped)
-        unshared = _totals(buffers.values(), extra)
+        spans, members, roots = self._buffers(reads, writes, grouped)
+        unshared = _totals(spans.values(), extra)
         if not tiling.chains:
             return [unshared]
-        return [_totals(self._shared(tiling, buffers, roots), extra), unshared]
+        return [self._shared(tiling, spans, members, roots, extra), unshared]
 
     def _buffers(self, reads: list[tuple[int, ...]], writes: list[tuple[int, ...]], grouped: list[bool]
-                 ) -> tuple[dict[int, list[int]], dict[int, int]]:
-        """({root: [size, first, last]}, {tensor: root}) of the touched tensors: collect_buffers'
-        merges (aliases, in place) and lifetimes."""
+                 ) -> tuple[dict[int, list[int]], dict[int, list[int]], dict[int, int]]:
+        """({root: [size, first, last]}, {root: its tensors, as touched}, {tensor: root}) of the
+        touched tensors: collect_buffers' merges (aliases, in place) and lifetimes."""
         end = len(reads)
         nbytes = self.nbytes
         last_use = [-1] * len(nbytes)
@@ -157,20 +161,22 @@ class LiveTotals:
             parent[out] = base
             members_last[base] = max(members_last.get(base, last_use[base]), last_use[out])
 
-        buffers: dict[int, list[int]] = {}
+        spans: dict[int, list[int]] = {}
+        members: dict[int, list[int]] = {}
         roots: dict[int, int] = {}
 
         def touch(t: int, step: int) -> None:
             base = roots.get(t)
             if base is None:
                 base = roots[t] = root(t)
-            buffer = buffers.get(base)
-            if buffer is None:
-                buffers[base] = [nbytes[base], step, step]
-            elif step < buffer[1]:
-                buffer[1] = step
-            elif step > buffer[2]:
-                buffer[2] = step
+                members.setdefault(base, []).append(t)
+            span = spans.get(base)
+            if span is None:
+                spans[base] = [nbytes[base], step, step]
+            elif step < span[1]:
+                span[1] = step
+            elif step > span[2]:
+                span[2] = step
 
         for t in self.inputs:
             touch(t, 0)
@@ -184,38 +190,21 @@ class LiveTotals:
                 touch(t, step)
         for t in self.outputs:
             touch(t, end)
-        return buffers, roots
+        return spans, members, roots
 
-    def _shared(self, tiling: Tiling, buffers: dict[int, list[int]], roots: dict[int, int]) -> list[list[int]]:
-        """The buffers with each chain's output over its dying input where it may
-        (Tiling.shared_variant, tiling._share): [size, first, last, viewed] per buffer."""
-        shared = {base: [*buffer, 0] for base, buffer in buffers.items()}
-        owner: dict[int, int] = {}  # a root whose buffer was merged -> the root of the buffer it joined
-
-        def holder(t: int) -> int | None:
-            base = roots.get(t)
-            while base is not None and base in owner:
-                base = owner[base]
-            return base
-
-        for chain in tiling.chains:
-            if chain.lag is None:
-                continue
-            _, output, _ = self._chain(chain)
-            x_root = holder(self._number(chain.input))
-            y_root = holder(output)
-            if x_root is None or y_root is None or x_root == y_root:
-                continue
-            x, y = shared[x_root], shared[y_root]
-            if (x[0] != chain.input.nbytes or y[0] != self.nbytes[output] or x[3] or y[3]
-                    or x[2] != chain.last_step or y[1] != chain.last_step):
-                continue
-            x[0] = max(chain.lag + x[0], y[0])
-            x[2] = y[2]
-            x[3] = 1 if chain.lag else 0
-            del shared[y_root]
-            owner[y_root] = x_root
-        return list(shared.values())
+    def _shared(self, tiling: Tiling, spans: dict[int, list[int]], members: dict[int, list[int]],
+                roots: dict[int, int], extra: list[tuple[int, int]]) -> list[int]:
+        """The totals with each chain's output over its dying input where it may: the buffers
+        that hold a chain's input or output made as the planner's and given to
+        Tiling.shared_variant (the sharing rule is tiling.py's alone), the others as they are."""
+        held = {roots[t] for chain in tiling.chains for t in (self._number(chain.input), self._chain(chain)[1])
+                if t in roots}
+        tensors = self.tensors
+        buffers = [Buffer(name=tensors[base].name, size=spans[base][0], first=spans[base][1], last=spans[base][2],
+                          tensors=[tensors[t] for t in members[base]]) for base in sorted(held)]
+        shared = dataclasses.replace(tiling, share_output=False).shared_variant(buffers)
+        others = [span for base, span in spans.items() if base not in held]
+        return _totals([*others, *([b.size, b.first, b.last] for b in shared)], extra)
 
 
 def _totals(buffers: Iterable[Sequence[int]], extra: list[tuple[int, int]]) -> list[int]:
