@@ -350,17 +350,18 @@ def _recomputed_stripes(ops: Sequence[Op], count: int) -> list[Stripe] | None:
     links = len(ops) - 1
     backwards = [_geometry(op) for op in reversed(ops)]
     stripes: list[Stripe] = []
+    none = (None,) * links
     for start, stop in _split(ops[-1].outputs[0].shape[1], count):
         calls: list[OpRows] = []
         for g in backwards:
             rows = _rows(g, start, stop)
-            if rows.in_rows < 1:
+            start, stop = rows.in_start, rows.in_stop
+            if stop <= start:
                 return None
             calls.append(rows)
-            start, stop = rows.in_start, rows.in_stop
+        held = tuple((rows.in_start, rows.in_stop) for rows in calls[-2::-1])  # read by ops 1..n-1
         calls.reverse()
-        held = tuple((calls[j + 1].in_start, calls[j + 1].in_stop) for j in range(links))
-        stripes.append(Stripe(tuple(calls), held, (None,) * links))
+        stripes.append(Stripe(tuple(calls), held, none))
     return stripes
 
 
