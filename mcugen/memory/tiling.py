@@ -141,11 +141,12 @@ class Chain:
 
     @functools.cached_property
     def _side_inputs(self) -> tuple[Tensor, ...]:  # asked for at every planner try: made once
-        inner = {id(t) for t in self.intermediates}
+        seen = {id(t) for t in self.intermediates}  # and the side inputs found so far
         found: list[Tensor] = []
         for j, op in enumerate(self.ops):  # a first op that is row-wise has side inputs too
             for t in op.inputs[1:] if j == 0 else op.inputs:
-                if t is not None and id(t) not in inner and not any(t is f for f in found):
+                if t is not None and id(t) not in seen:
+                    seen.add(id(t))
                     found.append(t)
         return tuple(found)
 
@@ -518,22 +519,26 @@ def rolling_prefixes(ops: Sequence[Op], count: int) -> list[list[Stripe] | None]
     lengths = range(2, len(ops) + 1)
     heights = tuple(op.outputs[0].shape[1] for op in ops)
     found: dict[int, list[Stripe] | None] = {}  # prefix length -> its walk
+    open_lengths = list(lengths)  # the prefixes not found yet
     steps: list[_Step] = []
     for step in _walk(ops, count):
-        for m in lengths:
-            if m not in found and len(steps) > 4 * count + m:
-                found[m] = None
-        if step is None or len(found) == len(lengths):
+        over = len(steps) - 4 * count  # a prefix of m ops fails past 4 * count + m stripes
+        for m in [m for m in open_lengths if m < over]:
+            found[m] = None
+        open_lengths = [m for m in open_lengths if m not in found]
+        if step is None or not open_lengths:
             break
         steps.append(step)
         calls, _, _, done = step
-        for m in lengths:
-            if m in found:
-                continue
-            if all(c is None for c in calls[:m]):
+        # a prefix of m ops makes no call this stripe if m <= idle; it is done if m <= finished
+        idle = next((j for j, c in enumerate(calls) if c is not None), len(calls))
+        finished = next((j for j, (d, h) in enumerate(zip(done, heights)) if d != h), len(done))
+        for m in open_lengths:
+            if m <= idle:
                 found[m] = None
-            elif done[:m] == heights[:m]:
+            elif m <= finished:
                 found[m] = [Stripe(c[:m], h[:m - 1], k[:m - 1]) for c, h, k, _ in steps]
+        open_lengths = [m for m in open_lengths if m not in found]
     return [found[m] if m in found else _rolling_stripes(ops[:m], count) for m in lengths]
 
 
