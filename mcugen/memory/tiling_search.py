@@ -4,9 +4,10 @@
 covers it (each with its least-memory cut first, then every cut of the best few), scores each
 by the bytes live at each step of the tiled buffers (cheap; largest first, compared element by
 element, so that taking one of two equal peaks down counts), keeps the best and repeats while
-that goes down; then it drops every chain the peak does not need. `plan_tiling` scores with
-liveness.collect_buffers and live_by_step, through the Tiling's step view. plan.plan_model keeps
-the tiling only if the placed plan is smaller than the untiled one.
+that goes down; then it drops every chain the peak does not need. `plan_tiling` scores by the
+bytes live at each step that liveness.collect_buffers and live_by_step give through the Tiling's
+step view, made faster by live_totals.py (the same lists). plan.plan_model keeps the tiling only
+if the placed plan is smaller than the untiled one.
 """
 
 from __future__ import annotations
