@@ -30,6 +30,7 @@ import numpy as np
 
 from ..driver import BuildOptions, Compiled, compile_model
 from ..errors import BuildError
+from ..gcpause import collector_paused
 from ..modelset import model_options, write_set
 
 NPU_CYCLES_SOURCE = ("simulated: one run on the host with zero inputs (the cycles do not depend on the data), "
@@ -77,7 +78,8 @@ def build_models(models: Sequence[Path], out_dir: Path, options: BuildOptions, p
     when any step fails."""
     compiled = []
     for model, own in zip(models, model_options(options, len(models), prefixes)):
-        one = compile_model(model, own)
+        with collector_paused():  # gcpause.py
+            one = compile_model(model, own)
         if instructions:  # the firmware that counts them owns a static arena; the count is the same
             from .profile import profile_model  # here: only --instructions runs the emulator
 

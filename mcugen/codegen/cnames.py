@@ -78,10 +78,35 @@ def _integer_literals(array: np.ndarray) -> list[str]:
     return list(map(str, array.tolist()))
 
 
+@functools.cache
+def _byte_items(signed: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Every byte's literal followed by ", " and by ",\n    " (the end of a line), indexed by
+    the byte as unsigned (object arrays)."""
+    literals = _byte_literals(signed)
+    return (np.array([f"{text}, " for text in literals], dtype=object),
+            np.array([f"{text},\n    " for text in literals], dtype=object))
+
+
+def _byte_array_body(array: np.ndarray, per_line: int) -> str:
+    """c_array_body of a non-empty array of bytes: each byte's literal with its separator by one
+    table lookup (numpy), joined once: the weights of a model are most of a build's literals."""
+    signed = array.dtype.kind == "i"
+    codes = array.ravel().view(np.uint8)
+    within, line_end = _byte_items(signed)
+    items = within[codes]
+    items[per_line - 1 :: per_line] = line_end[codes[per_line - 1 :: per_line]]
+    items[-1] = _byte_literals(signed)[codes[-1]]
+    return "    " + "".join(items.tolist())
+
+
 def c_array_body(values: np.ndarray, per_line: int = 24) -> str:
     """Comma-separated literals, `per_line` a line, indented for an array initialiser: integers
     (bools as 0 and 1), float32 values as literals that read back to the same bits."""
     array = np.asarray(values)
+    if array.dtype.kind == "b":
+        array = array.astype(np.uint8)
+    if array.dtype.kind in "iu" and array.dtype.itemsize == 1 and array.size:
+        return _byte_array_body(array, per_line)
     if array.dtype.kind == "f":
         if not np.all(np.isfinite(array)):
             raise BuildError("a float constant holds inf or NaN, which C99 has no literal for")

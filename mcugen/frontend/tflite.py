@@ -103,6 +103,7 @@ class _Reader:
         if root + 4 > len(data):
             raise ModelError(f"{label}: truncated flatbuffer (root table at {root} of {len(data)} bytes)")
         self.model = tflite.Model.GetRootAsModel(data, 0)
+        self._codes: dict[int, int] = {}  # opcode index -> builtin code (_code)
 
     def graph(self) -> Graph:
         model = self.model
@@ -232,14 +233,19 @@ class _Reader:
         return Quant(scale=scales, zero_point=zero_points, axis=axis)
 
     def _code(self, op: Any, index: int) -> int:
-        """The builtin code of flatbuffer operator `op` (op `index` of its subgraph)."""
+        """The builtin code of flatbuffer operator `op` (op `index` of its subgraph); read once per
+        opcode (the reader and variables.py ask for every op several times)."""
         model = self.model
         code_index = op.OpcodeIndex()
+        known = self._codes.get(code_index)
+        if known is not None:
+            return known
         if not 0 <= code_index < model.OperatorCodesLength():
             raise ModelError(f"{self.label}: op {index} uses opcode index {code_index}, out of range")
         opcode = model.OperatorCodes(code_index)
         # Schema v3a: the real code is the larger of the deprecated byte and the new int field.
-        return max(int(opcode.BuiltinCode()), int(opcode.DeprecatedBuiltinCode()))
+        code = self._codes[code_index] = max(int(opcode.BuiltinCode()), int(opcode.DeprecatedBuiltinCode()))
+        return code
 
     def _ops(self, subgraph: Any, tensors: list[Tensor], dropped: set[int]) -> list[Op]:
         model = self.model
@@ -250,13 +256,12 @@ class _Reader:
                 continue
             op = subgraph.Operators(index)
             code = self._code(op, index)
-            opcode = model.OperatorCodes(op.OpcodeIndex())
             outputs_idx = self._ints(op.OutputsAsNumpy())
             first_name = ""
             if outputs_idx and 0 <= outputs_idx[0] < len(tensors):
                 first_name = tensors[outputs_idx[0]].name
             if code == tflite.BuiltinOperator.CUSTOM:
-                custom = (opcode.CustomCode() or b"?").decode("utf-8", "replace")
+                custom = (model.OperatorCodes(op.OpcodeIndex()).CustomCode() or b"?").decode("utf-8", "replace")
                 options = op.CustomOptionsAsNumpy().tobytes() if op.CustomOptionsLength() else b""
                 if custom != vela.CUSTOM_CODE:  # the user's kernel, bound by the build (--custom-op)
                     inputs = [None if i < 0 else self._tensor_ref(tensors, i, f"CUSTOM (op {index}) input")

@@ -7,7 +7,8 @@ The package, in the order a plan is made (each module imports only those above i
   whole-tensor lower bounds;
 - placement.py: offsets for the buffers of one pool (several algorithms, the best kept);
 - pools.py: the pools of a build and the assignment of buffers to them;
-- tiling.py, tiling_search.py: chains of ops run in stripes, and which to tile;
+- tiling.py, live_totals.py, tiling_search.py: chains of ops run in stripes, the bytes live
+  per step of a tiling (what the search scores), and which to tile;
 - cost.py, optimize.py: a plan's estimated instructions, and --optimize's choice by them;
 - kernel_variants.py: which ops run their portable C, without their fast path's scratch;
 - plan.py (here): the variants, the choice among them, and the check of the result.

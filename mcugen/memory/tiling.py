@@ -156,11 +156,12 @@ class Chain:
 
     @functools.cached_property
     def _side_inputs(self) -> tuple[Tensor, ...]:  # asked for at every planner try: made once
-        inner = {id(t) for t in self.intermediates}
+        seen = {id(t) for t in self.intermediates}  # and the side inputs found so far
         found: list[Tensor] = []
         for j, op in enumerate(self.ops):  # a first op that is row-wise has side inputs too
             for t in op.inputs[1:] if j == 0 else op.inputs:
-                if t is not None and id(t) not in inner and not any(t is f for f in found):
+                if t is not None and id(t) not in seen:
+                    seen.add(id(t))
                     found.append(t)
         return tuple(found)
 
@@ -370,17 +371,18 @@ def _recomputed_stripes(ops: Sequence[Op], count: int) -> list[Stripe] | None:
     links = len(ops) - 1
     backwards = [_geometry(op) for op in reversed(ops)]
     stripes: list[Stripe] = []
+    none = (None,) * links
     for start, stop in _split(ops[-1].outputs[0].shape[1], count):
         calls: list[OpRows] = []
         for g in backwards:
             rows = _rows(g, start, stop)
-            if rows.in_rows < 1:
+            start, stop = rows.in_start, rows.in_stop
+            if stop <= start:
                 return None
             calls.append(rows)
-            start, stop = rows.in_start, rows.in_stop
+        held = tuple((rows.in_start, rows.in_stop) for rows in calls[-2::-1])  # read by ops 1..n-1
         calls.reverse()
-        held = tuple((calls[j + 1].in_start, calls[j + 1].in_stop) for j in range(links))
-        stripes.append(Stripe(tuple(calls), held, (None,) * links))
+        stripes.append(Stripe(tuple(calls), held, none))
     return stripes
 
 
@@ -441,34 +443,71 @@ _Step = tuple[tuple[OpRows | None, ...], tuple[tuple[int, int], ...], tuple[tupl
 
 def _walk(ops: Sequence[Op], count: int) -> Iterator[_Step | None]:
     """The rolling walk of `ops`, stripe by stripe, until every op is done; None (and no more)
-    where a call would see no input row or a stripe would make no call."""
-    links = len(ops) - 1
+    where a call would see no input row or a stripe would make no call. (The tiling search's
+    inner loop: _first_input_row, _reach and _rows are written out here, without min/max calls.)"""
+    n = len(ops)
+    links = n - 1
     geometry = [_geometry(op) for op in ops]
     heights = [g.out_h for g in geometry]
     pace = [-(-h // count) for h in heights]
-    done = [0] * len(ops)
+    done = [0] * n
     first = [0] * links
     while done != heights:
-        calls: list[OpRows | None] = [None] * len(ops)
+        calls: list[OpRows | None] = [None] * n
         kept: list[tuple[int, int] | None] = [None] * links
-        for j in range(links):
-            needed = done[j]
-            if done[j + 1] < heights[j + 1]:
-                needed = min(needed, _first_input_row(geometry[j + 1], done[j + 1]))
-            if needed > first[j] and done[j] > needed:
-                kept[j] = (needed - first[j], done[j] - needed)
-            first[j] = max(first[j], needed)
+        for j in range(links):  # slot j keeps from the first row its reader still needs
+            made = needed = done[j]
+            later = done[j + 1]
+            if later < heights[j + 1]:
+                g = geometry[j + 1]
+                if g.lower is not None:
+                    row = g.lower[later]
+                elif g.add:
+                    row = later
+                else:
+                    row = later * g.stride - g.pad
+                    row = row if row > 0 else 0  # noqa: FURB136 - no calls here (docstring)
+                if row < needed:  # noqa: PLR1730 - no calls here
+                    needed = row
+            if needed > first[j]:
+                if made > needed:
+                    kept[j] = (needed - first[j], made - needed)
+                first[j] = needed
+        available = 0  # rows of the op's input made, this stripe's included
         for j, g in enumerate(geometry):
-            target = heights[0] if j == 0 else _reach(g, done[j], done[j - 1])
-            target = min(target, done[j] + pace[j])
-            if target > done[j]:
-                rows = _rows(g, done[j], target)
-                if rows.in_rows < 1:
+            start = done[j]
+            if j == 0:
+                target = heights[0]
+            else:
+                if g.add:
+                    reach = available
+                elif g.upper is not None:
+                    reach = bisect.bisect_left(g.upper, available)
+                elif available >= g.in_h:
+                    reach = g.out_h
+                else:
+                    reach = (available - 1 + g.pad - (g.kernel - 1) * g.dilation) // g.stride + 1
+                target = reach if reach < g.out_h else g.out_h  # noqa: FURB136 - no calls here
+            if target > start + pace[j]:  # noqa: PLR1730 - no calls here
+                target = start + pace[j]
+            if target > start:
+                if g.add:
+                    rows = OpRows(start, target, start, target, 0)
+                elif g.lower is not None and g.upper is not None:
+                    rows = OpRows(start, target, g.lower[start], g.upper[target - 1] + 1, 0)
+                else:
+                    top = start * g.stride - g.pad
+                    bottom = (target - 1) * g.stride - g.pad + (g.kernel - 1) * g.dilation + 1
+                    in_start = top if top > 0 else 0  # noqa: FURB136 - no calls here
+                    in_stop = bottom if bottom < g.in_h else g.in_h  # noqa: FURB136 - no calls here
+                    rows = OpRows(start, target, in_start, in_stop, in_start - top)
+                if rows.in_stop <= rows.in_start:
                     yield None
                     return
                 calls[j] = rows
-                done[j] = target
-        if calls.count(None) == len(calls):
+                done[j] = start = target
+            available = start
+        if calls.count(None) == n:
             yield None
             return
         yield tuple(calls), tuple(zip(first, done)), tuple(kept), tuple(done)
@@ -500,22 +539,26 @@ def rolling_prefixes(ops: Sequence[Op], count: int) -> list[list[Stripe] | None]
     lengths = range(2, len(ops) + 1)
     heights = tuple(op.outputs[0].shape[1] for op in ops)
     found: dict[int, list[Stripe] | None] = {}  # prefix length -> its walk
+    open_lengths = list(lengths)  # the prefixes not found yet
     steps: list[_Step] = []
     for step in _walk(ops, count):
-        for m in lengths:
-            if m not in found and len(steps) > 4 * count + m:
-                found[m] = None
-        if step is None or len(found) == len(lengths):
+        over = len(steps) - 4 * count  # a prefix of m ops fails past 4 * count + m stripes
+        for m in [m for m in open_lengths if m < over]:
+            found[m] = None
+        open_lengths = [m for m in open_lengths if m not in found]
+        if step is None or not open_lengths:
             break
         steps.append(step)
         calls, _, _, done = step
-        for m in lengths:
-            if m in found:
-                continue
-            if all(c is None for c in calls[:m]):
+        # a prefix of m ops makes no call this stripe if m <= idle; it is done if m <= finished
+        idle = next((j for j, c in enumerate(calls) if c is not None), len(calls))
+        finished = next((j for j, (d, h) in enumerate(zip(done, heights)) if d != h), len(done))
+        for m in open_lengths:
+            if m <= idle:
                 found[m] = None
-            elif done[:m] == heights[:m]:
+            elif m <= finished:
                 found[m] = [Stripe(c[:m], h[:m - 1], k[:m - 1]) for c, h, k, _ in steps]
+        open_lengths = [m for m in open_lengths if m not in found]
     return [found[m] if m in found else _rolling_stripes(ops[:m], count) for m in lengths]
 
 

@@ -4,9 +4,10 @@
 covers it (each with its least-memory cut first, then every cut of the best few), scores each
 by the bytes live at each step of the tiled buffers (cheap; largest first, compared element by
 element, so that taking one of two equal peaks down counts), keeps the best and repeats while
-that goes down; then it drops every chain the peak does not need. `plan_tiling` scores with
-liveness.collect_buffers and live_by_step, through the Tiling's step view. plan.plan_model keeps
-the tiling only if the placed plan is smaller than the untiled one.
+that goes down; then it drops every chain the peak does not need. `plan_tiling` scores by the
+bytes live at each step that liveness.collect_buffers and live_by_step give through the Tiling's
+step view, made faster by live_totals.py (the same lists). plan.plan_model keeps the tiling only
+if the placed plan is smaller than the untiled one.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Callable, Sequence
 
 from ..ir import ConcatenationOptions, Graph, Op, OpKind, Tensor
 from ..ops.registry import op_def, op_macs
+from .live_totals import LiveTotals
 from .liveness import ScratchBytes, collect_buffers, live_by_step
 from .tiling import RESIZES, Chain, Stripe, Tiling, make_chain, rolling_prefixes, row_broadcast
 
@@ -324,6 +326,7 @@ class TilingSearch:
         self.graph, self.order, self.steps = graph, order, list(order)
         self.scratch_bytes = functools.cache(scratch_bytes)  # asked for every op of every candidate
         self.chains = _Chains(graph, order)
+        self.live = LiveTotals(graph, order, self.scratch_bytes)
         # the chains of a tiling, by identity (each made once: _Chains.made keeps them) -> the
         # bytes live at each step under its planner variant of the least bytes live
         self.known: dict[tuple[int, ...], list[int]] = {}
@@ -333,7 +336,14 @@ class TilingSearch:
         return choose_tiling(self.graph, self.order, self.score, self.peak, admissible, self.chains)
 
     def variant_totals(self, tiling: Tiling) -> list[list[int]]:
-        """Bytes live at each step under each of the planner's variants, in variants() order."""
+        """Bytes live at each step under each of the planner's variants, in variants() order
+        (live_totals.py makes the same lists faster)."""
+        if self.live.supported:
+            return self.live.variants(tiling)
+        return self.collected_totals(tiling)
+
+    def collected_totals(self, tiling: Tiling) -> list[list[int]]:
+        """variant_totals through liveness.collect_buffers, as the planner collects buffers."""
         graph, steps, scratch_bytes = self.graph, self.steps, self.scratch_bytes
         if not tiling.chains:
             return [live_by_step(collect_buffers(graph, steps, scratch_bytes, steps=tiling))]
