@@ -264,7 +264,7 @@ def schedule_and_plan(graph: Graph, options: BuildOptions, label: str) -> tuple[
                                 options.guard, options.target.npu, options.optimize)
     if options.target.npu is not None and not vela and not options.npu_async:
         from .npu.compile import lower_op
-        from .npu.overlap import plan_npu_weights
+        from .npu.weight_plan import plan_npu_weights
 
         # weight buffers and streams, and NPU outputs over their dying inputs where that is faster
         placed = plan_npu_weights(graph, order, placed, options.npu_weights, options.target.npu,

@@ -8,35 +8,32 @@ DEPTHWISE of stride 1 with its OFM some rows before the IFM (the OFM blocks at m
 rows less the top padding high), a 1x1 CONV in place (its OFM block the whole depth). Striped
 chains have their own output-over-input rule (memory/tiling.py); this is for untiled plans.
 
-`OverlapSteps` is a step view (memory/liveness.StepView) that merges each such op's output
-buffer with its input's, the output `lag` bytes before the input, where the input dies at the
-op; plans made with it keep it (Plan.step_view) when weight buffers and streams re-plan.
-`plan_npu_weights` (the driver's call for --npu builds) makes the plan's weight buffers and
-streams (weight_buffers.py, weight_stream.py) as before, and, with `--npu-weights auto` on an
-untiled plan, the same on plans with these overlaps for each cap of a depthwise's block rows
-(CAPS); the buffers may then fill the bytes the overlaps free, up to the arena without them.
-It keeps the fewest estimated cycles (weight_stream.order_cycles, which prices each op with its
-blocks' limit) among those no larger than the plan without overlaps; ties: less SRAM, then the
-plan without. The lowering checks each overlap it meets (lower.overlap_limit) and takes its
-block within the limit.
+A run of such ops, each reading the one before's output, shares one buffer used as a ring
+(`Ring`): the run's input at row 0, each output its lag rows before its input modulo the ring's
+rows (the map's rows plus the largest lag), so the run never drifts out of its bytes; a map
+whose rows run past the ring's end is a feature map of two tiles (HEIGHT0, BASE2), as the
+stripes' rings. `OverlapSteps` is a step view (memory/liveness.StepView) that merges a ring's
+maps into that buffer where each input dies at its op; plans made with it keep it
+(Plan.step_view) when weight buffers and streams re-plan, and segments.py places the maps by
+`ring_placement`. weight_plan.plan_npu_weights (the driver's call for --npu builds) tries plans
+with rings for each cap of a depthwise's block rows (CAPS) and lets the weight buffers fill the
+bytes they free, keeping the fewest estimated cycles in no more SRAM. The lowering checks each
+overlap it meets (lower.overlap_limit) and takes its block within the limit.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..errors import PlanningError
 from ..ir import Conv2DOptions, DepthwiseConv2DOptions, Graph, Op, OpKind, Padding, Tensor
 from ..memory.liveness import OP_STEPS, Buffer, ScratchBytes
 from ..memory.placement import ALIGNMENT
-from ..memory.plan import Plan, plan_memory
-from ..memory.pools import PoolSpec
+from ..memory.plan import Plan
 from ..records import dataclass
 from .config import NpuConfig
 from .estimate import kernel_block, kernel_shape
 from .featuremap import Placement
 from .overlap_rule import BlockLimit, Shape, lag_rows, limit_for, overlap_kind
-from .stripes import LowerOp
 
 # Block rows a depthwise that overwrites its input may take, one plan per cap: a lower cap
 # frees more bytes (the lag is the block's rows plus the top padding) at some cycles.
@@ -249,40 +246,5 @@ def limits_of(order: Sequence[Op], plan: Plan) -> dict[int, BlockLimit]:
     return found
 
 
-def plan_npu_weights(graph: Graph, order: list[Op], plan: Plan, policy: str, config: NpuConfig,
-                     scratch_bytes: ScratchBytes, pools: Sequence[PoolSpec], guard: int,
-                     lower_op: LowerOp) -> Plan:
-    """`plan` with the weight buffers and streams `policy` takes, and where that is faster in
-    no more SRAM (auto, untiled plans), NPU outputs over their dying inputs (module docstring)."""
-    from .weight_buffers import plan_weight_buffers
-    from .weight_stream import order_cycles, plan_weight_streams
-
-    def finish(start: Plan, ceiling: int | None) -> Plan:
-        buffered = plan_weight_buffers(graph, order, start, policy, config, scratch_bytes, pools, guard, ceiling)
-        return plan_weight_streams(graph, order, buffered, policy, config, scratch_bytes, pools, guard, lower_op,
-                                   ceiling)
-
-    base = finish(plan, None)
-    if policy != "auto" or plan.tiling is not None or plan.async_groups:
-        return base
-    best, best_key = base, (order_cycles(order, base, config, lower_op=lower_op), base.arena_size, 0)
-    for cap in (None, *CAPS):
-        steps = overlap_steps(graph, order, config, cap)
-        if not steps.rings:
-            continue
-        try:
-            start = plan_memory(graph, order, scratch_bytes, pools, guard, steps=steps)
-        except PlanningError:
-            continue
-        start.schedule_exact, start.async_groups = plan.schedule_exact, plan.async_groups
-        if start.arena_size > plan.arena_size:
-            continue
-        final = finish(start, plan.arena_size)
-        key = (order_cycles(order, final, config, lower_op=lower_op), final.arena_size, 1)
-        if final.arena_size <= base.arena_size and key < best_key:
-            best, best_key = final, key
-    return best
-
-
-__all__ = ["CAPS", "OverlapSteps", "Ring", "Share", "limits_of", "overlap_steps", "plan_npu_weights", "ring_placement",
+__all__ = ["CAPS", "OverlapSteps", "Ring", "Share", "limits_of", "overlap_steps", "ring_placement",
            "rule_shape"]
