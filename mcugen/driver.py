@@ -264,19 +264,12 @@ def schedule_and_plan(graph: Graph, options: BuildOptions, label: str) -> tuple[
         placed = choose_stripes(graph, order, placed, scratch, list(options.pools),
                                 options.guard, options.target.npu, options.optimize)
     if options.target.npu is not None and not vela and not options.npu_async:
-        from .npu.weight_buffers import plan_weight_buffers
-
-        placed = plan_weight_buffers(graph, order, placed, options.npu_weights, options.target.npu,
-                                     scratch, list(options.pools), options.guard)
-        if options.tiling and options.npu_weights == "auto":  # weights in the room chains of one op free
-            from .npu.chain_room import make_room
-
-            placed = make_room(graph, order, placed, options.target.npu, scratch, list(options.pools), options.guard)
         from .npu.compile import lower_op
-        from .npu.weight_stream import plan_weight_streams
+        from .npu.weight_plan import plan_npu_weights
 
-        placed = plan_weight_streams(graph, order, placed, options.npu_weights, options.target.npu,
-                                     scratch, list(options.pools), options.guard, lower_op)
+        # weight buffers and streams, and NPU outputs over their dying inputs where that is faster
+        placed = plan_npu_weights(graph, order, placed, options.npu_weights, options.target.npu,
+                                  scratch, list(options.pools), options.guard, lower_op, room=options.tiling)
     plan = refigured(placed, order, plan, costs)
     plan.schedule_exact = chosen.exact
     plan.async_groups = tuple(groups)

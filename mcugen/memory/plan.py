@@ -95,6 +95,8 @@ class Plan:
     # ops that run their portable C, their fast path's scratch left out (kernel_variants.py)
     portable: Portable = frozenset()
     kernel_choices: list[KernelChoice] = field(default_factory=list)
+    # the step view of an untiled plan_memory(steps=...) (npu/overlap.py), for re-plans to keep
+    step_view: StepView | None = None
 
     def __post_init__(self) -> None:
         if not self.pools:
@@ -227,12 +229,15 @@ def _smallest(graph: Graph, order: list[Op], scratch_bytes: ScratchBytes, pools:
 
 def plan_memory(graph: Graph, order: list[Op], scratch_bytes: ScratchBytes,
                 pools: Sequence[PoolSpec] = DEFAULT_POOLS, guard: int = 0, in_place: bool = True,
-                tiling: Tiling | None = None, extra: Sequence[Buffer] = ()) -> Plan:
+                tiling: Tiling | None = None, extra: Sequence[Buffer] = (), steps: StepView | None = None) -> Plan:
     """Buffers, lifetimes, pools and offsets for `order` with exactly this tiling (None: whole
     tensors): the smallest of its variants; checked by verify_plan before return. `extra`:
-    buffers of no tensor with their lifetimes (NPU weight buffers), placed with the others."""
-    return _smallest(graph, order, scratch_bytes, pools, guard,
-                     [_variants(graph, order, scratch_bytes, in_place, tiling, extra=extra)])
+    buffers of no tensor with their lifetimes (NPU weight buffers), placed with the others.
+    `steps`: the view of an untiled order (None: every op a step), kept in Plan.step_view."""
+    plan = _smallest(graph, order, scratch_bytes, pools, guard,
+                     [_variants(graph, order, scratch_bytes, in_place, tiling, steps or OP_STEPS, extra)])
+    plan.step_view = steps if tiling is None else None
+    return plan
 
 
 @dataclass(frozen=True)

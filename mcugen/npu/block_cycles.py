@@ -24,6 +24,7 @@ from collections.abc import Callable
 from .blocks import OFM_BLOCK_MAX, BlockConfig, OpShape, balanced_blocks, no_fit_message
 from .config import Block, NpuConfig
 from .kernel_cycles import FLASH_BYTES_PER_CYCLE, SRAM_BYTES_PER_CYCLE, KernelShape, kernel_cycles
+from .overlap_rule import BlockLimit
 
 
 def cycle_shape(op: OpShape, output_rate: float, weight_bytes: int, weights_in_sram: bool) -> KernelShape:
@@ -43,7 +44,7 @@ _balanced_blocks = functools.lru_cache(maxsize=1024)(balanced_blocks)
 
 
 @functools.lru_cache(maxsize=8192)
-def _fastest(config: NpuConfig, op: OpShape, shape: KernelShape) -> BlockConfig:
+def _fastest(config: NpuConfig, op: OpShape, shape: KernelShape, limit: BlockLimit | None) -> BlockConfig:
     """Branch and bound: the weights' traffic (weight bytes per block position) bounds a
     block's cycles from below and costs nothing to compute, so candidates go in its order
     and the search stops at the first whose bound exceeds the best cycles found."""
@@ -53,7 +54,8 @@ def _fastest(config: NpuConfig, op: OpShape, shape: KernelShape) -> BlockConfig:
         xy_blocks = _ceil_div(op.ofm.height, block.height) * _ceil_div(op.ofm.width, block.width)
         return shape.weight_bytes * xy_blocks / rate
 
-    ranked = sorted(_balanced_blocks(config, op), key=lambda fits: (bound(fits[1].ofm), fits[0]))
+    allowed = [f for f in _balanced_blocks(config, op) if limit is None or limit.allows(f[1].ofm, op.ofm.depth)]
+    ranked = sorted(allowed, key=lambda fits: (bound(fits[1].ofm), fits[0]))
     best: tuple[tuple[float, float], BlockConfig] | None = None
     for cost, block in ranked:
         if best is not None and bound(block.ofm) > best[0][0]:
@@ -67,13 +69,14 @@ def _fastest(config: NpuConfig, op: OpShape, shape: KernelShape) -> BlockConfig:
 
 
 def cycle_block(config: NpuConfig, op: OpShape, output_rate: float, weight_bytes: Callable[[int], int] | None,
-                weights_in_sram: bool = False) -> BlockConfig:
+                weights_in_sram: bool = False, limit: BlockLimit | None = None) -> BlockConfig:
     """The block of fewest device cycles for `op`, whose output stage takes `output_rate`
     cycles per OFM element and whose weight stream is `weight_bytes(block depth)` long (None:
-    no weights); ValueError if no block fits. Cached per shape."""
+    no weights), among those `limit` allows (an OFM over its IFM, overlap_rule.py); ValueError
+    if no block fits. Cached per shape."""
     ub = config.ofm_ublock.depth
     length = weight_bytes(-(-min(op.ofm.depth, OFM_BLOCK_MAX.depth) // ub) * ub) if weight_bytes is not None else 0
-    return _fastest(config, op, cycle_shape(op, output_rate, length, weights_in_sram))
+    return _fastest(config, op, cycle_shape(op, output_rate, length, weights_in_sram), limit)
 
 
 __all__ = ["cycle_block", "cycle_shape"]

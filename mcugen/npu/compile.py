@@ -15,7 +15,7 @@ from ..ir import Op, OpKind, Tensor
 from ..memory.tiling import Chain
 from ..records import dataclass
 from .config import NpuConfig
-from .featuremap import LoweringError, Place, Placement
+from .featuremap import LoweringError, Place, Placement, apart
 from .lower import LOWERINGS, Flash
 from .lower_concat import CONCAT_LOWERINGS
 from .lower_elementwise import ELEMENTWISE_LOWERINGS
@@ -263,11 +263,16 @@ def lower_op(op: Op, place: Place, flash: Flash, config: NpuConfig, stream: Comm
     lowering(op, place, flash, config, stream)
 
 
-def _anywhere(tensor: Tensor) -> Placement:
-    """A placement for trying a lowering: every feature map at region 1, offset 0."""
-    if tensor.is_constant:
-        raise LoweringError(f"'{tensor.name}' is a constant where the NPU reads a feature map")
-    return Placement(1, 0)
+def _anywhere() -> Callable[[Tensor], Placement]:
+    """Placements for trying a lowering: every feature map its own bytes in region 1."""
+    place = apart()
+
+    def anywhere(tensor: Tensor) -> Placement:
+        if tensor.is_constant:
+            raise LoweringError(f"'{tensor.name}' is a constant where the NPU reads a feature map")
+        return place(tensor)
+
+    return anywhere
 
 
 def lowering_error(op: Op, config: NpuConfig) -> str | None:
@@ -275,7 +280,7 @@ def lowering_error(op: Op, config: NpuConfig) -> str | None:
     stream = CommandStream()
     stream.scratch = (1, 0)
     try:
-        lower_op(op, _anywhere, Flash(), config, stream)
+        lower_op(op, _anywhere(), Flash(), config, stream)
     except LoweringError as error:
         return str(error)
     return None

@@ -43,6 +43,7 @@ from .blocks import FLASH_WEIGHT_COST, SRAM_WEIGHT_COST, Kernel, OpShape, is_par
 from .config import Block, NpuConfig
 from .kernel_cycles import KernelShape, kernel_cycles
 from .memo import memoised, op_id_key, op_shape_key
+from .overlap_rule import BlockLimit
 from .weights import WeightOrder, encode_weights
 
 SRAM_BYTES_PER_CYCLE = 8
@@ -176,13 +177,15 @@ def kernel_shape(op: Op, config: NpuConfig, sram_weights: bool = False) -> tuple
     return cycle_shape(search, rate, raw, sram_weights), search
 
 
-def kernel_block(op: Op, config: NpuConfig, search: OpShape, sram_weights: bool = False) -> Block | None:
-    """The OFM block the lowering chooses for `op` (block_cycles.cycle_block); None if none fits."""
+def kernel_block(op: Op, config: NpuConfig, search: OpShape, sram_weights: bool = False,
+                 limit: BlockLimit | None = None) -> Block | None:
+    """The OFM block the lowering chooses for `op` (block_cycles.cycle_block; `limit`: its OFM
+    over its IFM, overlap_rule.py); None if none fits."""
     def length(depth: int) -> int:
         return encoded_weight_bytes(op, config, depth, search.part_kernel_first)
     try:
         return cycle_block(config, search, output_cycles(op, config) / max(1, op.outputs[0].num_elements),
-                           length if search.kind != "pool" else None, sram_weights).ofm
+                           length if search.kind != "pool" else None, sram_weights, limit).ofm
     except ValueError:
         return None
 
@@ -206,14 +209,15 @@ def memory_cycles(op: Op, sram_weights: bool = False) -> tuple[float, float]:
             flash / FLASH_BYTES_PER_CYCLE + FLASH_LATENCY if flash else 0.0)
 
 
-@memoised(lambda op, config, sram_weights=False: op_shape_key(op, config, sram_weights))
-def op_cycles(op: Op, config: NpuConfig, sram_weights: bool = False) -> int:
+@memoised(lambda op, config, sram_weights=False, limit=None: op_shape_key(op, config, sram_weights, limit))
+def op_cycles(op: Op, config: NpuConfig, sram_weights: bool = False, limit: BlockLimit | None = None) -> int:
     """One IR op's estimated cycles on the NPU (0 for ops that move no data); `sram_weights`:
-    its weights and scales read from a weight buffer in SRAM."""
+    its weights and scales read from a weight buffer in SRAM; `limit`: the blocks its OFM over
+    its IFM allows (overlap.py)."""
     if op.kind in NO_WORK:
         return 0
     shapes = kernel_shape(op, config, sram_weights)
-    block = kernel_block(op, config, shapes[1], sram_weights) if shapes is not None else None
+    block = kernel_block(op, config, shapes[1], sram_weights, limit) if shapes is not None else None
     if shapes is not None and block is not None:  # the device's own model, block by block
         shape = shapes[0]
         if shape.kind != "pool":
@@ -260,11 +264,13 @@ Streamed = Mapping[int, Callable[[int], tuple[int, int]]]
 
 
 def segment_cycles(ops: tuple[Op, ...], config: NpuConfig, tiling: Tiling | None = None,
-                   sram_weights: frozenset[int] = frozenset(), streamed: Streamed | None = None) -> int:
+                   sram_weights: frozenset[int] = frozenset(), streamed: Streamed | None = None,
+                   limits: Mapping[int, BlockLimit] | None = None) -> int:
     """A segment's ops one after the other (the device runs them in stream order); the ops of a
     chain of `tiling` as its stripes' calls; an op in `sram_weights` (ids) reads its constants
     from SRAM after a DMA that runs beside the previous op and adds what it takes beyond it; an
-    op in `streamed` by its weight stream's timeline."""
+    op in `streamed` by its weight stream's timeline; an op in `limits` (id) with the blocks its
+    OFM over its IFM allows (overlap.py)."""
     total = previous = 0
     for op in ops:
         chain = tiling.chain_of(op) if tiling is not None else None
@@ -273,7 +279,7 @@ def segment_cycles(ops: tuple[Op, ...], config: NpuConfig, tiling: Tiling | None
             total += added
             continue
         if chain is None:
-            cycles = op_cycles(op, config, id(op) in sram_weights)
+            cycles = op_cycles(op, config, id(op) in sram_weights, (limits or {}).get(id(op)))
             if id(op) in sram_weights:
                 total += max(0, weight_copy_cycles(op) - previous)
         elif op is chain.ops[-1]:

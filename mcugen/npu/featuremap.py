@@ -42,6 +42,17 @@ class Placement:
 Place = Callable[[Tensor], Placement]
 
 
+def apart(region: int = 1) -> Place:
+    """Placements for a trial lowering: each tensor its own 1 MiB in `region`, so that no OFM
+    overlaps its IFM (an overlap narrows the blocks an operation may take: overlap_rule.py)."""
+    seen: dict[int, Placement] = {}
+
+    def place(tensor: Tensor) -> Placement:
+        return seen.setdefault(id(tensor), Placement(region, len(seen) << 20))
+
+    return place
+
+
 @dataclass(frozen=True)
 class FeatureMap:
     """One NHWC feature map: placement, height, width, depth, element bits, signedness, zero point."""

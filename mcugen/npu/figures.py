@@ -106,11 +106,13 @@ def _own_figures(ops: list[Op], plan: Plan) -> dict[str, Any]:
     payload = _payload(segments[0], DEFAULT_SETTING)
     config = next(c for c in CONFIGS.values() if c.macs == payload.macs_per_cycle)
     from .compile import lower_op
+    from .overlap import limits_of
     from .weight_stream import estimates
 
     return {"cycles_estimate": sum(segment_cycles(op.options.ops, config, plan.tiling,
                                                   frozenset(id(o) for o in op.options.sram_weights),
-                                                  estimates(op.options.ops, plan, config, lower_op))
+                                                  estimates(op.options.ops, plan, config, lower_op),
+                                                  limits_of(op.options.ops, plan))
                                    for op in segments if isinstance(op.options, NpuSegmentOptions)),
             "cycles_estimate_source": ESTIMATE_SOURCE,
             "sram_bytes": sum(pool.size for pool in plan.pools),

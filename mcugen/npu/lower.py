@@ -42,6 +42,7 @@ from .config import Block, NpuConfig
 from .estimate import encoded_length, output_cycles
 from .featuremap import FeatureMap, LoweringError, Place, emit_ifm, emit_ofm, feature_map, hwc
 from .memo import memoised, op_id_key
+from .overlap_rule import BlockLimit, Shape, limit_for
 from .registers import Cmd0, Cmd1, PoolMode, Rounding, activation, kernel_stride
 from .stream import CommandStream
 from .weights import STREAM_ALIGN, WeightOrder, encode_bias_scale, encode_weights
@@ -269,7 +270,8 @@ def _geometry(ifm: FeatureMap, ofm: FeatureMap, kernel: Kernel, padding: Padding
 
 
 def _block_for(config: NpuConfig, kind: str, k: KernelOp, lut: bool, op: Op,
-               weight_bytes: Callable[[int], int] | None = None, sram_weights: bool = False) -> BlockConfig:
+               weight_bytes: Callable[[int], int] | None = None, sram_weights: bool = False,
+               limit: BlockLimit | None = None) -> BlockConfig:
     """The block of fewest device cycles (block_cycles.py), with the estimate's output rate."""
     shape = OpShape(kind, Block(k.ofm.width, k.ofm.height, k.ofm.depth),
                     Block(k.ifm.width, k.ifm.height, k.ifm.depth), k.kernel, k.ifm.bits,
@@ -277,7 +279,7 @@ def _block_for(config: NpuConfig, kind: str, k: KernelOp, lut: bool, op: Op,
                     weight_cost=SRAM_WEIGHT_COST if sram_weights else FLASH_WEIGHT_COST)
     rate = output_cycles(op, config) / max(1, op.outputs[0].num_elements)
     try:
-        return cycle_block(config, shape, rate, weight_bytes, sram_weights)
+        return cycle_block(config, shape, rate, weight_bytes, sram_weights, limit)
     except ValueError as e:
         raise LoweringError(str(e)) from None
 
@@ -327,15 +329,49 @@ def _emit_weighted(op: Op, k: KernelOp, ohwi: np.ndarray, config: NpuConfig, fla
     dilation = (k.kernel.dilation_y, k.kernel.dilation_x)
     order = WeightOrder(0, kind == "depthwise", k.part_kernel_first, k.ifm.bits,
                         config.ofm_ublock.depth, config.ifm_ublock.depth, dilation)
+    whole_op = stream.pad_top is None and stream.ofm_slice is None  # stripes keep their own rule (tiling.py)
     block = _block_for(config, kind, k, stream.lut_busy, op,
                        lambda depth: encoded_length(ohwi, replace(order, ofm_block_depth=depth)),
-                       stream.weight_buffer is not None)
+                       stream.weight_buffer is not None, overlap_limit(k, kind) if whole_op else None)
     order = replace(order, ofm_block_depth=block.ofm.depth)
     w = op.inputs[1]
     assert w is not None
     scales = _bias_scale(op, channels, k.acc40, stream.ofm_slice)
     k = _with_constants(k, _weights(w, ohwi, order), scales, flash, stream)
     emit_kernel_op(stream, k, block)
+
+
+def _row_starts(fm: FeatureMap) -> list[int]:
+    """Each row's address (a map of two tiles continues at wrap_address after rows0 rows)."""
+    p = fm.placement
+    split = p.rows0 if 0 < p.rows0 < fm.height else fm.height
+    return [p.address + r * fm.stride_y if r < split else p.wrap_address + (r - split) * fm.stride_y
+            for r in range(fm.height)]
+
+
+def overlap_limit(k: KernelOp, kind: str) -> BlockLimit | None:
+    """The blocks a whole operation whose OFM overlaps its IFM may take (overlap_rule.py):
+    every OFM row that lands on IFM bytes must land exactly on an IFM row at least the allowed
+    rows above it; None where they do not overlap; LoweringError where no block is safe."""
+    if k.ifm.placement.region != k.ofm.placement.region:
+        return None
+    ins, outs = _row_starts(k.ifm), _row_starts(k.ofm)
+    in_span, out_span = k.ifm.width * k.ifm.stride_x, k.ofm.width * k.ofm.stride_x
+    if max(outs) + out_span <= min(ins) or max(ins) + in_span <= min(outs):
+        return None
+    hits = [(r, j, o == i) for r, o in enumerate(outs) for j, i in enumerate(ins) if o < i + in_span and i < o + out_span]
+    if not hits:
+        return None
+    same = ((k.ifm.height, k.ifm.width, k.ifm.depth, k.ifm.bits, k.ifm.stride_y)
+            == (k.ofm.height, k.ofm.width, k.ofm.depth, k.ofm.bits, k.ofm.stride_y))
+    shape = Shape(kind, k.kernel.height, k.kernel.width, k.kernel.stride_y, k.kernel.stride_x, k.pads[0], same)
+    limit = None
+    if all(aligned for _, _, aligned in hits):
+        lag = min(r - j for r, j, _ in hits)
+        limit = limit_for(shape, lag * k.ofm.stride_y, k.ofm.stride_y) if lag >= 0 else None
+    if limit is None:
+        raise LoweringError(f"the {kind}'s OFM overlaps its IFM where no OFM block keeps that safe")
+    return limit
 
 
 def _depth_slice(k: KernelOp, ohwi: np.ndarray, channels: tuple[int, int], kind: str) -> tuple[KernelOp, np.ndarray]:

@@ -26,6 +26,7 @@ from .compile import NO_COMMANDS, Striped, lower_ops
 from .config import NpuConfig
 from .featuremap import LoweringError, Placement
 from .lower_softmax import softmax_scratch_bytes
+from .overlap import ring_placement
 from .partition import Segment, partition
 from .support import Placement as Decision
 from .support import npu_reasons
@@ -143,7 +144,8 @@ def segment_op(graph: Graph, segment: Segment, plan: Plan, config: NpuConfig) ->
     def place(tensor: Tensor) -> Placement:
         if tensor.is_constant:
             raise LoweringError(f"'{tensor.name}' is a constant where the NPU reads a feature map")
-        return Placement(region[plan.buffer_of(tensor).pool], plan.offset_of(tensor))
+        pool = region[plan.buffer_of(tensor).pool]
+        return ring_placement(plan, tensor, pool) or Placement(pool, plan.offset_of(tensor))
 
     def scratch(op: Op) -> Placement | None:
         buffer = plan.scratch_of(op)

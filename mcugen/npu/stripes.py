@@ -44,6 +44,7 @@ from ..memory.tiling import (
     row_bytes,
     stripe_view,
 )
+from ..records import dataclass
 from .config import NpuConfig
 from .estimate import chain_cycles, op_cycles
 from .featuremap import Place, Placement
@@ -159,14 +160,35 @@ def _extra_cycles(option: Chain | None, whole: int, config: NpuConfig) -> int:
     return chain_cycles(option, config) - whole if option is not None else 0
 
 
+@dataclass(frozen=True)
+class PricedOption:
+    """One way to run an NPU chain, as choose_stripes weighed it (benchmarks/npu/stripe_options.py)."""
+
+    chain: str  # the chain's op indices, "9..10"
+    stripes: int  # 1: whole
+    rolling: bool
+    extra_cycles: int  # estimated NPU cycles over the chain run whole
+    arena: int | None  # placed SRAM with this option (the other chains as chosen so far); None: no plan
+    within_slack: bool
+
+
+def _describe(chain: Chain, option: Chain | None, extra: int, arena: int | None, within: bool) -> PricedOption:
+    ops = f"{chain.ops[0].index}..{chain.ops[-1].index}"
+    if option is None:
+        return PricedOption(ops, 1, False, extra, arena, within)
+    return PricedOption(ops, len(option.stripes), option.rolling, extra, arena, within)
+
+
 def choose_stripes(graph: Graph, order: list[Op], plan: Plan, scratch_bytes: ScratchBytes,
-                   pools: list[PoolSpec], guard: int, config: NpuConfig, mode: str = "balanced") -> Plan:
+                   pools: list[PoolSpec], guard: int, config: NpuConfig, mode: str = "balanced",
+                   priced: list[PricedOption] | None = None) -> Plan:
     """`plan` with each NPU chain run whole or in the stripes (stripe_options) that give the
     least placed SRAM among those whose estimated cycles (estimate.py, every call of every
     stripe) keep the build within cycle_slack(mode) of the unstriped one; ties: fewer cycles.
     The tiling search counts bytes only; this weighs them against cycles. Chains are chosen
     one by one, each spending what is left of the slack; the later ones keep the search's
-    least-memory cut meanwhile, so that the peak a chain takes down shows."""
+    least-memory cut meanwhile, so that the peak a chain takes down shows. With `priced`, every
+    option is also placed beyond the slack and appended there (a diagnostic; the choice is the same)."""
     chains = list(plan.tiling.chains) if plan.tiling is not None else []
     slack = cycle_slack(mode, sum(op_cycles(op, config) for op in order if op.backend == "npu"))
     for n, chain in enumerate(list(chains)):
@@ -176,18 +198,23 @@ def choose_stripes(graph: Graph, order: list[Op], plan: Plan, scratch_bytes: Scr
         placed: list[tuple[int, int, Plan, list[Chain]]] = []
         for option in stripe_options(chain):
             extra = _extra_cycles(option, whole, config)
-            if extra > slack:
+            if extra > slack and priced is None:
                 continue
             tried = [*chains[:n], *([option] if option is not None else []), *chains[n + 1:]]
             try:
-                candidate = plan_memory(graph, order, scratch_bytes, pools, guard, tiling=Tiling(tried))
+                candidate: Plan | None = plan_memory(graph, order, scratch_bytes, pools, guard, tiling=Tiling(tried))
             except PlanningError:
-                continue
-            placed.append((candidate.arena_size, extra, candidate, tried))
+                candidate = None
+            if priced is not None:
+                priced.append(_describe(chain, option, extra, candidate.arena_size if candidate else None,
+                                        extra <= slack))
+            if candidate is not None and extra <= slack:
+                placed.append((candidate.arena_size, extra, candidate, tried))
         if placed:
             _, extra, plan, chains = min(placed, key=lambda p: p[:2])
             slack -= max(0, extra)
     return plan
 
 
-__all__ = ["choose_stripes", "cycle_slack", "first_call", "lower_chain", "stripe_call", "stripe_options"]
+__all__ = ["PricedOption", "choose_stripes", "cycle_slack", "first_call", "lower_chain", "stripe_call",
+           "stripe_options"]

@@ -39,7 +39,7 @@ from .estimate import (
     op_cycles,
     output_cycles,
 )
-from .featuremap import LoweringError, Placement
+from .featuremap import LoweringError, apart
 from .lower import Flash
 from .registers import CMD1_FLAG, Cmd0, Cmd1
 from .stream import CommandStream
@@ -98,7 +98,7 @@ def lowered(op: Op, config: NpuConfig, sram: bool, lut: int | None = None) -> Lo
     trial = CommandStream()
     trial.weight_buffer, trial.lut_slot = ((1, 0) if sram else None), lut
     try:
-        lower_op(op, lambda t: Placement(1, 0), Flash(), config, trial)
+        lower_op(op, apart(), Flash(), config, trial)
     except LoweringError:
         return None
     cmd0, cmd1 = _registers(trial.words)
@@ -147,9 +147,10 @@ def candidates(order: list[Op], plan: Plan, config: NpuConfig) -> list[Candidate
 Replan = Callable[[Sequence[Candidate]], Plan]
 
 
-def choose(policy: str, found: Sequence[Candidate], flash_plan: Plan, replan: Replan) -> Plan:
+def choose(policy: str, found: Sequence[Candidate], flash_plan: Plan, replan: Replan,
+           ceiling: int | None = None) -> Plan:
     """The plan for `policy` (POLICIES): `flash_plan` has no weight buffers; `replan` places
-    the buffers of some candidates."""
+    the buffers of some candidates; auto keeps the arena within `ceiling` (None: flash_plan's)."""
     if policy == "flash" or not found:
         return flash_plan
     if policy == "sram":
@@ -159,6 +160,7 @@ def choose(policy: str, found: Sequence[Candidate], flash_plan: Plan, replan: Re
     worth = [c for c in found if c.saving > 0]
     if not worth:
         return flash_plan
+    bound = flash_plan.arena_size if ceiling is None else max(ceiling, flash_plan.arena_size)
 
     def fitting(chosen: Sequence[Candidate]) -> Plan | None:
         """The plan with these buffers if it is no larger than flash's (and fits the pools)."""
@@ -166,7 +168,7 @@ def choose(policy: str, found: Sequence[Candidate], flash_plan: Plan, replan: Re
             plan = replan(chosen)
         except PlanningError:
             return None
-        return plan if plan.arena_size <= flash_plan.arena_size and addressable(plan) else None
+        return plan if plan.arena_size <= bound and addressable(plan) else None
 
     every = fitting(worth)
     if every is not None:
@@ -180,18 +182,20 @@ def choose(policy: str, found: Sequence[Candidate], flash_plan: Plan, replan: Re
 
 
 def plan_weight_buffers(graph: Graph, order: list[Op], plan: Plan, policy: str, config: NpuConfig,
-                        scratch_bytes: ScratchBytes, pools: Sequence[PoolSpec], guard: int) -> Plan:
-    """`plan` re-made with the weight buffers `policy` chooses (its tiling kept)."""
+                        scratch_bytes: ScratchBytes, pools: Sequence[PoolSpec], guard: int,
+                        ceiling: int | None = None) -> Plan:
+    """`plan` re-made with the weight buffers `policy` chooses (its tiling and step view kept;
+    `ceiling`: the arena auto may fill, None: `plan`'s)."""
     if policy == "flash":
         return plan
 
     def replan(chosen: Sequence[Candidate]) -> Plan:
         placed = plan_memory(graph, order, scratch_bytes, pools, guard, tiling=plan.tiling,
-                             extra=[c.buffer() for c in chosen])
+                             extra=[c.buffer() for c in chosen], steps=plan.step_view)
         placed.schedule_exact, placed.async_groups = plan.schedule_exact, plan.async_groups
         return placed
 
-    return choose(policy, candidates(order, plan, config), plan, replan)
+    return choose(policy, candidates(order, plan, config), plan, replan, ceiling)
 
 
 __all__ = ["POLICIES", "Candidate", "candidates", "choose", "lowered", "plan_weight_buffers", "saving"]

@@ -42,9 +42,10 @@ from ..memory.pools import PoolSpec
 from ..records import dataclass
 from .config import NpuConfig
 from .estimate import flash_copy_cycles, op_cycles, segment_cycles
-from .featuremap import LoweringError, Place, Placement
+from .featuremap import LoweringError, Place, apart
 from .lower import Flash
 from .memo import memoised, op_id_key
+from .overlap import limits_of
 from .registers import Cmd0
 from .stream import CommandStream
 from .weight_dma import WeightBuffer, addressable, emit_weight_dma
@@ -95,10 +96,6 @@ def slice_op(op: Op, first: int, stop: int) -> Op:
     return dataclasses.replace(op, inputs=[x, _channel_window(w, first, stop), *rest], outputs=[out])
 
 
-def _anywhere(tensor: Tensor) -> Placement:
-    return Placement(1, 0)
-
-
 @memoised(lambda op, config, depth, lower_op: op_id_key(op, config, depth, lower_op))
 def slice_blobs(op: Op, config: NpuConfig, depth: int, lower_op: LowerOp) -> list[int] | None:
     """The bytes each slice's DMA copies (a trial lowering per slice); None if one does not lower."""
@@ -107,7 +104,7 @@ def slice_blobs(op: Op, config: NpuConfig, depth: int, lower_op: LowerOp) -> lis
         trial = CommandStream()
         trial.weight_buffer, trial.ofm_slice = (1, 0), window
         try:
-            lower_op(op, _anywhere, Flash(), config, trial)
+            lower_op(op, apart(), Flash(), config, trial)
         except LoweringError:
             return None
         if trial.weight_copy is None:
@@ -205,6 +202,7 @@ def options(order: list[Op], plan: Plan, config: NpuConfig, lower_op: LowerOp) -
     """Per streamable op of `order` (an NPU CONV_2D or FULLY_CONNECTED outside the plan's striped
     chains, without a whole weight buffer), its slice depths that save cycles, most saving first."""
     chained = {id(op) for chain in (plan.tiling.chains if plan.tiling is not None else []) for op in chain.ops}
+    chained |= set(limits_of(order, plan))  # an op over its own input: a depth slice would overwrite it
     found = []
     for step, op in enumerate(order):
         if (op.backend != "npu" or op.kind not in STREAMED or id(op) in chained
@@ -238,12 +236,12 @@ def order_cycles(order: list[Op], plan: Plan, config: NpuConfig, chosen: Sequenc
         streamed = estimates(order, plan, config, lower_op)
     else:
         streamed = {id(o.op): o.cycles(config) for o in chosen}
-    total, run = 0, list[Op]()
+    total, run, limits = 0, list[Op](), limits_of(order, plan)
     for op in [*order, None]:
         if op is not None and op.backend == "npu":
             run.append(op)
             continue
-        total += segment_cycles(tuple(run), config, plan.tiling, sram, streamed) if run else 0
+        total += segment_cycles(tuple(run), config, plan.tiling, sram, streamed, limits) if run else 0
         run = []
     return total
 
@@ -255,10 +253,10 @@ def _kept_buffers(plan: Plan) -> list[Buffer]:
 
 def plan_weight_streams(graph: Graph, order: list[Op], plan: Plan, policy: str, config: NpuConfig,
                         scratch_bytes: ScratchBytes, pools: Sequence[PoolSpec], guard: int,
-                        lower_op: LowerOp) -> Plan:
-    """`plan` re-made with the weight streams `policy` takes ("auto" only; its tiling and weight
-    buffers kept): per op, largest saving first, the slice depth of most saving whose plan is no
-    larger than `plan`."""
+                        lower_op: LowerOp, ceiling: int | None = None) -> Plan:
+    """`plan` re-made with the weight streams `policy` takes ("auto" only; its tiling, step view
+    and weight buffers kept): per op, largest saving first, the slice depth of most saving whose
+    plan is no larger than `plan` (or `ceiling`, if larger)."""
     if policy != "auto":
         return plan
     chosen: list[Option] = []
@@ -272,10 +270,11 @@ def plan_weight_streams(graph: Graph, order: list[Op], plan: Plan, policy: str, 
                 break
             try:
                 trial = plan_memory(graph, order, scratch_bytes, pools, guard, tiling=plan.tiling,
-                                    extra=[*_kept_buffers(plan), *(b for o in [*chosen, way] for b in o.buffers())])
+                                    extra=[*_kept_buffers(plan), *(b for o in [*chosen, way] for b in o.buffers())],
+                                    steps=plan.step_view)
             except PlanningError:
                 continue
-            if trial.arena_size <= plan.arena_size and addressable(trial):
+            if trial.arena_size <= max(plan.arena_size, ceiling or 0) and addressable(trial):
                 trial.schedule_exact, trial.async_groups = plan.schedule_exact, plan.async_groups
                 best, chosen, cycles = trial, [*chosen, way], total
                 break
