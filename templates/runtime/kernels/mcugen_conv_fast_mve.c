@@ -1155,6 +1155,137 @@ static __attribute__((noinline)) void pair_run_do(const pair_run *r, const int8_
 }
 #endif
 
+#if !MVE_LEAN
+/* A 1x1 conv over 64 contiguous channels (KWS's pointwise layers), every shift <= 0: four
+ * output channels by two pixels a pass, the eight dot products in the eight even registers
+ * VMLADAVA takes (so no accumulator goes through memory), then moved two at a time into one
+ * vector per pixel and requantized there (requantize_right_x4, the zero point, the clamp).
+ * The C loops of requant_store_pair and rows_3x2 cost about 15 instructions an output; this
+ * about 11. Word loads (VLDRW) reach the second pixel (+64) and the four filter rows (+64 ..
+ * +192) by immediate offsets: x and w 4-byte aligned. job (copied to the stack on entry):
+ * [0] x (pixel pairs contiguous), [1] w, [2] sums, [3] mult, [4] shift, [5] out, [6] out_c (a
+ * multiple of 4), [7] pairs > 0, [8] mult + out_c, [9] zp, [10] min, [11] max. */
+#define PW64_BLOCK(o0, o1, o2, o3)                                                             \
+    "vldrw.u32 q0, [r3, #" o0 "]\n\t"                                                          \
+    "vldrw.u32 q1, [r3, #" o1 "]\n\t"                                                          \
+    "vldrw.u32 q2, [r1, #" o0 "]\n\t"                                                          \
+    "vmladava.s8 r0, q0, q2\n\t"                                                               \
+    "vmladava.s8 r8, q1, q2\n\t"                                                               \
+    "vldrw.u32 q2, [r1, #" o1 "]\n\t"                                                          \
+    "vmladava.s8 r2, q0, q2\n\t"                                                               \
+    "vmladava.s8 r10, q1, q2\n\t"                                                              \
+    "vldrw.u32 q2, [r1, #" o2 "]\n\t"                                                          \
+    "vmladava.s8 r4, q0, q2\n\t"                                                               \
+    "vmladava.s8 r12, q1, q2\n\t"                                                              \
+    "vldrw.u32 q2, [r1, #" o3 "]\n\t"                                                          \
+    "vmladava.s8 r6, q0, q2\n\t"                                                               \
+    "vmladava.s8 lr, q1, q2\n\t"
+#define PW64_REQ(a)                                                                            \
+    "vqrdmulh.s32 " a ", " a ", q2\n\t"                                                        \
+    "vand    q7, " a ", q3\n\t" /* -1 for negative values when shift < 0 */                    \
+    "vshr.s32 q7, q7, #31\n\t"                                                                 \
+    "vqadd.s32 " a ", " a ", q7\n\t"                                                           \
+    "vrshl.s32 " a ", " a ", q3\n\t"                                                           \
+    "vadd.i32 " a ", " a ", q4\n\t"                                                            \
+    "vmax.s32 " a ", " a ", q5\n\t"                                                            \
+    "vmin.s32 " a ", " a ", q6\n\t"
+
+__attribute__((naked, noinline)) static void pw64_4x2(const uint32_t *job __attribute__((unused)))
+{
+    __asm__(
+        "push    {r4-r11, lr}\n\t"
+        "vpush   {d8-d15}\n\t"
+        "ldm     r0, {r1-r12}\n\t"
+        "push    {r1-r12}\n\t" /* [sp, #4 i] = job[i] */
+        "vdup.32 q4, r10\n\t"
+        "vdup.32 q5, r11\n\t"
+        "vdup.32 q6, r12\n\t"
+        "ldr     r3, [sp]\n\t"
+        "ldr     r5, [sp, #20]\n"
+        "1:\n\t" /* a pair of pixels */
+        "ldr     r1, [sp, #4]\n\t"
+        "ldr     r11, [sp, #8]\n\t"
+        "ldr     r7, [sp, #12]\n\t"
+        "ldr     r9, [sp, #16]\n"
+        "2:\n\t" /* four output channels */
+        "ldrd    r0, r2, [r11], #8\n\t"
+        "ldrd    r4, r6, [r11], #8\n\t"
+        "mov     r8, r0\n\t"
+        "mov     r10, r2\n\t"
+        "mov     r12, r4\n\t"
+        "mov     lr, r6\n\t"
+        PW64_BLOCK("0", "64", "128", "192")
+        PW64_BLOCK("16", "80", "144", "208")
+        PW64_BLOCK("32", "96", "160", "224")
+        PW64_BLOCK("48", "112", "176", "240")
+        "add     r1, r1, #256\n\t"
+        /* (lane idx2 takes the first register: QEMU's reading of the encoding gas makes) */
+        "vmov    q0[2], q0[0], r0, r4\n\t"
+        "vmov    q0[3], q0[1], r2, r6\n\t"
+        "vmov    q1[2], q1[0], r8, r12\n\t"
+        "vmov    q1[3], q1[1], r10, lr\n\t"
+        "vldrw.u32 q2, [r7], #16\n\t"
+        "vldrw.u32 q3, [r9], #16\n\t"
+        PW64_REQ("q0")
+        PW64_REQ("q1")
+        "ldr     r0, [sp, #24]\n\t"
+        "vstrb.32 q0, [r5]\n\t"
+        "add     r2, r5, r0\n\t"
+        "vstrb.32 q1, [r2]\n\t"
+        "adds    r5, r5, #4\n\t"
+        "ldr     r0, [sp, #32]\n\t"
+        "cmp     r7, r0\n\t"
+        "bne     2b\n\t"
+        "ldr     r0, [sp, #24]\n\t" /* the next pair: past the second pixel's outputs */
+        "add     r5, r5, r0\n\t"
+        "adds    r3, r3, #128\n\t"
+        "ldr     r0, [sp, #28]\n\t"
+        "subs    r0, r0, #1\n\t"
+        "str     r0, [sp, #28]\n\t"
+        "bne     1b\n\t"
+        "add     sp, sp, #48\n\t"
+        "vpop    {d8-d15}\n\t"
+        "pop     {r4-r11, pc}");
+}
+#undef PW64_BLOCK
+#undef PW64_REQ
+
+/* The 1x1 convs pw64_4x2 takes: 64 input channels read in place (stride 1, no padding), out_c
+ * a multiple of 4, at least two pixels, x and w word aligned, no shift > 0. An odd last pixel
+ * runs as a pair with the one before (whose outputs are written again, the same bytes). */
+static int pw64_run(const mcugen_conv_fast_params *params,
+                    const mcugen_per_channel_quant_params *quant, const int8_t *x,
+                    const int8_t *w, const int32_t *sums, int32_t pixels, int32_t out_c,
+                    int8_t *out)
+{
+    if (pixels < 2 || out_c % 4 != 0 || (((uintptr_t)x | (uintptr_t)w) & 3u) != 0 ||
+        any_left_shift(quant->shift, out_c)) {
+        return 0;
+    }
+    uint32_t job[12];
+    job[0] = (uint32_t)(uintptr_t)x;
+    job[1] = (uint32_t)(uintptr_t)w;
+    job[2] = (uint32_t)(uintptr_t)sums;
+    job[3] = (uint32_t)(uintptr_t)quant->multiplier;
+    job[4] = (uint32_t)(uintptr_t)quant->shift;
+    job[5] = (uint32_t)(uintptr_t)out;
+    job[6] = (uint32_t)out_c;
+    job[7] = (uint32_t)(pixels / 2);
+    job[8] = (uint32_t)(uintptr_t)(quant->multiplier + out_c);
+    job[9] = (uint32_t)params->output_offset;
+    job[10] = (uint32_t)params->activation.min;
+    job[11] = (uint32_t)params->activation.max;
+    pw64_4x2(job);
+    if (pixels % 2 == 1) { /* the last pixel with the one before it */
+        job[0] = (uint32_t)(uintptr_t)(x + (pixels - 2) * 64);
+        job[5] = (uint32_t)(uintptr_t)(out + (pixels - 2) * out_c);
+        job[7] = 1;
+        pw64_4x2(job);
+    }
+    return 1;
+}
+#endif
+
 /* Every tap of the window inside the input (then its rows can be read in place). */
 static inline int window_inside(const window *win, const mcugen_dims *in,
                                 const mcugen_dims *filter, const mcugen_tile *dilation)
@@ -1191,6 +1322,13 @@ int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_pa
                        params->stride.w == 1 && params->padding.h == 0 &&
                        params->padding.w == 0 && input_dims->h == output_dims->h &&
                        input_dims->w == output_dims->w;
+#if !MVE_LEAN
+    if (direct && size == 64 &&
+        pw64_run(params, quant, input, filter, sums,
+                 output_dims->n * output_dims->h * output_dims->w, out_c, output)) {
+        return 1;
+    }
+#endif
     const out_consts k =
         make_out_consts(params->output_offset, params->activation, quant->shift, out_c);
     int32_t pixels = output_dims->n * output_dims->h * output_dims->w;
