@@ -574,6 +574,11 @@ static void test_conv_shapes(int32_t index)
         /* 3x3 windows of 16 channels, stride 1, three pixels a pass: runs of 10 and of 7
          * pixels (groups of three, then pairs, then one), batch 2 */
         {7, 12, 16, 10, 3, 3, 1, 1, 1, 1, 1, 0},  {6, 9, 16, 6, 3, 3, 1, 1, 0, 0, 2, -1},
+        /* 1x1 over 64 channels, four output channels by two pixels (pw64_4x2, pw64_4x1): one
+         * pixel alone, six in pairs with the sums made per call, a batch of two of nine
+         * (pairs, then one), and output counts that are not a multiple of 4 (declined) */
+        {1, 1, 64, 8, 1, 1, 1, 1, 0, 0, 1, 1},    {2, 3, 64, 12, 1, 1, 1, 1, 0, 0, 1, 0},
+        {3, 3, 64, 36, 1, 1, 1, 1, 0, 0, 2, -1},  {1, 3, 64, 6, 1, 1, 1, 1, 0, 0, 1, 1},
     };
     const int16_t *k = shapes[index % (int32_t)(sizeof(shapes) / sizeof(shapes[0]))];
     mcugen_dims in = {k[10], k[0], k[1], k[2]}, fd = {k[3], k[4], k[5], k[2]}, od;
