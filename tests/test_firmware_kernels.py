@@ -210,6 +210,12 @@ MUTATIONS = [
     ("qemu-m55", "mcugen_conv_fast_mve.c", 'PW64_BLOCK1("48", "112", "176", "240")',
      'PW64_BLOCK1("48", "112", "176", "176")'),
     ("qemu-m55", "mcugen_conv_fast_mve.c", '"vrshl.s32 " a ", " a ", q3\\n\\t"', '"vshl.s32 " a ", " a ", q3\\n\\t"'),
+    # the Helium depthwise's row pass for stripes (dw3_rows_lean): the last pixel (odd width)
+    # and the last pair (even width) without the first column of their windows
+    ("qemu-m55", "mcugen_conv_fast_mve.c", "dw_single3(last, xl + ch, w, 1, 0, &g, &k);",
+     "dw_single3(last, xl + ch, w, 0, 0, &g, &k);"),
+    ("qemu-m55", "mcugen_conv_fast_mve.c", "dw_pair3_fast(last, xl + ch, w, 1, 0, &g, k.zp);",
+     "dw_pair3_fast(last, xl + ch, w, 0, 0, &g, k.zp);"),
     # the entry point of a tiled chain's later stripes (mcugen_conv.c) dropping the depthwise's
     # bias
     *[(target, "mcugen_conv.c", _STRIPE_DW_TAIL,

@@ -2188,6 +2188,67 @@ static inline void dw_inside_columns(int32_t pad, int32_t stride, int32_t in_w, 
 }
 #endif
 
+#if !MVE_LEAN
+/* The common 3x3 case in few instructions a call: stride and dilation 1, one column of
+ * padding each side (out_w == in_w >= 3), channels a multiple of 8 and at least 16, one image,
+ * the build's table (mve_table) saying every shift is negative, the full int8 clamp. A tiled
+ * chain calls the depthwise once a stripe (KWS: a row of five pixels), and the general loop
+ * below spent about 450 instructions a call deciding, pixel by pixel, what this decides once
+ * a row: the first pair at the left border (dw_pair3_fast), the pairs inside (dw_run3_fast),
+ * then the last pixel alone (dw_single3) or the last pair at the right border. The same
+ * passes with the same arguments as the general loop, so the same bytes. */
+static int dw3_rows_lean(const mcugen_conv_fast_params *params, const mcugen_dims *in,
+                         const int8_t *input, const int8_t *filter, const mcugen_dims *out,
+                         int8_t *output)
+{
+    const int32_t ch = out->c, width = in->w, in_h = in->h;
+    dw_geom g;
+    g.ch = ch;
+    g.kw = 3;
+    g.col_step = ch;
+    g.row_step = width * ch;
+    g.w_row = 3 * ch;
+    g.off = (int16_t)params->input_offset;
+    g.table = params->mve_table;
+    const dw_out k = {params->output_offset, -128, 127, DW_RIGHT_ALL, 1};
+    const int32_t pairs = (width - 3) / 2; /* inside: pixels 2 .. width - 2 */
+    const int odd = width % 2;             /* then one pixel, else a pair at the border */
+    int8_t *o = output;
+    for (int32_t oy = 0; oy < out->h; ++oy, o += width * ch) {
+        const int32_t y0 = oy - params->padding.h;
+        const int32_t ky0 = y0 < 0 ? -y0 : 0, ky1 = in_h - y0 < 3 ? in_h - y0 : 3;
+        g.rows = ky1 - ky0;
+        const int8_t *x = input + (y0 + ky0) * g.row_step, *w = filter + ky0 * g.w_row;
+        dw_pair3_fast(o, x, w, 0, 1, &g, k.zp); /* pixels 0 and 1: column -1 outside */
+        if (pairs > 0) {
+            dw_run3_fast(o + 2 * ch, x + ch, w, pairs, 1, &g, k.zp);
+        }
+        int8_t *last = o + (2 + 2 * pairs) * ch;
+        const int8_t *xl = x + (1 + 2 * pairs) * ch; /* the column left of the last pixels */
+        if (odd) {
+            dw_single3(last, xl + ch, w, 1, 0, &g, &k);
+        } else {
+            dw_pair3_fast(last, xl + ch, w, 1, 0, &g, k.zp);
+        }
+    }
+    return 1;
+}
+
+static inline int dw3_lean_fits(const mcugen_conv_fast_params *params, const mcugen_dims *in,
+                                const mcugen_dims *filter, const mcugen_dims *out)
+{
+    const int32_t ch = out->c;
+    return params->mve_table != NULL && params->ch_mult == 1 && in->n == 1 && filter->h == 3 &&
+           filter->w == 3 && params->stride.h == 1 && params->stride.w == 1 &&
+           params->dilation.h == 1 && params->dilation.w == 1 && params->padding.w == 1 &&
+           params->padding.h >= 0 && params->padding.h <= 2 && in->w >= 3 &&
+           out->w == in->w && out->h == in->h + 2 * params->padding.h - 2 && out->h > 0 &&
+           in->h <= 4096 && in->w <= 4096 && ch <= 4096 && ch % 8 == 0 && ch >= 16 &&
+           params->activation.min == -128 && params->activation.max == 127 &&
+           params->mve_table[dw_blocks(ch) * DW_BLOCK_WORDS] == DW_RIGHT_ALL;
+}
+#endif
+
 int mcugen_depthwise_conv_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_params *params,
                                   const mcugen_per_channel_quant_params *quant,
                                   const mcugen_dims *input_dims, const int8_t *input,
@@ -2196,6 +2257,11 @@ int mcugen_depthwise_conv_fast_s8(const mcugen_context *ctx, const mcugen_conv_f
                                   int8_t *output)
 {
     const int32_t ch = output_dims->c;
+#if !MVE_LEAN
+    if (dw3_lean_fits(params, input_dims, filter_dims, output_dims)) {
+        return dw3_rows_lean(params, input_dims, input, filter, output_dims, output);
+    }
+#endif
     /* fewer than eight channels: the portable loops (the last block overlaps the one before) */
     if (params->ch_mult != 1 || ch < 8 ||
         !mcugen_depthwise_fast_offsets_fit(params, input_dims, filter_dims, ch) ||
