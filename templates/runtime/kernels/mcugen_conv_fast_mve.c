@@ -1180,73 +1180,85 @@ static __attribute__((noinline)) void pair_run_do(const pair_run *r, const int8_
     "vldrw.u32 q2, [r1, #" o3 "]\n\t"                                                          \
     "vmladava.s8 r6, q0, q2\n\t"                                                               \
     "vmladava.s8 lr, q1, q2\n\t"
-#define PW64_REQ(a)                                                                            \
-    "vqrdmulh.s32 " a ", " a ", q2\n\t"                                                        \
-    "vand    q7, " a ", q3\n\t" /* -1 for negative values when shift < 0 */                    \
-    "vshr.s32 q7, q7, #31\n\t"                                                                 \
+/* The -1 for negative values before the rounding shift: acc & shift has acc's sign where the
+ * shift is negative (some shift 0: ANY), or acc's sign itself (every shift negative: NEG). */
+#define PW64_FIX_ANY(a)                                                                        \
+    "vand    q7, " a ", q3\n\t"                                                               \
+    "vshr.s32 q7, q7, #31\n\t"
+#define PW64_FIX_NEG(a) "vshr.s32 q7, " a ", #31\n\t"
+#define PW64_REQ(a, FIX)                                                                       \
+    "vqrdmulh.s32 " a ", " a ", q2\n\t" FIX(a)                                                 \
     "vqadd.s32 " a ", " a ", q7\n\t"                                                           \
     "vrshl.s32 " a ", " a ", q3\n\t"                                                           \
     "vadd.i32 " a ", " a ", q4\n\t"                                                            \
     "vmax.s32 " a ", " a ", q5\n\t"                                                            \
     "vmin.s32 " a ", " a ", q6\n\t"
 
+#define PW64_4X2_ASM(FIX) \
+        "push    {r4-r11, lr}\n\t" \
+        "vpush   {d8-d15}\n\t" \
+        "ldm     r0, {r1-r12}\n\t" \
+        "push    {r1-r12}\n\t" /* [sp, #4 i] = job[i] */ \
+        "vdup.32 q4, r10\n\t" \
+        "vdup.32 q5, r11\n\t" \
+        "vdup.32 q6, r12\n\t" \
+        "ldr     r3, [sp]\n\t" \
+        "ldr     r5, [sp, #20]\n" \
+        "1:\n\t" /* a pair of pixels */ \
+        "ldr     r1, [sp, #4]\n\t" \
+        "ldr     r11, [sp, #8]\n\t" \
+        "ldr     r7, [sp, #12]\n\t" \
+        "ldr     r9, [sp, #16]\n" \
+        "2:\n\t" /* four output channels */ \
+        "ldm     r11!, {r0, r2, r4, r6}\n\t" \
+        "mov     r8, r0\n\t" \
+        "mov     r10, r2\n\t" \
+        "mov     r12, r4\n\t" \
+        "mov     lr, r6\n\t" \
+        PW64_BLOCK("0", "64", "128", "192") \
+        PW64_BLOCK("16", "80", "144", "208") \
+        PW64_BLOCK("32", "96", "160", "224") \
+        PW64_BLOCK("48", "112", "176", "240") \
+        "add     r1, r1, #256\n\t" \
+        /* (lane idx2 takes the first register: QEMU's reading of the encoding gas makes) */ \
+        "vmov    q0[2], q0[0], r0, r4\n\t" \
+        "vmov    q0[3], q0[1], r2, r6\n\t" \
+        "vmov    q1[2], q1[0], r8, r12\n\t" \
+        "vmov    q1[3], q1[1], r10, lr\n\t" \
+        "vldrw.u32 q2, [r7], #16\n\t" \
+        "vldrw.u32 q3, [r9], #16\n\t" \
+        PW64_REQ("q0", FIX) \
+        PW64_REQ("q1", FIX) \
+        "ldr     r0, [sp, #24]\n\t" \
+        "vstrb.32 q0, [r5]\n\t" \
+        "add     r2, r5, r0\n\t" \
+        "vstrb.32 q1, [r2]\n\t" \
+        "adds    r5, r5, #4\n\t" \
+        "ldr     r0, [sp, #32]\n\t" \
+        "cmp     r7, r0\n\t" \
+        "bne     2b\n\t" \
+        "ldr     r0, [sp, #24]\n\t" /* the next pair: past the second pixel's outputs */ \
+        "add     r5, r5, r0\n\t" \
+        "adds    r3, r3, #128\n\t" \
+        "ldr     r0, [sp, #28]\n\t" \
+        "subs    r0, r0, #1\n\t" \
+        "str     r0, [sp, #28]\n\t" \
+        "bne     1b\n\t" \
+        "add     sp, sp, #48\n\t" \
+        "vpop    {d8-d15}\n\t" \
+        "pop     {r4-r11, pc}"
+
 __attribute__((naked, noinline)) static void pw64_4x2(const uint32_t *job __attribute__((unused)))
 {
-    __asm__(
-        "push    {r4-r11, lr}\n\t"
-        "vpush   {d8-d15}\n\t"
-        "ldm     r0, {r1-r12}\n\t"
-        "push    {r1-r12}\n\t" /* [sp, #4 i] = job[i] */
-        "vdup.32 q4, r10\n\t"
-        "vdup.32 q5, r11\n\t"
-        "vdup.32 q6, r12\n\t"
-        "ldr     r3, [sp]\n\t"
-        "ldr     r5, [sp, #20]\n"
-        "1:\n\t" /* a pair of pixels */
-        "ldr     r1, [sp, #4]\n\t"
-        "ldr     r11, [sp, #8]\n\t"
-        "ldr     r7, [sp, #12]\n\t"
-        "ldr     r9, [sp, #16]\n"
-        "2:\n\t" /* four output channels */
-        "ldrd    r0, r2, [r11], #8\n\t"
-        "ldrd    r4, r6, [r11], #8\n\t"
-        "mov     r8, r0\n\t"
-        "mov     r10, r2\n\t"
-        "mov     r12, r4\n\t"
-        "mov     lr, r6\n\t"
-        PW64_BLOCK("0", "64", "128", "192")
-        PW64_BLOCK("16", "80", "144", "208")
-        PW64_BLOCK("32", "96", "160", "224")
-        PW64_BLOCK("48", "112", "176", "240")
-        "add     r1, r1, #256\n\t"
-        /* (lane idx2 takes the first register: QEMU's reading of the encoding gas makes) */
-        "vmov    q0[2], q0[0], r0, r4\n\t"
-        "vmov    q0[3], q0[1], r2, r6\n\t"
-        "vmov    q1[2], q1[0], r8, r12\n\t"
-        "vmov    q1[3], q1[1], r10, lr\n\t"
-        "vldrw.u32 q2, [r7], #16\n\t"
-        "vldrw.u32 q3, [r9], #16\n\t"
-        PW64_REQ("q0")
-        PW64_REQ("q1")
-        "ldr     r0, [sp, #24]\n\t"
-        "vstrb.32 q0, [r5]\n\t"
-        "add     r2, r5, r0\n\t"
-        "vstrb.32 q1, [r2]\n\t"
-        "adds    r5, r5, #4\n\t"
-        "ldr     r0, [sp, #32]\n\t"
-        "cmp     r7, r0\n\t"
-        "bne     2b\n\t"
-        "ldr     r0, [sp, #24]\n\t" /* the next pair: past the second pixel's outputs */
-        "add     r5, r5, r0\n\t"
-        "adds    r3, r3, #128\n\t"
-        "ldr     r0, [sp, #28]\n\t"
-        "subs    r0, r0, #1\n\t"
-        "str     r0, [sp, #28]\n\t"
-        "bne     1b\n\t"
-        "add     sp, sp, #48\n\t"
-        "vpop    {d8-d15}\n\t"
-        "pop     {r4-r11, pc}");
+    __asm__(PW64_4X2_ASM(PW64_FIX_ANY));
 }
+
+/* pw64_4x2 when every shift is negative */
+__attribute__((naked, noinline)) static void pw64_4x2_neg(const uint32_t *job __attribute__((unused)))
+{
+    __asm__(PW64_4X2_ASM(PW64_FIX_NEG));
+}
+
 /* pw64_4x2 for one pixel (a stripe's odd last one): four output channels a pass, one vector of
  * sums; job as pw64_4x2's ([7] unused). Per block 9 instructions for 4 products where a pair
  * costs 14 for 8: half again, not twice, a pixel's share of a pair. */
@@ -1261,47 +1273,67 @@ __attribute__((naked, noinline)) static void pw64_4x2(const uint32_t *job __attr
     "vldrw.u32 q2, [r1, #" o3 "]\n\t"                                                          \
     "vmladava.s8 r6, q0, q2\n\t"
 
+#define PW64_4X1_ASM(FIX) \
+        "push    {r4-r11, lr}\n\t" \
+        "vpush   {d8-d15}\n\t" \
+        "ldm     r0, {r1-r12}\n\t" \
+        "push    {r1-r12}\n\t" /* [sp, #4 i] = job[i] */ \
+        "vdup.32 q4, r10\n\t" \
+        "vdup.32 q5, r11\n\t" \
+        "vdup.32 q6, r12\n\t" \
+        "ldr     r3, [sp]\n\t" \
+        "ldr     r5, [sp, #20]\n\t" \
+        "ldr     r1, [sp, #4]\n\t" \
+        "ldr     r11, [sp, #8]\n\t" \
+        "ldr     r7, [sp, #12]\n\t" \
+        "ldr     r9, [sp, #16]\n\t" \
+        "ldr     r8, [sp, #32]\n" \
+        "2:\n\t" /* four output channels */ \
+        "ldm     r11!, {r0, r2, r4, r6}\n\t" \
+        PW64_BLOCK1("0", "64", "128", "192") \
+        PW64_BLOCK1("16", "80", "144", "208") \
+        PW64_BLOCK1("32", "96", "160", "224") \
+        PW64_BLOCK1("48", "112", "176", "240") \
+        "add     r1, r1, #256\n\t" \
+        "vmov    q0[2], q0[0], r0, r4\n\t" \
+        "vmov    q0[3], q0[1], r2, r6\n\t" \
+        "vldrw.u32 q2, [r7], #16\n\t" \
+        "vldrw.u32 q3, [r9], #16\n\t" \
+        PW64_REQ("q0", FIX) \
+        "vstrb.32 q0, [r5]\n\t" \
+        "adds    r5, r5, #4\n\t" \
+        "cmp     r7, r8\n\t" \
+        "bne     2b\n\t" \
+        "add     sp, sp, #48\n\t" \
+        "vpop    {d8-d15}\n\t" \
+        "pop     {r4-r11, pc}"
+
 __attribute__((naked, noinline)) static void pw64_4x1(const uint32_t *job __attribute__((unused)))
 {
-    __asm__(
-        "push    {r4-r11, lr}\n\t"
-        "vpush   {d8-d15}\n\t"
-        "ldm     r0, {r1-r12}\n\t"
-        "push    {r1-r12}\n\t" /* [sp, #4 i] = job[i] */
-        "vdup.32 q4, r10\n\t"
-        "vdup.32 q5, r11\n\t"
-        "vdup.32 q6, r12\n\t"
-        "ldr     r3, [sp]\n\t"
-        "ldr     r5, [sp, #20]\n\t"
-        "ldr     r1, [sp, #4]\n\t"
-        "ldr     r11, [sp, #8]\n\t"
-        "ldr     r7, [sp, #12]\n\t"
-        "ldr     r9, [sp, #16]\n\t"
-        "ldr     r8, [sp, #32]\n"
-        "2:\n\t" /* four output channels */
-        "ldrd    r0, r2, [r11], #8\n\t"
-        "ldrd    r4, r6, [r11], #8\n\t"
-        PW64_BLOCK1("0", "64", "128", "192")
-        PW64_BLOCK1("16", "80", "144", "208")
-        PW64_BLOCK1("32", "96", "160", "224")
-        PW64_BLOCK1("48", "112", "176", "240")
-        "add     r1, r1, #256\n\t"
-        "vmov    q0[2], q0[0], r0, r4\n\t"
-        "vmov    q0[3], q0[1], r2, r6\n\t"
-        "vldrw.u32 q2, [r7], #16\n\t"
-        "vldrw.u32 q3, [r9], #16\n\t"
-        PW64_REQ("q0")
-        "vstrb.32 q0, [r5]\n\t"
-        "adds    r5, r5, #4\n\t"
-        "cmp     r7, r8\n\t"
-        "bne     2b\n\t"
-        "add     sp, sp, #48\n\t"
-        "vpop    {d8-d15}\n\t"
-        "pop     {r4-r11, pc}");
+    __asm__(PW64_4X1_ASM(PW64_FIX_ANY));
+}
+
+__attribute__((naked, noinline)) static void pw64_4x1_neg(const uint32_t *job __attribute__((unused)))
+{
+    __asm__(PW64_4X1_ASM(PW64_FIX_NEG));
 }
 #undef PW64_BLOCK1
+#undef PW64_4X1_ASM
+#undef PW64_4X2_ASM
+#undef PW64_FIX_ANY
+#undef PW64_FIX_NEG
 #undef PW64_BLOCK
 #undef PW64_REQ
+
+/* The largest shift[0 .. n), n a multiple of 4: whole vectors, one VMAXV. */
+static inline int32_t most_shift(const int32_t *shift, int32_t n)
+{
+    int32x4_t most = vdupq_n_s32(INT32_MIN);
+    for (int32_t c = 0; c < n; c += 4) {
+        most = vmaxq_s32(most, vldrwq_s32(shift + c));
+    }
+    return vmaxvq_s32(INT32_MIN, most);
+}
 
 /* The 1x1 convs pw64_4x2 takes: 64 input channels read in place (stride 1, no padding), out_c
  * a multiple of 4, x and w word aligned, no shift > 0; pixels in pairs, an odd last pixel
@@ -1311,8 +1343,11 @@ static int pw64_run(const mcugen_conv_fast_params *params,
                     const int8_t *w, const int32_t *sums, int32_t pixels, int32_t out_c,
                     int8_t *out)
 {
-    if (out_c % 4 != 0 || (((uintptr_t)x | (uintptr_t)w) & 3u) != 0 ||
-        any_left_shift(quant->shift, out_c)) {
+    if (out_c % 4 != 0 || (((uintptr_t)x | (uintptr_t)w) & 3u) != 0) {
+        return 0;
+    }
+    const int32_t most = most_shift(quant->shift, out_c);
+    if (most > 0) {
         return 0;
     }
     uint32_t job[12];
@@ -1329,12 +1364,12 @@ static int pw64_run(const mcugen_conv_fast_params *params,
     job[10] = (uint32_t)params->activation.min;
     job[11] = (uint32_t)params->activation.max;
     if (pixels >= 2) {
-        pw64_4x2(job);
+        (most < 0 ? pw64_4x2_neg : pw64_4x2)(job);
     }
     if (pixels % 2 == 1) { /* the last pixel */
         job[0] = (uint32_t)(uintptr_t)(x + (pixels - 1) * 64);
         job[5] = (uint32_t)(uintptr_t)(out + (pixels - 1) * out_c);
-        pw64_4x1(job);
+        (most < 0 ? pw64_4x1_neg : pw64_4x1)(job);
     }
     return 1;
 }
