@@ -315,6 +315,14 @@ mcugen_status mcugen_convolve_stripe_s8(const mcugen_context *ctx, const mcugen_
                                         const mcugen_dims *bias_dims, const int32_t *bias,
                                         const mcugen_dims *output_dims, int8_t *output)
 {
+#if defined(MCUGEN_FAST_MVE) && !defined(MCUGEN_PORTABLE)
+    if (mcugen_pointwise_stripe_fast_s8(params->kernel_sums, params->output_offset,
+                                        params->activation, &params->stride, &params->padding,
+                                        quant, input_dims, input, filter_dims, filter,
+                                        output_dims, output)) {
+        return MCUGEN_OK; /* a 64-channel pointwise stripe: the Helium pass, no set-up */
+    }
+#endif
     return CONVOLVE_STRIPE_WORK(ctx, params, quant, input_dims, input, filter_dims, filter,
                                 bias_dims, bias, output_dims, output);
 }

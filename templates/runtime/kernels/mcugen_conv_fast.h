@@ -149,6 +149,18 @@ int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_pa
                             const mcugen_dims *filter_dims, const int8_t *filter,
                             const int32_t *bias, const mcugen_dims *output_dims, int8_t *output);
 
+/* A tiled chain's later stripes of a 1x1, stride-1, unpadded conv over 64 channels with the
+ * build's kernel sums, straight from mcugen_convolve_stripe_s8 (Helium builds only: the
+ * general entry's set-up cost about 300 instructions a call): 1 when computed, 0 when the
+ * caller must run mcugen_convolve_fast_s8 (another shape, a shift > 0, unaligned data). */
+int mcugen_pointwise_stripe_fast_s8(const int32_t *kernel_sums, int32_t output_offset,
+                                    mcugen_activation activation, const mcugen_tile *stride,
+                                    const mcugen_tile *padding,
+                                    const mcugen_per_channel_quant_params *quant,
+                                    const mcugen_dims *input_dims, const int8_t *input,
+                                    const mcugen_dims *filter_dims, const int8_t *filter,
+                                    const mcugen_dims *output_dims, int8_t *output);
+
 /* 1 when every byte offset the depthwise fast paths form fits int32: they address each tap of
  * a window, in the padding too, from the window's origin, and rows from input row y0 (which
  * may be -padding), so every such offset is below the padded span

@@ -1338,7 +1338,7 @@ static inline int32_t most_shift(const int32_t *shift, int32_t n)
 /* The 1x1 convs pw64_4x2 takes: 64 input channels read in place (stride 1, no padding), out_c
  * a multiple of 4, x and w word aligned, no shift > 0; pixels in pairs, an odd last pixel
  * alone (pw64_4x1). */
-static int pw64_run(const mcugen_conv_fast_params *params,
+static int pw64_run(int32_t zp, mcugen_activation act,
                     const mcugen_per_channel_quant_params *quant, const int8_t *x,
                     const int8_t *w, const int32_t *sums, int32_t pixels, int32_t out_c,
                     int8_t *out)
@@ -1360,9 +1360,9 @@ static int pw64_run(const mcugen_conv_fast_params *params,
     job[6] = (uint32_t)out_c;
     job[7] = (uint32_t)(pixels / 2);
     job[8] = (uint32_t)(uintptr_t)(quant->multiplier + out_c);
-    job[9] = (uint32_t)params->output_offset;
-    job[10] = (uint32_t)params->activation.min;
-    job[11] = (uint32_t)params->activation.max;
+    job[9] = (uint32_t)zp;
+    job[10] = (uint32_t)act.min;
+    job[11] = (uint32_t)act.max;
     if (pixels >= 2) {
         (most < 0 ? pw64_4x2_neg : pw64_4x2)(job);
     }
@@ -1413,7 +1413,7 @@ int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_pa
                        input_dims->w == output_dims->w;
 #if !MVE_LEAN
     if (direct && size == 64 &&
-        pw64_run(params, quant, input, filter, sums,
+        pw64_run(params->output_offset, params->activation, quant, input, filter, sums,
                  output_dims->n * output_dims->h * output_dims->w, out_c, output)) {
         return 1;
     }
@@ -1575,6 +1575,30 @@ int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_pa
                            quant->shift, out_c, &k);
     }
     return 1;
+}
+
+int mcugen_pointwise_stripe_fast_s8(const int32_t *kernel_sums, int32_t output_offset,
+                                    mcugen_activation activation, const mcugen_tile *stride,
+                                    const mcugen_tile *padding,
+                                    const mcugen_per_channel_quant_params *quant,
+                                    const mcugen_dims *input_dims, const int8_t *input,
+                                    const mcugen_dims *filter_dims, const int8_t *filter,
+                                    const mcugen_dims *output_dims, int8_t *output)
+{
+#if !MVE_LEAN
+    if (kernel_sums != NULL && filter_dims->h == 1 && filter_dims->w == 1 &&
+        filter_dims->c == 64 && input_dims->c == 64 && stride->h == 1 && stride->w == 1 &&
+        padding->h == 0 && padding->w == 0 && input_dims->n == output_dims->n &&
+        input_dims->h == output_dims->h && input_dims->w == output_dims->w) {
+        return pw64_run(output_offset, activation, quant, input, filter, kernel_sums,
+                        output_dims->n * output_dims->h * output_dims->w, output_dims->c, output);
+    }
+#else
+    (void)kernel_sums, (void)output_offset, (void)activation, (void)stride, (void)padding;
+    (void)quant, (void)input_dims, (void)input, (void)filter_dims, (void)filter;
+    (void)output_dims, (void)output;
+#endif
+    return 0;
 }
 
 /* Depthwise (ch_mult 1): blocks of eight channels as int16 (x + off is exact), the products
