@@ -171,6 +171,15 @@ int mcugen_depthwise_fast_offsets_fit(const mcugen_conv_fast_params *params,
                                       const mcugen_dims *input_dims,
                                       const mcugen_dims *filter_dims, int32_t channels);
 
+/* A tiled chain's later stripes of a 3x3 depthwise with the build's table (params->mve_table),
+ * straight from mcugen_depthwise_conv_stripe_s8 (Helium builds only): 1 when computed by the
+ * row passes (stride 1, one column of padding each side, every shift negative, the full int8
+ * clamp, channels a multiple of 8 and at least 16), else 0. */
+int mcugen_depthwise_stripe_fast_s8(const mcugen_conv_fast_params *params,
+                                    const mcugen_dims *input_dims, const int8_t *input,
+                                    const mcugen_dims *filter_dims, const int8_t *filter,
+                                    const mcugen_dims *output_dims, int8_t *output);
+
 /* Arguments as mcugen_depthwise_conv_s8, already validated by it. */
 int mcugen_depthwise_conv_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_params *params,
                                   const mcugen_per_channel_quant_params *quant,

@@ -2308,6 +2308,22 @@ static inline int dw3_lean_fits(const mcugen_conv_fast_params *params, const mcu
 }
 #endif
 
+int mcugen_depthwise_stripe_fast_s8(const mcugen_conv_fast_params *params,
+                                    const mcugen_dims *input_dims, const int8_t *input,
+                                    const mcugen_dims *filter_dims, const int8_t *filter,
+                                    const mcugen_dims *output_dims, int8_t *output)
+{
+#if !MVE_LEAN
+    if (dw3_lean_fits(params, input_dims, filter_dims, output_dims)) {
+        return dw3_rows_lean(params, input_dims, input, filter, output_dims, output);
+    }
+#else
+    (void)params, (void)input_dims, (void)input, (void)filter_dims, (void)filter;
+    (void)output_dims, (void)output;
+#endif
+    return 0;
+}
+
 int mcugen_depthwise_conv_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_params *params,
                                   const mcugen_per_channel_quant_params *quant,
                                   const mcugen_dims *input_dims, const int8_t *input,
