@@ -703,7 +703,8 @@ static void test_depthwise_3x3(int32_t index)
 
 /* Fixed 3x3 depthwise shapes of the Helium path's row pass for a tiled chain's stripes
  * (dw3_rows_lean: stride 1, one column of padding each side, the build's table): odd and
- * even widths (the last pixel alone, the last pair at the border), the narrowest rows (3 and
+ * even widths (the last pixel alone, in passes of 16 channels or of 8, the last pair at the
+ * border), the narrowest rows (3 and
  * 4: no pair inside), stripes without vertical padding and with two rows of it; by index, the
  * quick requantization (the pass) or not (the general loop). The data come from a generator
  * seeded by the index, so the shared one draws nothing here. */
@@ -712,6 +713,7 @@ static void test_dw_shapes(int32_t index)
     /* in h, w, c; padding h */
     static const int16_t shapes[][4] = {
         {5, 5, 64, 1}, {4, 6, 16, 1}, {3, 4, 24, 0}, {6, 3, 32, 2}, {2, 8, 40, 1}, {7, 7, 16, 0},
+        {4, 5, 24, 1},
     };
     const int16_t *k = shapes[index % (int32_t)(sizeof(shapes) / sizeof(shapes[0]))];
     const uint32_t shared = rng_state;

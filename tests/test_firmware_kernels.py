@@ -210,10 +210,15 @@ MUTATIONS = [
     ("qemu-m55", "mcugen_conv_fast_mve.c", 'PW64_BLOCK1("48", "112", "176", "240")',
      'PW64_BLOCK1("48", "112", "176", "176")'),
     ("qemu-m55", "mcugen_conv_fast_mve.c", '"vrshl.s32 " a ", " a ", q3\\n\\t"', '"vshl.s32 " a ", " a ", q3\\n\\t"'),
-    # the Helium depthwise's row pass for stripes (dw3_rows_lean): the last pixel (odd width)
-    # and the last pair (even width) without the first column of their windows
+    # the Helium depthwise's row pass for stripes (dw3_rows_lean): the last pixel (odd width,
+    # channels a multiple of 8, of 16) and the last pair (even width) without the first column
+    # of their windows
     ("qemu-m55", "mcugen_conv_fast_mve.c", "dw_single3(last, xl + ch, w, 1, 0, &g, &k);",
      "dw_single3(last, xl + ch, w, 0, 0, &g, &k);"),
+    ("qemu-m55", "mcugen_conv_fast_mve.c", "dw_single3_fast(last, xl + ch, w, 1, 0, &g, k.zp);",
+     "dw_single3_fast(last, xl + ch, w, 0, 0, &g, k.zp);"),
+    # and dw_single3_fast's second block requantized with the first block's shifts
+    ("qemu-m55", "mcugen_conv_fast_mve.c", 'DW_REQ1("a1e", "128", "160")', 'DW_REQ1("a1e", "128", "64")'),
     ("qemu-m55", "mcugen_conv_fast_mve.c", "dw_pair3_fast(last, xl + ch, w, 1, 0, &g, k.zp);",
      "dw_pair3_fast(last, xl + ch, w, 0, 0, &g, k.zp);"),
     # the entry point of a tiled chain's later stripes (mcugen_conv.c) dropping the depthwise's
