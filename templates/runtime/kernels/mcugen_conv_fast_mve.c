@@ -1165,21 +1165,28 @@ static __attribute__((noinline)) void pair_run_do(const pair_run *r, const int8_
  * +192) by immediate offsets: x and w 4-byte aligned. job (copied to the stack on entry):
  * [0] x (pixel pairs contiguous), [1] w, [2] sums, [3] mult, [4] shift, [5] out, [6] out_c (a
  * multiple of 4), [7] pairs > 0, [8] mult + out_c, [9] zp, [10] min, [11] max. */
-#define PW64_BLOCK(o0, o1, o2, o3)                                                             \
+#define PW64_BLOCK(o0, o1, w0, w1, w2, w3)                                                     \
     "vldrw.u32 q0, [r3, #" o0 "]\n\t"                                                          \
     "vldrw.u32 q1, [r3, #" o1 "]\n\t"                                                          \
-    "vldrw.u32 q2, [r1, #" o0 "]\n\t"                                                          \
+    "vldrw.u32 q2, " w0 "\n\t"                                                                 \
     "vmladava.s8 r0, q0, q2\n\t"                                                               \
     "vmladava.s8 r8, q1, q2\n\t"                                                               \
-    "vldrw.u32 q2, [r1, #" o1 "]\n\t"                                                          \
+    "vldrw.u32 q2, " w1 "\n\t"                                                                 \
     "vmladava.s8 r2, q0, q2\n\t"                                                               \
     "vmladava.s8 r10, q1, q2\n\t"                                                              \
-    "vldrw.u32 q2, [r1, #" o2 "]\n\t"                                                          \
+    "vldrw.u32 q2, " w2 "\n\t"                                                                 \
     "vmladava.s8 r4, q0, q2\n\t"                                                               \
     "vmladava.s8 r12, q1, q2\n\t"                                                              \
-    "vldrw.u32 q2, [r1, #" o3 "]\n\t"                                                          \
+    "vldrw.u32 q2, " w3 "\n\t"                                                                 \
     "vmladava.s8 r6, q0, q2\n\t"                                                               \
     "vmladava.s8 lr, q1, q2\n\t"
+/* The four filter rows' blocks of a pass: the first load steps w to the next four rows
+ * (+256), the others reach back. */
+#define PW64_W_B0 "[r1], #256", "[r1, #-192]", "[r1, #-128]", "[r1, #-64]"
+#define PW64_W_B1 "[r1, #-240]", "[r1, #-176]", "[r1, #-112]", "[r1, #-48]"
+#define PW64_W_B2 "[r1, #-224]", "[r1, #-160]", "[r1, #-96]", "[r1, #-32]"
+#define PW64_W_B3 "[r1, #-208]", "[r1, #-144]", "[r1, #-80]", "[r1, #-16]"
+#define PW64_BLOCK_(args) PW64_BLOCK args
 /* The -1 for negative values before the rounding shift: acc & shift has acc's sign where the
  * shift is negative (some shift 0: ANY), or acc's sign itself (every shift negative: NEG). */
 #define PW64_FIX_ANY(a)                                                                        \
@@ -1215,11 +1222,10 @@ static __attribute__((noinline)) void pair_run_do(const pair_run *r, const int8_
         "mov     r10, r2\n\t" \
         "mov     r12, r4\n\t" \
         "mov     lr, r6\n\t" \
-        PW64_BLOCK("0", "64", "128", "192") \
-        PW64_BLOCK("16", "80", "144", "208") \
-        PW64_BLOCK("32", "96", "160", "224") \
-        PW64_BLOCK("48", "112", "176", "240") \
-        "add     r1, r1, #256\n\t" \
+        PW64_BLOCK_(("0", "64", PW64_W_B0)) \
+        PW64_BLOCK_(("16", "80", PW64_W_B1)) \
+        PW64_BLOCK_(("32", "96", PW64_W_B2)) \
+        PW64_BLOCK_(("48", "112", PW64_W_B3)) \
         /* (lane idx2 takes the first register: QEMU's reading of the encoding gas makes) */ \
         "vmov    q0[2], q0[0], r0, r4\n\t" \
         "vmov    q0[3], q0[1], r2, r6\n\t" \
@@ -1230,10 +1236,9 @@ static __attribute__((noinline)) void pair_run_do(const pair_run *r, const int8_
         PW64_REQ("q0", FIX) \
         PW64_REQ("q1", FIX) \
         "ldr     r0, [sp, #24]\n\t" \
-        "vstrb.32 q0, [r5]\n\t" \
         "add     r2, r5, r0\n\t" \
+        "vstrb.32 q0, [r5], #4\n\t" \
         "vstrb.32 q1, [r2]\n\t" \
-        "adds    r5, r5, #4\n\t" \
         "ldr     r0, [sp, #32]\n\t" \
         "cmp     r7, r0\n\t" \
         "bne     2b\n\t" \
@@ -1262,16 +1267,17 @@ __attribute__((naked, noinline)) static void pw64_4x2_neg(const uint32_t *job __
 /* pw64_4x2 for one pixel (a stripe's odd last one): four output channels a pass, one vector of
  * sums; job as pw64_4x2's ([7] unused). Per block 9 instructions for 4 products where a pair
  * costs 14 for 8: half again, not twice, a pixel's share of a pair. */
-#define PW64_BLOCK1(o0, o1, o2, o3)                                                            \
+#define PW64_BLOCK1(o0, w0, w1, w2, w3)                                                        \
     "vldrw.u32 q0, [r3, #" o0 "]\n\t"                                                          \
-    "vldrw.u32 q2, [r1, #" o0 "]\n\t"                                                          \
+    "vldrw.u32 q2, " w0 "\n\t"                                                                 \
     "vmladava.s8 r0, q0, q2\n\t"                                                               \
-    "vldrw.u32 q2, [r1, #" o1 "]\n\t"                                                          \
+    "vldrw.u32 q2, " w1 "\n\t"                                                                 \
     "vmladava.s8 r2, q0, q2\n\t"                                                               \
-    "vldrw.u32 q2, [r1, #" o2 "]\n\t"                                                          \
+    "vldrw.u32 q2, " w2 "\n\t"                                                                 \
     "vmladava.s8 r4, q0, q2\n\t"                                                               \
-    "vldrw.u32 q2, [r1, #" o3 "]\n\t"                                                          \
+    "vldrw.u32 q2, " w3 "\n\t"                                                                 \
     "vmladava.s8 r6, q0, q2\n\t"
+#define PW64_BLOCK1_(args) PW64_BLOCK1 args
 
 #define PW64_4X1_ASM(FIX) \
         "push    {r4-r11, lr}\n\t" \
@@ -1290,18 +1296,16 @@ __attribute__((naked, noinline)) static void pw64_4x2_neg(const uint32_t *job __
         "ldr     r8, [sp, #32]\n" \
         "2:\n\t" /* four output channels */ \
         "ldm     r11!, {r0, r2, r4, r6}\n\t" \
-        PW64_BLOCK1("0", "64", "128", "192") \
-        PW64_BLOCK1("16", "80", "144", "208") \
-        PW64_BLOCK1("32", "96", "160", "224") \
-        PW64_BLOCK1("48", "112", "176", "240") \
-        "add     r1, r1, #256\n\t" \
+        PW64_BLOCK1_(("0", PW64_W_B0)) \
+        PW64_BLOCK1_(("16", PW64_W_B1)) \
+        PW64_BLOCK1_(("32", PW64_W_B2)) \
+        PW64_BLOCK1_(("48", PW64_W_B3)) \
         "vmov    q0[2], q0[0], r0, r4\n\t" \
         "vmov    q0[3], q0[1], r2, r6\n\t" \
         "vldrw.u32 q2, [r7], #16\n\t" \
         "vldrw.u32 q3, [r9], #16\n\t" \
         PW64_REQ("q0", FIX) \
-        "vstrb.32 q0, [r5]\n\t" \
-        "adds    r5, r5, #4\n\t" \
+        "vstrb.32 q0, [r5], #4\n\t" \
         "cmp     r7, r8\n\t" \
         "bne     2b\n\t" \
         "add     sp, sp, #48\n\t" \
@@ -1318,6 +1322,12 @@ __attribute__((naked, noinline)) static void pw64_4x1_neg(const uint32_t *job __
     __asm__(PW64_4X1_ASM(PW64_FIX_NEG));
 }
 #undef PW64_BLOCK1
+#undef PW64_BLOCK1_
+#undef PW64_BLOCK_
+#undef PW64_W_B0
+#undef PW64_W_B1
+#undef PW64_W_B2
+#undef PW64_W_B3
 #undef PW64_4X1_ASM
 #undef PW64_4X2_ASM
 #undef PW64_FIX_ANY
