@@ -1217,11 +1217,8 @@ static __attribute__((noinline)) void pair_run_do(const pair_run *r, const int8_
         "ldr     r7, [sp, #12]\n\t" \
         "ldr     r9, [sp, #16]\n" \
         "2:\n\t" /* four output channels */ \
-        "ldm     r11!, {r0, r2, r4, r6}\n\t" \
-        "mov     r8, r0\n\t" \
-        "mov     r10, r2\n\t" \
-        "mov     r12, r4\n\t" \
-        "mov     lr, r6\n\t" \
+        "ldm     r11, {r0, r2, r4, r6}\n\t" /* the sums seed both pixels */ \
+        "ldm     r11!, {r8, r10, r12, lr}\n\t" \
         PW64_BLOCK_(("0", "64", PW64_W_B0)) \
         PW64_BLOCK_(("16", "80", PW64_W_B1)) \
         PW64_BLOCK_(("32", "96", PW64_W_B2)) \
