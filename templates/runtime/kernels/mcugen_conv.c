@@ -316,7 +316,8 @@ mcugen_status mcugen_convolve_stripe_s8(const mcugen_context *ctx, const mcugen_
                                         const mcugen_dims *output_dims, int8_t *output)
 {
 #if defined(MCUGEN_FAST_MVE) && !defined(MCUGEN_PORTABLE)
-    if (mcugen_pointwise_stripe_fast_s8(params->kernel_sums, params->output_offset,
+    if (filter_dims->h == 1 && filter_dims->w == 1 && filter_dims->c == 64 && /* (no call else) */
+        mcugen_pointwise_stripe_fast_s8(params->kernel_sums, params->output_offset,
                                         params->activation, &params->stride, &params->padding,
                                         quant, input_dims, input, filter_dims, filter,
                                         output_dims, output)) {
