@@ -58,7 +58,11 @@
  *        by two rows for 3x3 windows of 16 channels at stride 1 (a window row's five blocks
  *        loaded once for its three taps), the last pixel of an odd count four rows a pass.
  *        Runs of pixel pairs whose windows lie inside the input skip the per-pixel window
- *        arithmetic and bounds checks.
+ *        arithmetic and bounds checks. A 1x1 conv over 64 contiguous channels (no shift > 0,
+ *        out_c % 4 == 0, word-aligned data) runs four output channels by two pixels a pass in
+ *        one naked asm function, the eight sums in the even registers and requantized as two
+ *        vectors (pw64_4x2; an odd last pixel pw64_4x1); a tiled chain's stripes of it come
+ *        straight from mcugen_convolve_stripe_s8 (mcugen_pointwise_stripe_fast_s8).
  *        FULLY_CONNECTED: two rows a pass, VMLADAVA for w . x and VADDVA for sum(w).
  *        Depthwise (ch_mult 1, channels >= 8, the last block of eight overlapping the one before
  *        when channels % 8 != 0): eight channels as int16 (x + off), VMULLB/VMULLT into int32;
@@ -66,7 +70,10 @@
  *        taps outside the input are skipped; 3x3 pairs whose columns are all inside the input
  *        (stride 1 or 2) run a whole row's worth in one assembly loop. The blocks' bias,
  *        multipliers and shifts come from the build's table for a tiled chain's stripes
- *        (mcugen_dw_conv_params.mve_table), else are arranged in the scratch per call.
+ *        (mcugen_dw_conv_params.mve_table), else are arranged in the scratch per call. With
+ *        that table, every shift negative, the full int8 clamp, 3x3 windows at stride 1 with
+ *        one column of padding each side, the passes of a row are chosen once a row, not per
+ *        pixel (dw3_rows_lean; the last pixel of an odd row in one asm pass of 16 channels).
  *        The requantization is vectorised: VQRDMULH is gemmlowp's
  *        SaturatingRoundingDoublingHighMul exactly (saturation included), and VRSHL after
  *        subtracting 1 from negative values is RoundingDivideByPOT (ties away from zero); the
