@@ -574,6 +574,11 @@ static void test_conv_shapes(int32_t index)
         /* 3x3 windows of 16 channels, stride 1, three pixels a pass: runs of 10 and of 7
          * pixels (groups of three, then pairs, then one), batch 2 */
         {7, 12, 16, 10, 3, 3, 1, 1, 1, 1, 1, 0},  {6, 9, 16, 6, 3, 3, 1, 1, 0, 0, 2, -1},
+        /* 1x1 over 64 channels, four output channels by two pixels (pw64_4x2, pw64_4x1): one
+         * pixel alone, six in pairs with the sums made per call, a batch of two of nine
+         * (pairs, then one), and output counts that are not a multiple of 4 (declined) */
+        {1, 1, 64, 8, 1, 1, 1, 1, 0, 0, 1, 1},    {2, 3, 64, 12, 1, 1, 1, 1, 0, 0, 1, 0},
+        {3, 3, 64, 36, 1, 1, 1, 1, 0, 0, 2, -1},  {1, 3, 64, 6, 1, 1, 1, 1, 0, 0, 1, 1},
     };
     const int16_t *k = shapes[index % (int32_t)(sizeof(shapes) / sizeof(shapes[0]))];
     mcugen_dims in = {k[10], k[0], k[1], k[2]}, fd = {k[3], k[4], k[5], k[2]}, od;
@@ -694,6 +699,75 @@ static void test_depthwise_3x3(int32_t index)
     dw_3x3_only = 1;
     test_depthwise(index);
     dw_3x3_only = 0;
+}
+
+/* Fixed 3x3 depthwise shapes of the Helium path's row pass for a tiled chain's stripes
+ * (dw3_rows_lean: stride 1, one column of padding each side, the build's table): odd and
+ * even widths (the last pixel alone, in passes of 16 channels or of 8, the last pair at the
+ * border), the narrowest rows (3 and
+ * 4: no pair inside), stripes without vertical padding and with two rows of it; by index, the
+ * quick requantization (the pass) or not (the general loop). The data come from a generator
+ * seeded by the index, so the shared one draws nothing here. */
+static void test_dw_shapes(int32_t index)
+{
+    /* in h, w, c; padding h */
+    static const int16_t shapes[][4] = {
+        {5, 5, 64, 1}, {4, 6, 16, 1}, {3, 4, 24, 0}, {6, 3, 32, 2}, {2, 8, 40, 1}, {7, 7, 16, 0},
+        {4, 5, 24, 1},
+    };
+    const int16_t *k = shapes[index % (int32_t)(sizeof(shapes) / sizeof(shapes[0]))];
+    const uint32_t shared = rng_state;
+    rng_state = (0x7F4A7C15u ^ (uint32_t)(index + 1) * 2654435761u) | 1u; /* (never 0) */
+    const mcugen_dims in = {1, k[0], k[1], k[2]}, fd = {1, 3, 3, k[2]};
+    const mcugen_dims od = {1, k[0] + 2 * k[3] - 2, k[1], k[2]}, bd = {1, 1, 1, k[2]};
+    mcugen_dw_conv_params params;
+    memset(&params, 0, sizeof params);
+    params.ch_mult = 1;
+    params.stride.h = params.stride.w = 1;
+    params.dilation.h = params.dilation.w = 1;
+    params.padding.h = k[3];
+    params.padding.w = 1;
+    params.input_offset = uniform(-127, 128);
+    params.output_offset = uniform(-128, 127);
+    params.activation = random_activation();
+    fill_s8(input, in.h * in.w * in.c);
+    fill_s8(filter, 9 * fd.c);
+    fill_quant(od.c, 9);
+    if (index % 3 != 2) { /* the row pass's case */
+        tame_quant(od.c);
+        params.activation.min = INT8_MIN;
+        params.activation.max = INT8_MAX;
+    }
+    const int32_t bytes = od.h * od.w * od.c;
+    const mcugen_per_channel_quant_params quant = {multiplier, shift};
+    const mcugen_context ctx = {scratch, mcugen_depthwise_conv_fast_s8_buffer_size(&fd)};
+    prepare_outputs(bytes);
+    if (mcugen_depthwise_conv_s8(&ctx, &params, &quant, &in, input, &fd, filter, &bd, bias,
+                                 &od, out_ref) != MCUGEN_OK) {
+        put_text("FAIL depthwise: portable kernel rejected case ");
+        put_int(index);
+        end_line();
+        ++failures;
+        rng_state = shared;
+        return;
+    }
+    params.mve_table = make_mve_table(bias, od.c);
+    const mcugen_conv_fast_params fp = fast_dw(&params);
+    if (mcugen_depthwise_conv_fast_s8(&ctx, &fp, &quant, &in, input, &fd, filter, bias, &od,
+                                      out_fast)) {
+        ++fast_cases;
+    } else {
+        memcpy(out_fast, out_ref, (size_t)bytes);
+    }
+    count_spread(bytes, params.activation);
+    compare("depthwise", index, bytes);
+    memset(out_fast, GUARD, (size_t)bytes + 1); /* as a tiled chain's later stripe calls it */
+    if (fast_mcugen_depthwise_conv_stripe_s8(&ctx, &params, &quant, &in, input, &fd, filter, &bd,
+                                             bias, &od, out_fast) != MCUGEN_OK) {
+        memset(out_fast, GUARD, (size_t)bytes);
+    }
+    compare("depthwise_stripe", index, bytes);
+    rng_state = shared;
 }
 
 static void test_fully_connected(int32_t index)
@@ -1310,6 +1384,7 @@ int main(void)
     run("pool", test_pool);
     run("depthwise_3x3", test_depthwise_3x3); /* (last: the runs above keep their cases) */
     run("conv_shapes", test_conv_shapes);     /* (draws nothing from the shared generator) */
+    run("dw_shapes", test_dw_shapes);         /* (draws nothing from the shared generator) */
     run("move", test_move);                   /* (draws nothing from the shared generator) */
 #if defined(MCUGEN_FAST_MVE)
     put_text("path: MVE");

@@ -203,6 +203,24 @@ MUTATIONS = [
     # the three-pixel pass over 3x3 windows of 16 channels: the middle tap's third pixel read
     # from the second's block
     ("qemu-m55", "mcugen_conv_fast_mve.c", 'W16_TAP("q1", "q2", "q3")', 'W16_TAP("q1", "q2", "q2")'),
+    # the 1x1 over 64 channels (pw64_4x2, pw64_4x1): the second pixel's fourth row against the
+    # first pixel, the one-pixel pass's last block against the block before's weights, and
+    # the requantization's right shift truncating instead of rounding
+    ("qemu-m55", "mcugen_conv_fast_mve.c", '"vmladava.s8 lr, q1, q2\\n\\t"', '"vmladava.s8 lr, q0, q2\\n\\t"'),
+    ("qemu-m55", "mcugen_conv_fast_mve.c", 'PW64_BLOCK1_(("48", PW64_W_B3))',
+     'PW64_BLOCK1_(("48", PW64_W_B2))'),
+    ("qemu-m55", "mcugen_conv_fast_mve.c", '"vrshl.s32 " a ", " a ", q3\\n\\t"', '"vshl.s32 " a ", " a ", q3\\n\\t"'),
+    # the Helium depthwise's row pass for stripes (dw3_rows_lean): the last pixel (odd width,
+    # channels a multiple of 8, of 16) and the last pair (even width) without the first column
+    # of their windows
+    ("qemu-m55", "mcugen_conv_fast_mve.c", "dw_single3(last, xl + ch, w, 1, 0, &g, &k);",
+     "dw_single3(last, xl + ch, w, 0, 0, &g, &k);"),
+    ("qemu-m55", "mcugen_conv_fast_mve.c", "dw_single3_fast(last, xl + ch, w, 1, 0, &g, k.zp);",
+     "dw_single3_fast(last, xl + ch, w, 0, 0, &g, k.zp);"),
+    # and dw_single3_fast's second block requantized with the first block's shifts
+    ("qemu-m55", "mcugen_conv_fast_mve.c", 'DW_REQ1("a1e", "128", "160")', 'DW_REQ1("a1e", "128", "64")'),
+    ("qemu-m55", "mcugen_conv_fast_mve.c", "dw_pair3_fast(last, xl + ch, w, 1, 0, &g, k.zp);",
+     "dw_pair3_fast(last, xl + ch, w, 0, 0, &g, k.zp);"),
     # the entry point of a tiled chain's later stripes (mcugen_conv.c) dropping the depthwise's
     # bias
     *[(target, "mcugen_conv.c", _STRIPE_DW_TAIL,

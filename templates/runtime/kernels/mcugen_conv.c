@@ -315,6 +315,15 @@ mcugen_status mcugen_convolve_stripe_s8(const mcugen_context *ctx, const mcugen_
                                         const mcugen_dims *bias_dims, const int32_t *bias,
                                         const mcugen_dims *output_dims, int8_t *output)
 {
+#if defined(MCUGEN_FAST_MVE) && !defined(MCUGEN_PORTABLE)
+    if (filter_dims->h == 1 && filter_dims->w == 1 && filter_dims->c == 64 && /* (no call else) */
+        mcugen_pointwise_stripe_fast_s8(params->kernel_sums, params->output_offset,
+                                        params->activation, &params->stride, &params->padding,
+                                        quant, input_dims, input, filter_dims, filter,
+                                        output_dims, output)) {
+        return MCUGEN_OK; /* a 64-channel pointwise stripe: the Helium pass, no set-up */
+    }
+#endif
     return CONVOLVE_STRIPE_WORK(ctx, params, quant, input_dims, input, filter_dims, filter,
                                 bias_dims, bias, output_dims, output);
 }
@@ -327,6 +336,19 @@ mcugen_status mcugen_depthwise_conv_stripe_s8(const mcugen_context *ctx,
                                               const mcugen_dims *bias_dims, const int32_t *bias,
                                               const mcugen_dims *output_dims, int8_t *output)
 {
+#if defined(MCUGEN_FAST_MVE) && !defined(MCUGEN_PORTABLE)
+    if (params->mve_table != NULL) { /* the build's table: the Helium row passes, no set-up */
+        const mcugen_conv_fast_params fast = {params->input_offset, params->output_offset,
+                                              params->stride,       params->padding,
+                                              params->dilation,     params->activation,
+                                              params->ch_mult,      NULL,
+                                              params->rq_table,     params->mve_table};
+        if (mcugen_depthwise_stripe_fast_s8(&fast, input_dims, input, filter_dims, filter,
+                                            output_dims, output)) {
+            return MCUGEN_OK;
+        }
+    }
+#endif
     return DEPTHWISE_STRIPE_WORK(ctx, params, quant, input_dims, input, filter_dims, filter,
                                  bias_dims, bias, output_dims, output);
 }

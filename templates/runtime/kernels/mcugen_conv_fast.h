@@ -58,7 +58,11 @@
  *        by two rows for 3x3 windows of 16 channels at stride 1 (a window row's five blocks
  *        loaded once for its three taps), the last pixel of an odd count four rows a pass.
  *        Runs of pixel pairs whose windows lie inside the input skip the per-pixel window
- *        arithmetic and bounds checks.
+ *        arithmetic and bounds checks. A 1x1 conv over 64 contiguous channels (no shift > 0,
+ *        out_c % 4 == 0, word-aligned data) runs four output channels by two pixels a pass in
+ *        one naked asm function, the eight sums in the even registers and requantized as two
+ *        vectors (pw64_4x2; an odd last pixel pw64_4x1); a tiled chain's stripes of it come
+ *        straight from mcugen_convolve_stripe_s8 (mcugen_pointwise_stripe_fast_s8).
  *        FULLY_CONNECTED: two rows a pass, VMLADAVA for w . x and VADDVA for sum(w).
  *        Depthwise (ch_mult 1, channels >= 8, the last block of eight overlapping the one before
  *        when channels % 8 != 0): eight channels as int16 (x + off), VMULLB/VMULLT into int32;
@@ -66,7 +70,10 @@
  *        taps outside the input are skipped; 3x3 pairs whose columns are all inside the input
  *        (stride 1 or 2) run a whole row's worth in one assembly loop. The blocks' bias,
  *        multipliers and shifts come from the build's table for a tiled chain's stripes
- *        (mcugen_dw_conv_params.mve_table), else are arranged in the scratch per call.
+ *        (mcugen_dw_conv_params.mve_table), else are arranged in the scratch per call. With
+ *        that table, every shift negative, the full int8 clamp, 3x3 windows at stride 1 with
+ *        one column of padding each side, the passes of a row are chosen once a row, not per
+ *        pixel (dw3_rows_lean; the last pixel of an odd row in one asm pass of 16 channels).
  *        The requantization is vectorised: VQRDMULH is gemmlowp's
  *        SaturatingRoundingDoublingHighMul exactly (saturation included), and VRSHL after
  *        subtracting 1 from negative values is RoundingDivideByPOT (ties away from zero); the
@@ -149,6 +156,18 @@ int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_pa
                             const mcugen_dims *filter_dims, const int8_t *filter,
                             const int32_t *bias, const mcugen_dims *output_dims, int8_t *output);
 
+/* A tiled chain's later stripes of a 1x1, stride-1, unpadded conv over 64 channels with the
+ * build's kernel sums, straight from mcugen_convolve_stripe_s8 (Helium builds only: the
+ * general entry's set-up cost about 300 instructions a call): 1 when computed, 0 when the
+ * caller must run mcugen_convolve_fast_s8 (another shape, a shift > 0, unaligned data). */
+int mcugen_pointwise_stripe_fast_s8(const int32_t *kernel_sums, int32_t output_offset,
+                                    mcugen_activation activation, const mcugen_tile *stride,
+                                    const mcugen_tile *padding,
+                                    const mcugen_per_channel_quant_params *quant,
+                                    const mcugen_dims *input_dims, const int8_t *input,
+                                    const mcugen_dims *filter_dims, const int8_t *filter,
+                                    const mcugen_dims *output_dims, int8_t *output);
+
 /* 1 when every byte offset the depthwise fast paths form fits int32: they address each tap of
  * a window, in the padding too, from the window's origin, and rows from input row y0 (which
  * may be -padding), so every such offset is below the padded span
@@ -158,6 +177,15 @@ int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_pa
 int mcugen_depthwise_fast_offsets_fit(const mcugen_conv_fast_params *params,
                                       const mcugen_dims *input_dims,
                                       const mcugen_dims *filter_dims, int32_t channels);
+
+/* A tiled chain's later stripes of a 3x3 depthwise with the build's table (params->mve_table),
+ * straight from mcugen_depthwise_conv_stripe_s8 (Helium builds only): 1 when computed by the
+ * row passes (stride 1, one column of padding each side, every shift negative, the full int8
+ * clamp, channels a multiple of 8 and at least 16), else 0. */
+int mcugen_depthwise_stripe_fast_s8(const mcugen_conv_fast_params *params,
+                                    const mcugen_dims *input_dims, const int8_t *input,
+                                    const mcugen_dims *filter_dims, const int8_t *filter,
+                                    const mcugen_dims *output_dims, int8_t *output);
 
 /* Arguments as mcugen_depthwise_conv_s8, already validated by it. */
 int mcugen_depthwise_conv_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_params *params,

@@ -1155,6 +1155,233 @@ static __attribute__((noinline)) void pair_run_do(const pair_run *r, const int8_
 }
 #endif
 
+#if !MVE_LEAN
+/* A 1x1 conv over 64 contiguous channels (KWS's pointwise layers), every shift <= 0: four
+ * output channels by two pixels a pass, the eight dot products in the eight even registers
+ * VMLADAVA takes (so no accumulator goes through memory), then moved two at a time into one
+ * vector per pixel and requantized there (requantize_right_x4, the zero point, the clamp).
+ * The C loops of requant_store_pair and rows_3x2 cost about 15 instructions an output; this
+ * about 11. Word loads (VLDRW) reach the second pixel (+64) and the four filter rows (+64 ..
+ * +192) by immediate offsets: x and w 4-byte aligned. job (copied to the stack on entry):
+ * [0] x (pixel pairs contiguous), [1] w, [2] sums, [3] mult, [4] shift, [5] out, [6] out_c (a
+ * multiple of 4), [7] pairs > 0, [8] mult + out_c, [9] zp, [10] min, [11] max. */
+#define PW64_BLOCK(o0, o1, w0, w1, w2, w3)                                                     \
+    "vldrw.u32 q0, [r3, #" o0 "]\n\t"                                                          \
+    "vldrw.u32 q1, [r3, #" o1 "]\n\t"                                                          \
+    "vldrw.u32 q2, " w0 "\n\t"                                                                 \
+    "vmladava.s8 r0, q0, q2\n\t"                                                               \
+    "vmladava.s8 r8, q1, q2\n\t"                                                               \
+    "vldrw.u32 q2, " w1 "\n\t"                                                                 \
+    "vmladava.s8 r2, q0, q2\n\t"                                                               \
+    "vmladava.s8 r10, q1, q2\n\t"                                                              \
+    "vldrw.u32 q2, " w2 "\n\t"                                                                 \
+    "vmladava.s8 r4, q0, q2\n\t"                                                               \
+    "vmladava.s8 r12, q1, q2\n\t"                                                              \
+    "vldrw.u32 q2, " w3 "\n\t"                                                                 \
+    "vmladava.s8 r6, q0, q2\n\t"                                                               \
+    "vmladava.s8 lr, q1, q2\n\t"
+/* The four filter rows' blocks of a pass: the first load steps w to the next four rows
+ * (+256), the others reach back. */
+#define PW64_W_B0 "[r1], #256", "[r1, #-192]", "[r1, #-128]", "[r1, #-64]"
+#define PW64_W_B1 "[r1, #-240]", "[r1, #-176]", "[r1, #-112]", "[r1, #-48]"
+#define PW64_W_B2 "[r1, #-224]", "[r1, #-160]", "[r1, #-96]", "[r1, #-32]"
+#define PW64_W_B3 "[r1, #-208]", "[r1, #-144]", "[r1, #-80]", "[r1, #-16]"
+#define PW64_BLOCK_(args) PW64_BLOCK args
+/* The -1 for negative values before the rounding shift: acc & shift has acc's sign where the
+ * shift is negative (some shift 0: ANY), or acc's sign itself (every shift negative: NEG). */
+#define PW64_FIX_ANY(a)                                                                        \
+    "vand    q7, " a ", q3\n\t"                                                               \
+    "vshr.s32 q7, q7, #31\n\t"
+#define PW64_FIX_NEG(a) "vshr.s32 q7, " a ", #31\n\t"
+#define PW64_REQ(a, FIX)                                                                       \
+    "vqrdmulh.s32 " a ", " a ", q2\n\t" FIX(a)                                                 \
+    "vqadd.s32 " a ", " a ", q7\n\t"                                                           \
+    "vrshl.s32 " a ", " a ", q3\n\t"                                                           \
+    "vadd.i32 " a ", " a ", q4\n\t"                                                            \
+    "vmax.s32 " a ", " a ", q5\n\t"                                                            \
+    "vmin.s32 " a ", " a ", q6\n\t"
+
+#define PW64_4X2_ASM(FIX) \
+        "push    {r4-r11, lr}\n\t" \
+        "vpush   {d8-d15}\n\t" \
+        "ldm     r0, {r1-r12}\n\t" \
+        "push    {r1-r12}\n\t" /* [sp, #4 i] = job[i] */ \
+        "vdup.32 q4, r10\n\t" \
+        "vdup.32 q5, r11\n\t" \
+        "vdup.32 q6, r12\n\t" \
+        "ldr     r3, [sp]\n\t" \
+        "ldr     r5, [sp, #20]\n" \
+        "1:\n\t" /* a pair of pixels */ \
+        "ldr     r1, [sp, #4]\n\t" \
+        "ldr     r11, [sp, #8]\n\t" \
+        "ldr     r7, [sp, #12]\n\t" \
+        "ldr     r9, [sp, #16]\n" \
+        "2:\n\t" /* four output channels */ \
+        "ldm     r11, {r0, r2, r4, r6}\n\t" /* the sums seed both pixels */ \
+        "ldm     r11!, {r8, r10, r12, lr}\n\t" \
+        PW64_BLOCK_(("0", "64", PW64_W_B0)) \
+        PW64_BLOCK_(("16", "80", PW64_W_B1)) \
+        PW64_BLOCK_(("32", "96", PW64_W_B2)) \
+        PW64_BLOCK_(("48", "112", PW64_W_B3)) \
+        /* (lane idx2 takes the first register: QEMU's reading of the encoding gas makes) */ \
+        "vmov    q0[2], q0[0], r0, r4\n\t" \
+        "vmov    q0[3], q0[1], r2, r6\n\t" \
+        "vmov    q1[2], q1[0], r8, r12\n\t" \
+        "vmov    q1[3], q1[1], r10, lr\n\t" \
+        "vldrw.u32 q2, [r7], #16\n\t" \
+        "vldrw.u32 q3, [r9], #16\n\t" \
+        PW64_REQ("q0", FIX) \
+        PW64_REQ("q1", FIX) \
+        "ldr     r0, [sp, #24]\n\t" \
+        "add     r2, r5, r0\n\t" \
+        "vstrb.32 q0, [r5], #4\n\t" \
+        "vstrb.32 q1, [r2]\n\t" \
+        "ldr     r0, [sp, #32]\n\t" \
+        "cmp     r7, r0\n\t" \
+        "bne     2b\n\t" \
+        "ldr     r0, [sp, #24]\n\t" /* the next pair: past the second pixel's outputs */ \
+        "add     r5, r5, r0\n\t" \
+        "adds    r3, r3, #128\n\t" \
+        "ldr     r0, [sp, #28]\n\t" \
+        "subs    r0, r0, #1\n\t" \
+        "str     r0, [sp, #28]\n\t" \
+        "bne     1b\n\t" \
+        "add     sp, sp, #48\n\t" \
+        "vpop    {d8-d15}\n\t" \
+        "pop     {r4-r11, pc}"
+
+__attribute__((naked, noinline)) static void pw64_4x2(const uint32_t *job __attribute__((unused)))
+{
+    __asm__(PW64_4X2_ASM(PW64_FIX_ANY));
+}
+
+/* pw64_4x2 when every shift is negative */
+__attribute__((naked, noinline)) static void pw64_4x2_neg(const uint32_t *job __attribute__((unused)))
+{
+    __asm__(PW64_4X2_ASM(PW64_FIX_NEG));
+}
+
+/* pw64_4x2 for one pixel (a stripe's odd last one): four output channels a pass, one vector of
+ * sums; job as pw64_4x2's ([7] unused). Per block 9 instructions for 4 products where a pair
+ * costs 14 for 8: half again, not twice, a pixel's share of a pair. */
+#define PW64_BLOCK1(o0, w0, w1, w2, w3)                                                        \
+    "vldrw.u32 q0, [r3, #" o0 "]\n\t"                                                          \
+    "vldrw.u32 q2, " w0 "\n\t"                                                                 \
+    "vmladava.s8 r0, q0, q2\n\t"                                                               \
+    "vldrw.u32 q2, " w1 "\n\t"                                                                 \
+    "vmladava.s8 r2, q0, q2\n\t"                                                               \
+    "vldrw.u32 q2, " w2 "\n\t"                                                                 \
+    "vmladava.s8 r4, q0, q2\n\t"                                                               \
+    "vldrw.u32 q2, " w3 "\n\t"                                                                 \
+    "vmladava.s8 r6, q0, q2\n\t"
+#define PW64_BLOCK1_(args) PW64_BLOCK1 args
+
+#define PW64_4X1_ASM(FIX) \
+        "push    {r4-r11, lr}\n\t" \
+        "vpush   {d8-d15}\n\t" \
+        "ldm     r0, {r1-r12}\n\t" \
+        "push    {r1-r12}\n\t" /* [sp, #4 i] = job[i] */ \
+        "vdup.32 q4, r10\n\t" \
+        "vdup.32 q5, r11\n\t" \
+        "vdup.32 q6, r12\n\t" \
+        "ldr     r3, [sp]\n\t" \
+        "ldr     r5, [sp, #20]\n\t" \
+        "ldr     r1, [sp, #4]\n\t" \
+        "ldr     r11, [sp, #8]\n\t" \
+        "ldr     r7, [sp, #12]\n\t" \
+        "ldr     r9, [sp, #16]\n\t" \
+        "ldr     r8, [sp, #32]\n" \
+        "2:\n\t" /* four output channels */ \
+        "ldm     r11!, {r0, r2, r4, r6}\n\t" \
+        PW64_BLOCK1_(("0", PW64_W_B0)) \
+        PW64_BLOCK1_(("16", PW64_W_B1)) \
+        PW64_BLOCK1_(("32", PW64_W_B2)) \
+        PW64_BLOCK1_(("48", PW64_W_B3)) \
+        "vmov    q0[2], q0[0], r0, r4\n\t" \
+        "vmov    q0[3], q0[1], r2, r6\n\t" \
+        "vldrw.u32 q2, [r7], #16\n\t" \
+        "vldrw.u32 q3, [r9], #16\n\t" \
+        PW64_REQ("q0", FIX) \
+        "vstrb.32 q0, [r5], #4\n\t" \
+        "cmp     r7, r8\n\t" \
+        "bne     2b\n\t" \
+        "add     sp, sp, #48\n\t" \
+        "vpop    {d8-d15}\n\t" \
+        "pop     {r4-r11, pc}"
+
+__attribute__((naked, noinline)) static void pw64_4x1(const uint32_t *job __attribute__((unused)))
+{
+    __asm__(PW64_4X1_ASM(PW64_FIX_ANY));
+}
+
+__attribute__((naked, noinline)) static void pw64_4x1_neg(const uint32_t *job __attribute__((unused)))
+{
+    __asm__(PW64_4X1_ASM(PW64_FIX_NEG));
+}
+#undef PW64_BLOCK1
+#undef PW64_BLOCK1_
+#undef PW64_BLOCK_
+#undef PW64_W_B0
+#undef PW64_W_B1
+#undef PW64_W_B2
+#undef PW64_W_B3
+#undef PW64_4X1_ASM
+#undef PW64_4X2_ASM
+#undef PW64_FIX_ANY
+#undef PW64_FIX_NEG
+#undef PW64_BLOCK
+#undef PW64_REQ
+
+/* The largest shift[0 .. n), n a multiple of 4: whole vectors, one VMAXV. */
+static inline int32_t most_shift(const int32_t *shift, int32_t n)
+{
+    int32x4_t most = vdupq_n_s32(INT32_MIN);
+    for (int32_t c = 0; c < n; c += 4) {
+        most = vmaxq_s32(most, vldrwq_s32(shift + c));
+    }
+    return vmaxvq_s32(INT32_MIN, most);
+}
+
+/* The 1x1 convs pw64_4x2 takes: 64 input channels read in place (stride 1, no padding), out_c
+ * a multiple of 4, x and w word aligned, no shift > 0; pixels in pairs, an odd last pixel
+ * alone (pw64_4x1). */
+static int pw64_run(int32_t zp, mcugen_activation act,
+                    const mcugen_per_channel_quant_params *quant, const int8_t *x,
+                    const int8_t *w, const int32_t *sums, int32_t pixels, int32_t out_c,
+                    int8_t *out)
+{
+    if (out_c % 4 != 0 || (((uintptr_t)x | (uintptr_t)w) & 3u) != 0) {
+        return 0;
+    }
+    const int32_t most = most_shift(quant->shift, out_c);
+    if (most > 0) {
+        return 0;
+    }
+    uint32_t job[12];
+    job[0] = (uint32_t)(uintptr_t)x;
+    job[1] = (uint32_t)(uintptr_t)w;
+    job[2] = (uint32_t)(uintptr_t)sums;
+    job[3] = (uint32_t)(uintptr_t)quant->multiplier;
+    job[4] = (uint32_t)(uintptr_t)quant->shift;
+    job[5] = (uint32_t)(uintptr_t)out;
+    job[6] = (uint32_t)out_c;
+    job[7] = (uint32_t)(pixels / 2);
+    job[8] = (uint32_t)(uintptr_t)(quant->multiplier + out_c);
+    job[9] = (uint32_t)zp;
+    job[10] = (uint32_t)act.min;
+    job[11] = (uint32_t)act.max;
+    if (pixels >= 2) {
+        (most < 0 ? pw64_4x2_neg : pw64_4x2)(job);
+    }
+    if (pixels % 2 == 1) { /* the last pixel */
+        job[0] = (uint32_t)(uintptr_t)(x + (pixels - 1) * 64);
+        job[5] = (uint32_t)(uintptr_t)(out + (pixels - 1) * out_c);
+        (most < 0 ? pw64_4x1_neg : pw64_4x1)(job);
+    }
+    return 1;
+}
+#endif
+
 /* Every tap of the window inside the input (then its rows can be read in place). */
 static inline int window_inside(const window *win, const mcugen_dims *in,
                                 const mcugen_dims *filter, const mcugen_tile *dilation)
@@ -1191,6 +1418,13 @@ int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_pa
                        params->stride.w == 1 && params->padding.h == 0 &&
                        params->padding.w == 0 && input_dims->h == output_dims->h &&
                        input_dims->w == output_dims->w;
+#if !MVE_LEAN
+    if (direct && size == 64 &&
+        pw64_run(params->output_offset, params->activation, quant, input, filter, sums,
+                 output_dims->n * output_dims->h * output_dims->w, out_c, output)) {
+        return 1;
+    }
+#endif
     const out_consts k =
         make_out_consts(params->output_offset, params->activation, quant->shift, out_c);
     int32_t pixels = output_dims->n * output_dims->h * output_dims->w;
@@ -1348,6 +1582,30 @@ int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_pa
                            quant->shift, out_c, &k);
     }
     return 1;
+}
+
+int mcugen_pointwise_stripe_fast_s8(const int32_t *kernel_sums, int32_t output_offset,
+                                    mcugen_activation activation, const mcugen_tile *stride,
+                                    const mcugen_tile *padding,
+                                    const mcugen_per_channel_quant_params *quant,
+                                    const mcugen_dims *input_dims, const int8_t *input,
+                                    const mcugen_dims *filter_dims, const int8_t *filter,
+                                    const mcugen_dims *output_dims, int8_t *output)
+{
+#if !MVE_LEAN
+    if (kernel_sums != NULL && filter_dims->h == 1 && filter_dims->w == 1 &&
+        filter_dims->c == 64 && input_dims->c == 64 && stride->h == 1 && stride->w == 1 &&
+        padding->h == 0 && padding->w == 0 && input_dims->n == output_dims->n &&
+        input_dims->h == output_dims->h && input_dims->w == output_dims->w) {
+        return pw64_run(output_offset, activation, quant, input, filter, kernel_sums,
+                        output_dims->n * output_dims->h * output_dims->w, output_dims->c, output);
+    }
+#else
+    (void)kernel_sums, (void)output_offset, (void)activation, (void)stride, (void)padding;
+    (void)quant, (void)input_dims, (void)input, (void)filter_dims, (void)filter;
+    (void)output_dims, (void)output;
+#endif
+    return 0;
 }
 
 /* Depthwise (ch_mult 1): blocks of eight channels as int16 (x + off is exact), the products
@@ -1833,6 +2091,94 @@ static inline void dw_single3(int8_t *out, const int8_t *x, const int8_t *w, int
 #endif
 
 #if !MVE_LEAN
+/* Requantize one vector a of a block (multiplier at [t, #mo], shift at [t, #so], every shift
+ * negative), add the zero point (lr). */
+#define DW_REQ1(a, mo, so)                                                                     \
+    "vldrw.32 %q[wv], [%[t], #" mo "]\n\t"                                                     \
+    "vldrw.32 %q[tv], [%[t], #" so "]\n\t"                                                     \
+    "vqrdmulh.s32 %q[" a "], %q[" a "], %q[wv]\n\t"                                            \
+    "vshr.s32 %q[xv], %q[" a "], #31\n\t"                                                      \
+    "vqadd.s32 %q[" a "], %q[" a "], %q[xv]\n\t"                                               \
+    "vrshl.s32 %q[" a "], %q[" a "], %q[tv]\n\t"                                               \
+    "vadd.i32 %q[" a "], %q[" a "], lr\n\t"
+
+/* dw_single3 entirely in assembly, passes of sixteen channels and their requantization
+ * included, in the case of dw_pair3_fast (every shift negative, the full int8 clamp, dilation
+ * 1) with channels a multiple of 16: compiled from C, the bias, the table's loads and the
+ * stores between the window rows cost about 80 instructions a pass, here about 50. x at
+ * column 1 of the first row inside, w at that row's tap 0. */
+static void dw_single3_fast(int8_t *out, const int8_t *x, const int8_t *w, int32_t has0,
+                            int32_t has2, const dw_geom *g, int32_t zp)
+{
+    const int32_t ch = g->ch, off = g->off, next = g->row_step - 2 * ch;
+    uint32_t args[5];
+    args[0] = (uint32_t)(uintptr_t)x - (uint32_t)ch; /* column 0 (read only if has0) */
+    args[1] = (uint32_t)(uintptr_t)w;
+    args[2] = (uint32_t)g->rows;
+    args[3] = (uint32_t)zp;
+    args[4] = (uint32_t)(uintptr_t)(g->table + dw_blocks(ch) * DW_BLOCK_WORDS);
+    const int32_t *t = g->table;
+    const int8_t *xr, *wr;
+    int32x4_t a0e, a0o, a1e, a1o;
+    int16x8_t xv, tv, wv;
+    __asm__ __volatile__( /* (volatile: its results are the stores) */
+            "0:\n\t"
+            "ldrd    %[xr], %[wr], [%[p]]\n\t" /* the pass's column 0 and tap 0 */
+            "vldrw.32 %q[a0e], [%[t]]\n\t"     /* the two blocks' bias */
+            "vldrw.32 %q[a0o], [%[t], #16]\n\t"
+            "vldrw.32 %q[a1e], [%[t], #96]\n\t"
+            "vldrw.32 %q[a1o], [%[t], #112]\n\t"
+            "add     lr, %[xr], #16\n\t"
+            "str     lr, [%[p]]\n\t"
+            "add     lr, %[wr], #16\n\t"
+            "str     lr, [%[p], #4]\n\t"
+            "ldr     lr, [%[p], #8]\n\t"
+            "dls     lr, lr\n"
+            "1:\n\t"
+            "cbz     %[has0], 2f\n\t"
+            DW_TAP16
+            "2:\n\t"
+            "add     %[xr], %[xr], %[ch]\n\t" /* column 1 */
+            "add     %[wr], %[wr], %[ch]\n\t"
+            DW_TAP16
+            "add     %[xr], %[xr], %[ch]\n\t" /* column 2 (read only if has2) */
+            "add     %[wr], %[wr], %[ch]\n\t"
+            "cbz     %[has2], 3f\n\t"
+            DW_TAP16
+            "3:\n\t"
+            "add     %[xr], %[xr], %[next]\n\t" /* the next window row */
+            "add     %[wr], %[wr], %[ch]\n\t"
+            "le      lr, 1b\n\t"
+            "ldr     lr, [%[p], #12]\n\t" /* the output zero point */
+            DW_REQ1("a0e", "32", "64")
+            DW_REQ1("a0o", "48", "80")
+            DW_REQ1("a1e", "128", "160")
+            DW_REQ1("a1o", "144", "176")
+            "vqmovnb.s32 %q[xv], %q[a0e]\n\t" /* channel order, saturated to int8 */
+            "vqmovnt.s32 %q[xv], %q[a0o]\n\t"
+            "vqmovnb.s16 %q[tv], %q[xv]\n\t"
+            "vstrb.16 %q[tv], [%[out]]\n\t"
+            "vqmovnb.s32 %q[xv], %q[a1e]\n\t"
+            "vqmovnt.s32 %q[xv], %q[a1o]\n\t"
+            "vqmovnb.s16 %q[tv], %q[xv]\n\t"
+            "vstrb.16 %q[tv], [%[out], #8]\n\t"
+            "add     %[out], %[out], #16\n\t"
+            "add     %[t], %[t], #192\n\t"
+            "ldr     lr, [%[p], #16]\n\t"
+            "cmp     %[t], lr\n\t"
+            "bne     0b"
+            : [a0e] "=&w"(a0e), [a0o] "=&w"(a0o), [a1e] "=&w"(a1e), [a1o] "=&w"(a1o),
+              [xv] "=&w"(xv), [tv] "=&w"(tv), [wv] "=&w"(wv), [xr] "=&l"(xr), [wr] "=&l"(wr),
+              [out] "+l"(out), [t] "+r"(t)
+            : [p] "r"(args), [has0] "l"(has0), [has2] "l"(has2), [ch] "r"(ch), [off] "r"(off),
+              [next] "r"(next)
+            : "lr", "cc", "memory");
+}
+#undef DW_REQ1
+#endif
+
+
+#if !MVE_LEAN
 /* Two neighbouring pixels `apart` bytes apart in the input (stride != dilation: no column in
  * common, as a stride of 2 makes) whose windows lie inside the input horizontally: each weight
  * load serves both, as do the block's constants. x at column 0 of the first row inside. */
@@ -1996,6 +2342,85 @@ static inline void dw_inside_columns(int32_t pad, int32_t stride, int32_t in_w, 
 }
 #endif
 
+#if !MVE_LEAN
+/* The common 3x3 case in few instructions a call: stride and dilation 1, one column of
+ * padding each side (out_w == in_w >= 3), channels a multiple of 8 and at least 16, one image,
+ * the build's table (mve_table) saying every shift is negative, the full int8 clamp. A tiled
+ * chain calls the depthwise once a stripe (KWS: a row of five pixels), and the general loop
+ * below spent about 450 instructions a call deciding, pixel by pixel, what this decides once
+ * a row: the first pair at the left border (dw_pair3_fast), the pairs inside (dw_run3_fast),
+ * then the last pixel alone (dw_single3) or the last pair at the right border. The same
+ * passes with the same arguments as the general loop, so the same bytes. */
+static int dw3_rows_lean(const mcugen_conv_fast_params *params, const mcugen_dims *in,
+                         const int8_t *input, const int8_t *filter, const mcugen_dims *out,
+                         int8_t *output)
+{
+    const int32_t ch = out->c, width = in->w, in_h = in->h;
+    dw_geom g;
+    g.ch = ch;
+    g.kw = 3;
+    g.col_step = ch;
+    g.row_step = width * ch;
+    g.w_row = 3 * ch;
+    g.off = (int16_t)params->input_offset;
+    g.table = params->mve_table;
+    const dw_out k = {params->output_offset, -128, 127, DW_RIGHT_ALL, 1};
+    const int32_t pairs = (width - 3) / 2; /* inside: pixels 2 .. width - 2 */
+    const int odd = width % 2;             /* then one pixel, else a pair at the border */
+    int8_t *o = output;
+    for (int32_t oy = 0; oy < out->h; ++oy, o += width * ch) {
+        const int32_t y0 = oy - params->padding.h;
+        const int32_t ky0 = y0 < 0 ? -y0 : 0, ky1 = in_h - y0 < 3 ? in_h - y0 : 3;
+        g.rows = ky1 - ky0;
+        const int8_t *x = input + (y0 + ky0) * g.row_step, *w = filter + ky0 * g.w_row;
+        dw_pair3_fast(o, x, w, 0, 1, &g, k.zp); /* pixels 0 and 1: column -1 outside */
+        if (pairs > 0) {
+            dw_run3_fast(o + 2 * ch, x + ch, w, pairs, 1, &g, k.zp);
+        }
+        int8_t *last = o + (2 + 2 * pairs) * ch;
+        const int8_t *xl = x + (1 + 2 * pairs) * ch; /* the column left of the last pixels */
+        if (odd && ch % 16 == 0) {
+            dw_single3_fast(last, xl + ch, w, 1, 0, &g, k.zp);
+        } else if (odd) {
+            dw_single3(last, xl + ch, w, 1, 0, &g, &k);
+        } else {
+            dw_pair3_fast(last, xl + ch, w, 1, 0, &g, k.zp);
+        }
+    }
+    return 1;
+}
+
+static inline int dw3_lean_fits(const mcugen_conv_fast_params *params, const mcugen_dims *in,
+                                const mcugen_dims *filter, const mcugen_dims *out)
+{
+    const int32_t ch = out->c;
+    return params->mve_table != NULL && params->ch_mult == 1 && in->n == 1 && filter->h == 3 &&
+           filter->w == 3 && params->stride.h == 1 && params->stride.w == 1 &&
+           params->dilation.h == 1 && params->dilation.w == 1 && params->padding.w == 1 &&
+           params->padding.h >= 0 && params->padding.h <= 2 && in->w >= 3 &&
+           out->w == in->w && out->h == in->h + 2 * params->padding.h - 2 && out->h > 0 &&
+           in->h <= 4096 && in->w <= 4096 && ch <= 4096 && ch % 8 == 0 && ch >= 16 &&
+           params->activation.min == -128 && params->activation.max == 127 &&
+           params->mve_table[dw_blocks(ch) * DW_BLOCK_WORDS] == DW_RIGHT_ALL;
+}
+#endif
+
+int mcugen_depthwise_stripe_fast_s8(const mcugen_conv_fast_params *params,
+                                    const mcugen_dims *input_dims, const int8_t *input,
+                                    const mcugen_dims *filter_dims, const int8_t *filter,
+                                    const mcugen_dims *output_dims, int8_t *output)
+{
+#if !MVE_LEAN
+    if (dw3_lean_fits(params, input_dims, filter_dims, output_dims)) {
+        return dw3_rows_lean(params, input_dims, input, filter, output_dims, output);
+    }
+#else
+    (void)params, (void)input_dims, (void)input, (void)filter_dims, (void)filter;
+    (void)output_dims, (void)output;
+#endif
+    return 0;
+}
+
 int mcugen_depthwise_conv_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_params *params,
                                   const mcugen_per_channel_quant_params *quant,
                                   const mcugen_dims *input_dims, const int8_t *input,
@@ -2004,6 +2429,11 @@ int mcugen_depthwise_conv_fast_s8(const mcugen_context *ctx, const mcugen_conv_f
                                   int8_t *output)
 {
     const int32_t ch = output_dims->c;
+#if !MVE_LEAN
+    if (dw3_lean_fits(params, input_dims, filter_dims, output_dims)) {
+        return dw3_rows_lean(params, input_dims, input, filter, output_dims, output);
+    }
+#endif
     /* fewer than eight channels: the portable loops (the last block overlaps the one before) */
     if (params->ch_mult != 1 || ch < 8 ||
         !mcugen_depthwise_fast_offsets_fit(params, input_dims, filter_dims, ch) ||
