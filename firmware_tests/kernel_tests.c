@@ -571,8 +571,8 @@ static void test_conv_shapes(int32_t index)
         /* windows read in place over other row counts than 1 and 3 (five rows of 80 bytes, two
          * of 64), the rows left over by whole triples in an overlapping triple */
         {9, 9, 16, 7, 5, 5, 1, 1, 2, 2, 1, 1},    {6, 6, 32, 4, 2, 2, 1, 1, 0, 0, 1, -1},
-        /* 3x3 windows of 16 channels, stride 1, three pixels a pass: runs of 10 and of 7
-         * pixels (groups of three, then pairs, then one), batch 2 */
+        /* 3x3 windows of 16 channels, stride 1 (the row passes below): rows of 12 and of 7
+         * pixels, batch 2 */
         {7, 12, 16, 10, 3, 3, 1, 1, 1, 1, 1, 0},  {6, 9, 16, 6, 3, 3, 1, 1, 0, 0, 2, -1},
         /* 3x3 windows over 16, 32 or 64 channels, whole rows by groups of four pixels
          * (stride 1) or three (stride 2), padding columns included: stride 2 over 64 and 32

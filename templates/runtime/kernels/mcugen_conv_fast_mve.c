@@ -680,75 +680,6 @@ static void requant_store_one(int8_t *out, const int32_t *acc, const int32_t *mu
     }
 }
 
-/* Three neighbouring pixels of a 3x3, 16-channel, stride-1 conv whose windows lie inside the
- * input (ResNet-8's 16-channel layers), rows two at a time: a window row of the three pixels
- * spans five blocks of 16, loaded once for the six dot products of each of its three taps, so
- * a block costs 29 instructions for 18 products (2 pixels by 3 rows: 33, and 16 rows made a
- * sixth triple overlap the fifth). Results as rows_2x3: acc[2 r], acc[2 r + 1] the first two
- * pixels', acc2[r] the third's. g: the sums, acc and acc2 (advanced) and the first window
- * row's start; x + row_stride is the next window row. rows is even and > 0. */
-#define W16_TAP(a, b, c)                                                                       \
-    "vldrb.8 q5, [%[w0]], #16\n\t"                                                             \
-    "vmladava.s8 r0, " a ", q5\n\t"                                                            \
-    "vmladava.s8 r2, " b ", q5\n\t"                                                            \
-    "vmladava.s8 r4, " c ", q5\n\t"                                                            \
-    "vldrb.8 q5, [%[w1]], #16\n\t"                                                             \
-    "vmladava.s8 r6, " a ", q5\n\t"                                                            \
-    "vmladava.s8 r8, " b ", q5\n\t"                                                            \
-    "vmladava.s8 r10, " c ", q5\n\t"
-#define W16_ROW                                                                                \
-    "vldrb.8 q0, [%[p]]\n\t"                                                                   \
-    "vldrb.8 q1, [%[p], #16]\n\t"                                                              \
-    "vldrb.8 q2, [%[p], #32]\n\t"                                                              \
-    "vldrb.8 q3, [%[p], #48]\n\t"                                                              \
-    "vldrb.8 q4, [%[p], #64]\n\t" W16_TAP("q0", "q1", "q2") W16_TAP("q1", "q2", "q3")          \
-        W16_TAP("q2", "q3", "q4") "add     %[p], %[p], %[rs]\n\t"
-static __attribute__((noinline)) void rows_2x3_win16(const int8_t *w, const int8_t *x,
-                                                     int32_t row_stride, int32_t rows,
-                                                     const int32_t *sums, int32_t *acc,
-                                                     int32_t *acc2)
-{
-    uint32_t g[4];
-    g[0] = (uint32_t)(uintptr_t)sums;
-    g[1] = (uint32_t)(uintptr_t)acc;
-    g[2] = (uint32_t)(uintptr_t)acc2;
-    g[3] = (uint32_t)(uintptr_t)x;
-    register int32_t a0 __asm__("r0");
-    register int32_t b0 __asm__("r2");
-    register int32_t c0 __asm__("r4");
-    register int32_t a1 __asm__("r6");
-    register int32_t b1 __asm__("r8");
-    register int32_t c1 __asm__("r10");
-    const int8_t *w1 = w + 144, *p;
-    int32_t n = rows / 2;
-    __asm__ __volatile__( /* (volatile: its results are the stores) */
-        "0:\n\t"
-        "ldr     lr, [%[g]]\n\t"
-        "ldrd    r0, r6, [lr], #8\n\t" /* the pair's sums seed the three pixels */
-        "str     lr, [%[g]]\n\t"
-        "mov     r2, r0\n\t"
-        "mov     r4, r0\n\t"
-        "mov     r8, r6\n\t"
-        "mov     r10, r6\n\t"
-        "ldr     %[p], [%[g], #12]\n\t" W16_ROW W16_ROW W16_ROW
-        "ldr     lr, [%[g], #4]\n\t"
-        "stm     lr!, {r0, r2, r6, r8}\n\t"
-        "str     lr, [%[g], #4]\n\t"
-        "ldr     lr, [%[g], #8]\n\t"
-        "strd    r4, r10, [lr], #8\n\t"
-        "str     lr, [%[g], #8]\n\t"
-        "mov     %[w0], %[w1]\n\t" /* the next pair of rows */
-        "add     %[w1], %[w1], #144\n\t"
-        "subs    %[n], %[n], #1\n\t"
-        "bne     0b"
-        : "=&r"(a0), "=&r"(b0), "=&r"(c0), "=&r"(a1), "=&r"(b1), "=&r"(c1), [w0] "+&r"(w),
-          [w1] "+&r"(w1), [p] "=&r"(p), [n] "+&r"(n)
-        : [g] "r"(g), [rs] "r"(row_stride)
-        : "lr", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11", "cc",
-          "memory");
-}
-#undef W16_TAP
-#undef W16_ROW
 #endif
 
 /* sum_k w[k] * x[k] for one row. */
@@ -1049,7 +980,6 @@ typedef struct {
     int32_t copy_stride; /* copy_stride apart in the input */
     const segments *sg;  /* how the dot products read a window */
     int8_t *col0, *col1;
-    int32_t win16;       /* 3x3 windows of 16 channels, stride 1: three pixels a pass */
 } pair_run;
 
 static void pair_run_make(pair_run *r, const mcugen_conv_fast_params *params,
@@ -1075,9 +1005,6 @@ static void pair_run_make(pair_run *r, const mcugen_conv_fast_params *params,
         r->ok = in_place && out_c >= 3 && rows->bytes >= 16 && rows->bytes % 16 == 0;
         r->sg = rows;
     }
-    /* (the third pixel's accumulators go in the first column's scratch, unused here) */
-    r->win16 = r->ok && r->sg == rows && rows->count == 3 && rows->bytes == 48 &&
-               filter->c == 16 && params->stride.w == 1 && out_c % 2 == 0 && 4 * out_c <= size;
     const int32_t sw = params->stride.w, pw = params->padding.w;
     const int32_t reach = in->w - 1 - (filter->w - 1) * params->dilation.w + pw;
     r->step = direct ? size : sw * in->c;
@@ -1108,22 +1035,6 @@ static int32_t pair_run_length(const pair_run *r, const mcugen_conv_fast_params 
     }
     *x = input + ((b * in->h + y0) * in->w + ox * params->stride.w - params->padding.w) * in->c;
     return (last + 1 - ox) / 2;
-}
-
-/* `groups` groups of three pixels of a run (win16) from its first window x on. */
-static __attribute__((noinline)) void triple_run_do(const pair_run *r, const int8_t *x,
-                                                    int32_t groups, int8_t *out,
-                                                    const int8_t *filter, int32_t out_c,
-                                                    const int32_t *sums, int32_t *accs,
-                                                    const mcugen_per_channel_quant_params *quant,
-                                                    const out_consts *k)
-{
-    int32_t *acc2 = (int32_t *)(void *)r->col0;
-    for (; groups > 0; --groups, x += 3 * r->step, out += 3 * out_c) {
-        rows_2x3_win16(filter, x, r->sg->stride, out_c, sums, accs, acc2);
-        requant_store_pair(out, out + out_c, accs, quant->multiplier, quant->shift, out_c, k);
-        requant_store_one(out + 2 * out_c, acc2, quant->multiplier, quant->shift, out_c, k);
-    }
 }
 
 /* `pairs` pairs of a run from its first window x on: the dot products and the requantized
@@ -1530,15 +1441,7 @@ int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_pa
             const int32_t n = pair_run_length(&run, params, input_dims, filter_dims,
                                               output_dims, input, p, pixels, direct, &x);
             if (n > 0) {
-                int32_t pairs = n, groups = 0; /* 2 n pixels: groups of three, then pairs */
-                if (run.win16) {
-                    groups = (2 * n - (2 * n % 3 == 1 ? 4 : 2 * n % 3 == 2 ? 2 : 0)) / 3;
-                    pairs = (2 * n - 3 * groups) / 2;
-                    triple_run_do(&run, x, groups, output + p * out_c, filter, out_c, sums,
-                                  accs, quant, &k);
-                }
-                pair_run_do(&run, x + 3 * groups * run.step, pairs,
-                            output + (p + 3 * groups) * out_c, filter, size, out_c, sums, accs,
+                pair_run_do(&run, x, n, output + p * out_c, filter, size, out_c, sums, accs,
                             quant, &k);
                 p += 2 * n - 2;
                 continue;
