@@ -1351,6 +1351,36 @@ static void win3_conv(win3_pass_fn pass, const mcugen_conv_fast_params *params,
 }
 #endif
 
+#if !MVE_LEAN
+/* The conv by win3_conv when it qualifies (1), else 0: its own function, so that the other
+ * convs' calls (a tiled chain's many stripes) pay one test of the window for it. The scratch
+ * as mcugen_convolve_fast_s8's: the sums first, then the accumulators. */
+static __attribute__((noinline)) int win3_try(const mcugen_context *ctx,
+                                              const mcugen_conv_fast_params *params,
+                                              const mcugen_per_channel_quant_params *quant,
+                                              const mcugen_dims *in, const int8_t *input,
+                                              const mcugen_dims *filter, const int8_t *weights,
+                                              const int32_t *bias, const mcugen_dims *out,
+                                              int8_t *output)
+{
+    const win3_pass_fn pass = win3_pass(params, in, filter, out, weights);
+    if (pass == NULL || !scratch_ok(ctx, mcugen_convolve_fast_mve_s8_buffer_size(filter))) {
+        return 0;
+    }
+    const int32_t n = out->c;
+    int32_t *scratch_sums = (int32_t *)ctx->buf;
+    const int32_t *sums = params->kernel_sums;
+    if (sums == NULL) {
+        row_sums(weights, 9 * filter->c, n, params->input_offset, bias, scratch_sums);
+        sums = scratch_sums;
+    }
+    const out_consts k = make_out_consts(params->output_offset, params->activation, quant->shift, n);
+    win3_conv(pass, params, quant, in, input, filter, weights, sums, out, output, scratch_sums + n,
+              &k);
+    return 1;
+}
+#endif
+
 /* Every tap of the window inside the input (then its rows can be read in place). */
 static inline int window_inside(const window *win, const mcugen_dims *in,
                                 const mcugen_dims *filter, const mcugen_tile *dilation)
@@ -1367,6 +1397,13 @@ int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_pa
 {
     const int32_t out_c = output_dims->c;
     const int32_t size = filter_dims->h * filter_dims->w * filter_dims->c;
+#if !MVE_LEAN
+    if (filter_dims->w == 3 && (filter_dims->c & 15) == 0 &&
+        win3_try(ctx, params, quant, input_dims, input, filter_dims, filter, bias, output_dims,
+                 output)) {
+        return 1;
+    }
+#endif
     if (filter_dims->c != input_dims->c ||
         !scratch_ok(ctx, mcugen_convolve_fast_mve_s8_buffer_size(filter_dims))) {
         return 0;
@@ -1409,14 +1446,6 @@ int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_pa
     const segments whole = {1, size, 0};
     const segments rows = {filter_dims->h, seg_bytes, params->dilation.h * input_dims->w *
                                                           input_dims->c};
-#if !MVE_LEAN
-    const win3_pass_fn win3 = win3_pass(params, input_dims, filter_dims, output_dims, filter);
-    if (win3 != NULL) {
-        win3_conv(win3, params, quant, input_dims, input, filter_dims, filter, sums, output_dims,
-                  output, accs, &k);
-        return 1;
-    }
-#endif
 #if !MVE_LEAN
     /* an odd count of contiguous pixels (a tiled pointwise's stripe of five): the first three
      * at once, the rest in pairs; the third's accumulators go where the sums would be, unused
