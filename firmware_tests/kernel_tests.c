@@ -571,14 +571,25 @@ static void test_conv_shapes(int32_t index)
         /* windows read in place over other row counts than 1 and 3 (five rows of 80 bytes, two
          * of 64), the rows left over by whole triples in an overlapping triple */
         {9, 9, 16, 7, 5, 5, 1, 1, 2, 2, 1, 1},    {6, 6, 32, 4, 2, 2, 1, 1, 0, 0, 1, -1},
-        /* 3x3 windows of 16 channels, stride 1, three pixels a pass: runs of 10 and of 7
-         * pixels (groups of three, then pairs, then one), batch 2 */
+        /* 3x3 windows of 16 channels, stride 1 (the row passes below): rows of 12 and of 7
+         * pixels, batch 2 */
         {7, 12, 16, 10, 3, 3, 1, 1, 1, 1, 1, 0},  {6, 9, 16, 6, 3, 3, 1, 1, 0, 0, 2, -1},
         /* 1x1 over 64 channels, four output channels by two pixels (pw64_4x2, pw64_4x1): one
          * pixel alone, six in pairs with the sums made per call, a batch of two of nine
          * (pairs, then one), and output counts that are not a multiple of 4 (declined) */
         {1, 1, 64, 8, 1, 1, 1, 1, 0, 0, 1, 1},    {2, 3, 64, 12, 1, 1, 1, 1, 0, 0, 1, 0},
         {3, 3, 64, 36, 1, 1, 1, 1, 0, 0, 2, -1},  {1, 3, 64, 6, 1, 1, 1, 1, 0, 0, 1, 1},
+        /* 3x3 windows over 16, 32 or 64 channels, whole rows by groups of four pixels
+         * (stride 1) or three (stride 2), padding columns included: stride 2 over 64 and 32
+         * channels (odd channel count, padded on one side), a row of exactly four pixels in
+         * a batch of two, five window rows (the passes above), 64 channels with an
+         * overlapping last group, padding two wide, a vertical stride of 2 alone, and more
+         * output channels than the scratch holds for it (the passes above instead) */
+        {10, 11, 64, 36, 3, 3, 2, 2, 1, 1, 1, 1}, {9, 10, 32, 13, 3, 3, 2, 2, 0, 1, 1, 0},
+        {5, 4, 32, 8, 3, 3, 1, 1, 1, 1, 2, -1},   {7, 9, 16, 5, 5, 3, 1, 1, 2, 1, 1, 1},
+        {8, 7, 64, 48, 3, 3, 1, 1, 1, 1, 1, 0},   {6, 13, 16, 12, 3, 3, 2, 2, 1, 0, 1, 1},
+        {9, 8, 16, 8, 3, 3, 2, 1, 1, 1, 1, 1},    {6, 6, 16, 8, 3, 3, 1, 1, 2, 2, 1, -1},
+        {6, 6, 16, 40, 3, 3, 1, 1, 1, 1, 1, 1},
     };
     const int16_t *k = shapes[index % (int32_t)(sizeof(shapes) / sizeof(shapes[0]))];
     mcugen_dims in = {k[10], k[0], k[1], k[2]}, fd = {k[3], k[4], k[5], k[2]}, od;

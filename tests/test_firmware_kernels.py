@@ -200,9 +200,6 @@ MUTATIONS = [
      "(0xFFFFu << (16 * nb - size + 1))"),
     ("qemu-m55", "mcugen_conv_fast_mve.c", "vldrbq_z_s8(x + 2 * stride, p), p);",
      "vldrbq_z_s8(x + stride, p), p);"),
-    # the three-pixel pass over 3x3 windows of 16 channels: the middle tap's third pixel read
-    # from the second's block
-    ("qemu-m55", "mcugen_conv_fast_mve.c", 'W16_TAP("q1", "q2", "q3")', 'W16_TAP("q1", "q2", "q2")'),
     # the 1x1 over 64 channels (pw64_4x2, pw64_4x1): the second pixel's fourth row against the
     # first pixel, the one-pixel pass's last block against the block before's weights, and
     # the requantization's right shift truncating instead of rounding
@@ -221,6 +218,17 @@ MUTATIONS = [
     ("qemu-m55", "mcugen_conv_fast_mve.c", 'DW_REQ1("a1e", "128", "160")', 'DW_REQ1("a1e", "128", "64")'),
     ("qemu-m55", "mcugen_conv_fast_mve.c", "dw_pair3_fast(last, xl + ch, w, 1, 0, &g, k.zp);",
      "dw_pair3_fast(last, xl + ch, w, 0, 0, &g, k.zp);"),
+    # the 3x3 row passes over 16/32/64 channels (win3): at stride 1 the fourth pixel's middle
+    # tap read from the third's column, at stride 2 the third pixel's last tap likewise, the
+    # padding columns one off the zero point, the group's kernel sums left out of the
+    # assembly requantization
+    ("qemu-m55", "mcugen_conv_fast_mve.c", '"vmladava.s8 r6, %q[x5], %q[v]\\n\\t" LAST',
+     '"vmladava.s8 r6, %q[x4], %q[v]\\n\\t" LAST'),
+    ("qemu-m55", "mcugen_conv_fast_mve.c", '"vmladava.s8 r4, %q[x6], %q[v]\\n\\t" LAST',
+     '"vmladava.s8 r4, %q[x5], %q[v]\\n\\t" LAST'),
+    ("qemu-m55", "mcugen_conv_fast_mve.c", "vdupq_n_s8((int8_t)(-params->input_offset))",
+     "vdupq_n_s8((int8_t)(1 - params->input_offset))"),
+    ("qemu-m55", "mcugen_conv_fast_mve.c", '"vadd.i32 %q[t], %q[t], %q[u]\\n\\t"', '""'),
     # the entry point of a tiled chain's later stripes (mcugen_conv.c) dropping the depthwise's
     # bias
     *[(target, "mcugen_conv.c", _STRIPE_DW_TAIL,

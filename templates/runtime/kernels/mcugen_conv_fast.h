@@ -54,9 +54,13 @@
  *        last block read at size - 16, its lanes the block before holds zeroed in x, so that
  *        the weights need no predicate; a 3x3 window of rows <= 16 bytes copied into a column
  *        first); deeper: three rows by two pixels a pass (asm loop; the one or two rows left
- *        over as a triple overlapping the last, which recomputes the same sums), three pixels
- *        by two rows for 3x3 windows of 16 channels at stride 1 (a window row's five blocks
- *        loaded once for its three taps), the last pixel of an odd count four rows a pass.
+ *        over as a triple overlapping the last, which recomputes the same sums), the last
+ *        pixel of an odd count four rows a pass. 3x3 windows over 16, 32 or 64 channels at
+ *        stride 1 or 2 (the scratch holding 4 accumulators a channel): whole output rows, four
+ *        (three) neighbouring pixels a pass over one window row and block of 16 channels, the
+ *        input columns they share held in Q registers (those outside the input as the zero
+ *        point) and three weight loads per channel feeding 12 (9) VMLADAVA; the kernel sums
+ *        added at the requantization.
  *        Runs of pixel pairs whose windows lie inside the input skip the per-pixel window
  *        arithmetic and bounds checks. A 1x1 conv over 64 contiguous channels (no shift > 0,
  *        out_c % 4 == 0, word-aligned data) runs four output channels by two pixels a pass in

@@ -680,75 +680,6 @@ static void requant_store_one(int8_t *out, const int32_t *acc, const int32_t *mu
     }
 }
 
-/* Three neighbouring pixels of a 3x3, 16-channel, stride-1 conv whose windows lie inside the
- * input (ResNet-8's 16-channel layers), rows two at a time: a window row of the three pixels
- * spans five blocks of 16, loaded once for the six dot products of each of its three taps, so
- * a block costs 29 instructions for 18 products (2 pixels by 3 rows: 33, and 16 rows made a
- * sixth triple overlap the fifth). Results as rows_2x3: acc[2 r], acc[2 r + 1] the first two
- * pixels', acc2[r] the third's. g: the sums, acc and acc2 (advanced) and the first window
- * row's start; x + row_stride is the next window row. rows is even and > 0. */
-#define W16_TAP(a, b, c)                                                                       \
-    "vldrb.8 q5, [%[w0]], #16\n\t"                                                             \
-    "vmladava.s8 r0, " a ", q5\n\t"                                                            \
-    "vmladava.s8 r2, " b ", q5\n\t"                                                            \
-    "vmladava.s8 r4, " c ", q5\n\t"                                                            \
-    "vldrb.8 q5, [%[w1]], #16\n\t"                                                             \
-    "vmladava.s8 r6, " a ", q5\n\t"                                                            \
-    "vmladava.s8 r8, " b ", q5\n\t"                                                            \
-    "vmladava.s8 r10, " c ", q5\n\t"
-#define W16_ROW                                                                                \
-    "vldrb.8 q0, [%[p]]\n\t"                                                                   \
-    "vldrb.8 q1, [%[p], #16]\n\t"                                                              \
-    "vldrb.8 q2, [%[p], #32]\n\t"                                                              \
-    "vldrb.8 q3, [%[p], #48]\n\t"                                                              \
-    "vldrb.8 q4, [%[p], #64]\n\t" W16_TAP("q0", "q1", "q2") W16_TAP("q1", "q2", "q3")          \
-        W16_TAP("q2", "q3", "q4") "add     %[p], %[p], %[rs]\n\t"
-static __attribute__((noinline)) void rows_2x3_win16(const int8_t *w, const int8_t *x,
-                                                     int32_t row_stride, int32_t rows,
-                                                     const int32_t *sums, int32_t *acc,
-                                                     int32_t *acc2)
-{
-    uint32_t g[4];
-    g[0] = (uint32_t)(uintptr_t)sums;
-    g[1] = (uint32_t)(uintptr_t)acc;
-    g[2] = (uint32_t)(uintptr_t)acc2;
-    g[3] = (uint32_t)(uintptr_t)x;
-    register int32_t a0 __asm__("r0");
-    register int32_t b0 __asm__("r2");
-    register int32_t c0 __asm__("r4");
-    register int32_t a1 __asm__("r6");
-    register int32_t b1 __asm__("r8");
-    register int32_t c1 __asm__("r10");
-    const int8_t *w1 = w + 144, *p;
-    int32_t n = rows / 2;
-    __asm__ __volatile__( /* (volatile: its results are the stores) */
-        "0:\n\t"
-        "ldr     lr, [%[g]]\n\t"
-        "ldrd    r0, r6, [lr], #8\n\t" /* the pair's sums seed the three pixels */
-        "str     lr, [%[g]]\n\t"
-        "mov     r2, r0\n\t"
-        "mov     r4, r0\n\t"
-        "mov     r8, r6\n\t"
-        "mov     r10, r6\n\t"
-        "ldr     %[p], [%[g], #12]\n\t" W16_ROW W16_ROW W16_ROW
-        "ldr     lr, [%[g], #4]\n\t"
-        "stm     lr!, {r0, r2, r6, r8}\n\t"
-        "str     lr, [%[g], #4]\n\t"
-        "ldr     lr, [%[g], #8]\n\t"
-        "strd    r4, r10, [lr], #8\n\t"
-        "str     lr, [%[g], #8]\n\t"
-        "mov     %[w0], %[w1]\n\t" /* the next pair of rows */
-        "add     %[w1], %[w1], #144\n\t"
-        "subs    %[n], %[n], #1\n\t"
-        "bne     0b"
-        : "=&r"(a0), "=&r"(b0), "=&r"(c0), "=&r"(a1), "=&r"(b1), "=&r"(c1), [w0] "+&r"(w),
-          [w1] "+&r"(w1), [p] "=&r"(p), [n] "+&r"(n)
-        : [g] "r"(g), [rs] "r"(row_stride)
-        : "lr", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11", "cc",
-          "memory");
-}
-#undef W16_TAP
-#undef W16_ROW
 #endif
 
 /* sum_k w[k] * x[k] for one row. */
@@ -1049,7 +980,6 @@ typedef struct {
     int32_t copy_stride; /* copy_stride apart in the input */
     const segments *sg;  /* how the dot products read a window */
     int8_t *col0, *col1;
-    int32_t win16;       /* 3x3 windows of 16 channels, stride 1: three pixels a pass */
 } pair_run;
 
 static void pair_run_make(pair_run *r, const mcugen_conv_fast_params *params,
@@ -1075,9 +1005,6 @@ static void pair_run_make(pair_run *r, const mcugen_conv_fast_params *params,
         r->ok = in_place && out_c >= 3 && rows->bytes >= 16 && rows->bytes % 16 == 0;
         r->sg = rows;
     }
-    /* (the third pixel's accumulators go in the first column's scratch, unused here) */
-    r->win16 = r->ok && r->sg == rows && rows->count == 3 && rows->bytes == 48 &&
-               filter->c == 16 && params->stride.w == 1 && out_c % 2 == 0 && 4 * out_c <= size;
     const int32_t sw = params->stride.w, pw = params->padding.w;
     const int32_t reach = in->w - 1 - (filter->w - 1) * params->dilation.w + pw;
     r->step = direct ? size : sw * in->c;
@@ -1108,22 +1035,6 @@ static int32_t pair_run_length(const pair_run *r, const mcugen_conv_fast_params 
     }
     *x = input + ((b * in->h + y0) * in->w + ox * params->stride.w - params->padding.w) * in->c;
     return (last + 1 - ox) / 2;
-}
-
-/* `groups` groups of three pixels of a run (win16) from its first window x on. */
-static __attribute__((noinline)) void triple_run_do(const pair_run *r, const int8_t *x,
-                                                    int32_t groups, int8_t *out,
-                                                    const int8_t *filter, int32_t out_c,
-                                                    const int32_t *sums, int32_t *accs,
-                                                    const mcugen_per_channel_quant_params *quant,
-                                                    const out_consts *k)
-{
-    int32_t *acc2 = (int32_t *)(void *)r->col0;
-    for (; groups > 0; --groups, x += 3 * r->step, out += 3 * out_c) {
-        rows_2x3_win16(filter, x, r->sg->stride, out_c, sums, accs, acc2);
-        requant_store_pair(out, out + out_c, accs, quant->multiplier, quant->shift, out_c, k);
-        requant_store_one(out + 2 * out_c, acc2, quant->multiplier, quant->shift, out_c, k);
-    }
 }
 
 /* `pairs` pairs of a run from its first window x on: the dot products and the requantized
@@ -1382,6 +1293,320 @@ static int pw64_run(int32_t zp, mcugen_activation act,
 }
 #endif
 
+/* Whole output rows of a conv with 3x3 windows over 16, 32 or 64 channels (ResNet's layers),
+ * stride 1 or 2, padding included: a group of np neighbouring pixels (np = 4 at stride 1, 3 at
+ * stride 2) shares the input columns of a window row, so a pass over one window row and one
+ * 16-channel block holds the nx = stride * (np - 1) + 3 input columns in Q registers (a column
+ * outside the input: the padding value, -input_offset, so that x + off is 0 as im2col makes
+ * it) and streams the filter past them, one output channel an iteration: three weight loads
+ * feed 3 * np VMLADAVA (18 instructions for 12 products at stride 1, 15 for 9 at stride 2,
+ * against 11 for 6 in rows_3x2, and no im2col for the border pixels). The accumulators live
+ * in the scratch as acc[4 c + p] between passes (LDM/STM, one each per channel); the first
+ * pass starts them from 0 (VMLADAV) and the requantization adds the kernel sums. The last
+ * group of a row overlaps the one before when np does not divide the row (its pixels are
+ * computed twice, the same values). */
+#define WIN3_STR_(x) #x
+#define WIN3_STR(x) WIN3_STR_(x)
+
+/* the group's input columns, X_j = row + j * depth (the padding where bit j of `inside` is
+ * clear; row is then only an address, never read) */
+#define WIN3_X(j) (((inside >> (j)) & 1u) ? vldrbq_s8(row + (j) * depth) : pad)
+#define WIN3_XIN(j) vldrbq_s8(row + (j) * depth)
+
+/* One channel's iteration at stride 1: taps 1 and 2 at the weights' immediate offsets, tap 0
+ * last, then the pointer steps to the next channel (LAST). The first pass of a group (START:
+ * no LDM, MAC1 = VMLADAV) starts the sums from 0; win3_requant adds the kernel sums. */
+#define WIN3_BODY4(START, MAC1, OFF1, OFF2, LAST)                                              \
+    "dls     lr, lr\n"                                                                         \
+    "1:\n\t" START                                                                             \
+    "vldrw.u32 %q[v], [%[w], #" OFF1 "]\n\t"                                                   \
+    MAC1 " r0, %q[x1], %q[v]\n\t"                                                              \
+    MAC1 " r2, %q[x2], %q[v]\n\t"                                                              \
+    MAC1 " r4, %q[x3], %q[v]\n\t"                                                              \
+    MAC1 " r6, %q[x4], %q[v]\n\t"                                                              \
+    "vldrw.u32 %q[v], [%[w], #" OFF2 "]\n\t"                                                   \
+    "vmladava.s8 r0, %q[x2], %q[v]\n\t"                                                        \
+    "vmladava.s8 r2, %q[x3], %q[v]\n\t"                                                        \
+    "vmladava.s8 r4, %q[x4], %q[v]\n\t"                                                        \
+    "vmladava.s8 r6, %q[x5], %q[v]\n\t" LAST                                                   \
+    "vmladava.s8 r0, %q[x0], %q[v]\n\t"                                                        \
+    "vmladava.s8 r2, %q[x1], %q[v]\n\t"                                                        \
+    "vmladava.s8 r4, %q[x2], %q[v]\n\t"                                                        \
+    "vmladava.s8 r6, %q[x3], %q[v]\n\t"                                                        \
+    "stm     %[a]!, {r0, r2, r4, r6}\n\t"                                                      \
+    "le      lr, 1b"
+/* at stride 2: pixel p's tap k reads X_(2 p + k); acc[4 c + 3] is loaded and stored unchanged */
+#define WIN3_BODY3(START, MAC1, OFF1, OFF2, LAST)                                              \
+    "dls     lr, lr\n"                                                                         \
+    "1:\n\t" START                                                                             \
+    "vldrw.u32 %q[v], [%[w], #" OFF1 "]\n\t"                                                   \
+    MAC1 " r0, %q[x1], %q[v]\n\t"                                                              \
+    MAC1 " r2, %q[x3], %q[v]\n\t"                                                              \
+    MAC1 " r4, %q[x5], %q[v]\n\t"                                                              \
+    "vldrw.u32 %q[v], [%[w], #" OFF2 "]\n\t"                                                   \
+    "vmladava.s8 r0, %q[x2], %q[v]\n\t"                                                        \
+    "vmladava.s8 r2, %q[x4], %q[v]\n\t"                                                        \
+    "vmladava.s8 r4, %q[x6], %q[v]\n\t" LAST                                                   \
+    "vmladava.s8 r0, %q[x0], %q[v]\n\t"                                                        \
+    "vmladava.s8 r2, %q[x2], %q[v]\n\t"                                                        \
+    "vmladava.s8 r4, %q[x4], %q[v]\n\t"                                                        \
+    "stm     %[a]!, {r0, r2, r4, r6}\n\t"                                                      \
+    "le      lr, 1b"
+#define WIN3_LDM "ldm     %[a], {r0, r2, r4, r6}\n\t"
+/* tap 0's weights, then the next channel's (9 * depth bytes on: VLDRW's post-increment reaches
+ * 508) */
+#define WIN3_LAST_INC(depth) "vldrw.u32 %q[v], [%[w]], #" WIN3_STR(depth) "\n\t"
+#define WIN3_LAST_ADD(depth)                                                                   \
+    "vldrw.u32 %q[v], [%[w]]\n\t"                                                              \
+    "add     %[w], %[w], #" WIN3_STR(depth) "\n\t"
+#define WIN3_ASM4(BODY)                                                                        \
+    __asm__ __volatile__(BODY                                                                  \
+                         : [v] "=&w"(v), [w] "+r"(w), [a] "+r"(acc), "+r"(count)               \
+                         : [x0] "w"(x0), [x1] "w"(x1), [x2] "w"(x2), [x3] "w"(x3),             \
+                           [x4] "w"(x4), [x5] "w"(x5)                                          \
+                         : "r0", "r2", "r4", "r6", "memory")
+#define WIN3_ASM3(BODY)                                                                        \
+    __asm__ __volatile__(BODY                                                                  \
+                         : [v] "=&w"(v), [w] "+r"(w), [a] "+r"(acc), "+r"(count)               \
+                         : [x0] "w"(x0), [x1] "w"(x1), [x2] "w"(x2), [x3] "w"(x3),             \
+                           [x4] "w"(x4), [x5] "w"(x5), [x6] "w"(x6)                            \
+                         : "r0", "r2", "r4", "r6", "memory")
+
+/* A pass: the columns (all inside: unconditional loads), then the channels, first or not. */
+#define WIN3_PASS4(name, depth_, OFF1, OFF2, LAST)                                             \
+    static __attribute__((noinline)) void name(const int8_t *row, uint32_t inside,           \
+                                               int8x16_t pad, const int8_t *w, int32_t n,     \
+                                               int32_t *acc, int first)                       \
+    {                                                                                          \
+        const int32_t depth = depth_;                                                          \
+        int8x16_t x0, x1, x2, x3, x4, x5, v;                                                   \
+        if (inside == 0x3Fu) {                                                                 \
+            x0 = WIN3_XIN(0), x1 = WIN3_XIN(1), x2 = WIN3_XIN(2), x3 = WIN3_XIN(3);           \
+            x4 = WIN3_XIN(4), x5 = WIN3_XIN(5);                                                \
+        } else {                                                                               \
+            x0 = WIN3_X(0), x1 = WIN3_X(1), x2 = WIN3_X(2), x3 = WIN3_X(3);                   \
+            x4 = WIN3_X(4), x5 = WIN3_X(5);                                                    \
+        }                                                                                      \
+        register int32_t count __asm__("lr") = n; /* the loop counter of DLS/LE */            \
+        if (first) {                                                                           \
+            WIN3_ASM4(WIN3_BODY4("", "vmladav.s8", OFF1, OFF2, LAST));                         \
+        } else {                                                                               \
+            WIN3_ASM4(WIN3_BODY4(WIN3_LDM, "vmladava.s8", OFF1, OFF2, LAST));                  \
+        }                                                                                      \
+    }
+#define WIN3_PASS3(name, depth_, OFF1, OFF2, LAST)                                             \
+    static __attribute__((noinline)) void name(const int8_t *row, uint32_t inside,           \
+                                               int8x16_t pad, const int8_t *w, int32_t n,     \
+                                               int32_t *acc, int first)                       \
+    {                                                                                          \
+        const int32_t depth = depth_;                                                          \
+        int8x16_t x0, x1, x2, x3, x4, x5, x6, v;                                               \
+        if (inside == 0x7Fu) {                                                                 \
+            x0 = WIN3_XIN(0), x1 = WIN3_XIN(1), x2 = WIN3_XIN(2), x3 = WIN3_XIN(3);           \
+            x4 = WIN3_XIN(4), x5 = WIN3_XIN(5), x6 = WIN3_XIN(6);                              \
+        } else {                                                                               \
+            x0 = WIN3_X(0), x1 = WIN3_X(1), x2 = WIN3_X(2), x3 = WIN3_X(3);                   \
+            x4 = WIN3_X(4), x5 = WIN3_X(5), x6 = WIN3_X(6);                                    \
+        }                                                                                      \
+        register int32_t count __asm__("lr") = n;                                              \
+        if (first) {                                                                           \
+            WIN3_ASM3(WIN3_BODY3("", "vmladav.s8", OFF1, OFF2, LAST));                         \
+        } else {                                                                               \
+            WIN3_ASM3(WIN3_BODY3(WIN3_LDM, "vmladava.s8", OFF1, OFF2, LAST));                  \
+        }                                                                                      \
+    }
+
+WIN3_PASS4(win3_pass4_c16, 16, "16", "32", WIN3_LAST_INC(144))
+WIN3_PASS4(win3_pass4_c32, 32, "32", "64", WIN3_LAST_INC(288))
+WIN3_PASS4(win3_pass4_c64, 64, "64", "128", WIN3_LAST_ADD(576))
+WIN3_PASS3(win3_pass3_c16, 16, "16", "32", WIN3_LAST_INC(144))
+WIN3_PASS3(win3_pass3_c32, 32, "32", "64", WIN3_LAST_INC(288))
+WIN3_PASS3(win3_pass3_c64, 64, "64", "128", WIN3_LAST_ADD(576))
+
+#undef WIN3_PASS4
+#undef WIN3_PASS3
+#undef WIN3_ASM4
+#undef WIN3_ASM3
+#undef WIN3_BODY4
+#undef WIN3_BODY3
+#undef WIN3_LDM
+#undef WIN3_LAST_INC
+#undef WIN3_LAST_ADD
+#undef WIN3_X
+#undef WIN3_XIN
+
+/* win3_requant's full blocks of four channels when no shift is positive, in assembly (as
+ * requant_pair_right: compiled from C, the constants were reloaded from the stack for every
+ * vector): per block and pixel, the accumulators gathered by an address vector that steps
+ * itself on (acc[4 c + p], acc[4 c + 4 + p], ...), the kernel sums added, requantized
+ * (requantize_right_x4), the zero point added as a scalar, clamped, stored. PIX(p) is one
+ * pixel; OUT(p) its output pointer. */
+#define WIN3_RQ_PIX(load, out)                                                                 \
+    "vldrw.u32 %q[t], [%q[at], #" load "\n\t"                                                  \
+    "vadd.i32 %q[t], %q[t], %q[u]\n\t"                                                         \
+    "vqrdmulh.s32 %q[t], %q[t], %q[m]\n\t"                                                     \
+    "vand    %q[f], %q[t], %q[s]\n\t"                                                          \
+    "vshr.s32 %q[f], %q[f], #31\n\t"                                                           \
+    "vqadd.s32 %q[t], %q[t], %q[f]\n\t"                                                        \
+    "vrshl.s32 %q[t], %q[t], %q[s]\n\t"                                                        \
+    "vadd.i32 %q[t], %q[t], %[zp]\n\t"                                                         \
+    "vmax.s32 %q[t], %q[t], %q[lo]\n\t"                                                        \
+    "vmin.s32 %q[t], %q[t], %q[hi]\n\t"                                                        \
+    "vstrb.32 %q[t], [%[" out "]], #4\n\t"
+#define WIN3_RQ_HEAD                                                                           \
+    "dls     lr, lr\n"                                                                         \
+    "1:\n\t"                                                                                   \
+    "vldrw.32 %q[m], [%[mult]], #16\n\t"                                                       \
+    "vldrw.32 %q[s], [%[shift]], #16\n\t"                                                      \
+    "vldrw.32 %q[u], [%[sums]], #16\n\t" WIN3_RQ_PIX("64]!", "o0") WIN3_RQ_PIX("4]", "o1")     \
+        WIN3_RQ_PIX("8]", "o2")
+#define WIN3_RQ_OPERANDS                                                                       \
+    : [t] "=&w"(t), [f] "=&w"(f), [m] "=&w"(m), [s] "=&w"(s), [u] "=&w"(u), [at] "+w"(at),   \
+      [o0] "+l"(o0), [o1] "+l"(o1), [o2] "+l"(o2), [o3] "+l"(o3), [mult] "+r"(mult),          \
+      [shift] "+r"(shift), [sums] "+r"(sums), "+r"(count)                                     \
+    : [zp] "r"(vgetq_lane_s32(k->zp, 0)), [lo] "w"(k->min), [hi] "w"(k->max)                  \
+    : "memory"
+static void win3_requant_right(int8_t *out, int32_t np, const int32_t *acc,
+                               const int32_t *sums, const int32_t *mult, const int32_t *shift,
+                               int32_t n, const out_consts *k)
+{
+    int32x4_t at = vaddq_n_s32(vreinterpretq_s32_u32(vshlq_n_u32(vidupq_n_u32(0, 1), 4)),
+                               (int32_t)(uintptr_t)acc - 64); /* acc + 16 lane - 64 bytes */
+    int32x4_t t, f, m, s, u;
+    int8_t *o0 = out, *o1 = o0 + n, *o2 = o1 + n, *o3 = o2 + n;
+    register int32_t count __asm__("lr") = n / 4; /* the loop counter of DLS/LE */
+    if (np == 4) {
+        __asm__ __volatile__(WIN3_RQ_HEAD WIN3_RQ_PIX("12]", "o3") "le      lr, 1b"
+                             WIN3_RQ_OPERANDS);
+    } else {
+        __asm__ __volatile__(WIN3_RQ_HEAD "le      lr, 1b" WIN3_RQ_OPERANDS);
+    }
+}
+#undef WIN3_RQ_PIX
+#undef WIN3_RQ_HEAD
+#undef WIN3_RQ_OPERANDS
+#undef WIN3_STR
+#undef WIN3_STR_
+
+typedef void (*win3_pass_fn)(const int8_t *row, uint32_t inside, int8x16_t pad,
+                             const int8_t *w, int32_t n, int32_t *acc, int first);
+
+/* The pass for this depth and stride (3x3 windows: a channel's weights are 9 * depth bytes),
+ * NULL when the conv does not qualify (or the scratch
+ * cannot hold acc[4 c + p] after the sums: 16 out_c bytes where the two pixels' accumulators
+ * and the columns are). */
+static win3_pass_fn win3_pass(const mcugen_conv_fast_params *params, const mcugen_dims *in,
+                              const mcugen_dims *filter, const mcugen_dims *out,
+                              const int8_t *weights)
+{
+    const int32_t depth = filter->c, sw = params->stride.w;
+    const int32_t np = sw == 1 ? 4 : 3;
+    if (filter->h != 3 || filter->w != 3 || params->dilation.w != 1 || (sw != 1 && sw != 2) ||
+        out->w < np || in->c != depth || ((uintptr_t)weights & 3u) != 0 ||
+        8 * out->c > 2 * round_up4(filter->h * filter->w * depth)) {
+        return NULL;
+    }
+    switch (depth) {
+    case 16: return sw == 1 ? win3_pass4_c16 : win3_pass3_c16;
+    case 32: return sw == 1 ? win3_pass4_c32 : win3_pass3_c32;
+    case 64: return sw == 1 ? win3_pass4_c64 : win3_pass3_c64;
+    default: return NULL;
+    }
+}
+
+/* out[p * n + c] = requantized, clamped sums[c] + acc[4 c + p] (modulo 2^32), p < np, c < n:
+ * four channels a vector, gathered from the group's accumulators. */
+static void win3_requant(int8_t *out, int32_t np, const int32_t *acc, const int32_t *sums,
+                         const int32_t *mult, const int32_t *shift, int32_t n,
+                         const out_consts *k)
+{
+    if (!k->left && n % 4 == 0) {
+        win3_requant_right(out, np, acc, sums, mult, shift, n, k);
+        return;
+    }
+    const uint32x4_t channels = vidupq_n_u32(0, 4); /* acc[4 c], acc[4 c + 4], ... */
+    for (int32_t c = 0; c < n; c += 4, acc += 16) {
+        const mve_pred16_t lanes = vctp32q((uint32_t)(n - c));
+        const int32x4_t m = vldrwq_z_s32(mult + c, lanes), s = vldrwq_z_s32(shift + c, lanes);
+        const int32x4_t u = vldrwq_z_s32(sums + c, lanes);
+        for (int32_t p = 0; p < np; ++p) {
+            const int32x4_t a = vldrwq_gather_shifted_offset_z_s32(acc + p, channels, lanes);
+            vstrbq_p_s32(out + p * n + c, requant_clamp(vaddq_s32(a, u), m, s, k), lanes);
+        }
+    }
+}
+
+/* The whole conv by groups of np pixels along each output row (win3_pass qualified it). */
+static void win3_conv(win3_pass_fn pass, const mcugen_conv_fast_params *params,
+                      const mcugen_per_channel_quant_params *quant, const mcugen_dims *in,
+                      const int8_t *input, const mcugen_dims *filter, const int8_t *weights,
+                      const int32_t *sums, const mcugen_dims *out, int8_t *output,
+                      int32_t *acc, const out_consts *k)
+{
+    const int32_t depth = in->c, n = out->c, sw = params->stride.w, np = sw == 1 ? 4 : 3;
+    const int32_t nx = sw * (np - 1) + 3, blocks = depth / 16;
+    const int8x16_t pad = vdupq_n_s8((int8_t)(-params->input_offset));
+    for (int32_t b = 0; b < out->n; ++b) {
+        for (int32_t oy = 0; oy < out->h; ++oy) {
+            const int32_t y0 = oy * params->stride.h - params->padding.h;
+            int8_t *out_row = output + (b * out->h + oy) * out->w * n;
+            for (int32_t ox = 0; ox < out->w; ox += np) {
+                const int32_t gx = ox + np <= out->w ? ox : out->w - np;
+                const int32_t x0 = gx * sw - params->padding.w;
+                uint32_t inside = 0; /* bit j: input column x0 + j lies in the input */
+                for (int32_t j = 0; j < nx; ++j) {
+                    inside |= (uint32_t)(x0 + j >= 0 && x0 + j < in->w) << j;
+                }
+                for (int32_t ky = 0; ky < filter->h; ++ky) {
+                    const int32_t y = y0 + ky * params->dilation.h;
+                    const uint32_t rows = y >= 0 && y < in->h ? inside : 0u;
+                    /* (an address only where columns lie outside: computed as an integer) */
+                    const uintptr_t row = (uintptr_t)input +
+                                          (uintptr_t)(((b * in->h + y) * in->w + x0) * depth);
+                    const int8_t *w = weights + ky * 3 * depth;
+                    for (int32_t h = 0; h < blocks; ++h) {
+                        pass((const int8_t *)(row + (uintptr_t)(16 * h)), rows, pad, w + 16 * h,
+                             n, acc, ky == 0 && h == 0);
+                    }
+                }
+                win3_requant(out_row + gx * n, np, acc, sums, quant->multiplier, quant->shift, n,
+                             k);
+            }
+        }
+    }
+}
+#endif
+
+#if !MVE_LEAN
+/* The conv by win3_conv when it qualifies (1), else 0: its own function, so that the other
+ * convs' calls (a tiled chain's many stripes) pay one test of the window for it. The scratch
+ * as mcugen_convolve_fast_s8's: the sums first, then the accumulators. */
+static __attribute__((noinline)) int win3_try(const mcugen_context *ctx,
+                                              const mcugen_conv_fast_params *params,
+                                              const mcugen_per_channel_quant_params *quant,
+                                              const mcugen_dims *in, const int8_t *input,
+                                              const mcugen_dims *filter, const int8_t *weights,
+                                              const int32_t *bias, const mcugen_dims *out,
+                                              int8_t *output)
+{
+    const win3_pass_fn pass = win3_pass(params, in, filter, out, weights);
+    if (pass == NULL || !scratch_ok(ctx, mcugen_convolve_fast_mve_s8_buffer_size(filter))) {
+        return 0;
+    }
+    const int32_t n = out->c;
+    int32_t *scratch_sums = (int32_t *)ctx->buf;
+    const int32_t *sums = params->kernel_sums;
+    if (sums == NULL) {
+        row_sums(weights, 9 * filter->c, n, params->input_offset, bias, scratch_sums);
+        sums = scratch_sums;
+    }
+    const out_consts k = make_out_consts(params->output_offset, params->activation, quant->shift, n);
+    win3_conv(pass, params, quant, in, input, filter, weights, sums, out, output, scratch_sums + n,
+              &k);
+    return 1;
+}
+#endif
+
 /* Every tap of the window inside the input (then its rows can be read in place). */
 static inline int window_inside(const window *win, const mcugen_dims *in,
                                 const mcugen_dims *filter, const mcugen_tile *dilation)
@@ -1398,6 +1623,13 @@ int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_pa
 {
     const int32_t out_c = output_dims->c;
     const int32_t size = filter_dims->h * filter_dims->w * filter_dims->c;
+#if !MVE_LEAN
+    if (filter_dims->w == 3 && (filter_dims->c & 15) == 0 &&
+        win3_try(ctx, params, quant, input_dims, input, filter_dims, filter, bias, output_dims,
+                 output)) {
+        return 1;
+    }
+#endif
     if (filter_dims->c != input_dims->c ||
         !scratch_ok(ctx, mcugen_convolve_fast_mve_s8_buffer_size(filter_dims))) {
         return 0;
@@ -1471,15 +1703,7 @@ int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_pa
             const int32_t n = pair_run_length(&run, params, input_dims, filter_dims,
                                               output_dims, input, p, pixels, direct, &x);
             if (n > 0) {
-                int32_t pairs = n, groups = 0; /* 2 n pixels: groups of three, then pairs */
-                if (run.win16) {
-                    groups = (2 * n - (2 * n % 3 == 1 ? 4 : 2 * n % 3 == 2 ? 2 : 0)) / 3;
-                    pairs = (2 * n - 3 * groups) / 2;
-                    triple_run_do(&run, x, groups, output + p * out_c, filter, out_c, sums,
-                                  accs, quant, &k);
-                }
-                pair_run_do(&run, x + 3 * groups * run.step, pairs,
-                            output + (p + 3 * groups) * out_c, filter, size, out_c, sums, accs,
+                pair_run_do(&run, x, n, output + p * out_c, filter, size, out_c, sums, accs,
                             quant, &k);
                 p += 2 * n - 2;
                 continue;
