@@ -1293,6 +1293,7 @@ static int pw64_run(int32_t zp, mcugen_activation act,
 }
 #endif
 
+#if !MVE_LEAN
 /* Whole output rows of a conv with 3x3 windows over 16, 32 or 64 channels (ResNet's layers),
  * stride 1 or 2, padding included: a group of np neighbouring pixels (np = 4 at stride 1, 3 at
  * stride 2) shares the input columns of a window row, so a pass over one window row and one
