@@ -21,10 +21,12 @@ instruction budget) keeps its smallest placed variant (sum over pools; ties: the
 this list), and optimize.py chooses among the candidates by RAM and estimated instructions:
 
 1. whole tensors, in-place execution on, concatenations copied;
-2. whole tensors, concatenations in place (their inputs are views of the output), when any
+2. whole tensors, in-place execution off (the placement is greedy, so sharing a buffer in place
+   can, rarely, place worse than not sharing: a random graph of concatenations and adds did);
+3. whole tensors, concatenations in place (their inputs are views of the output), when any
    concatenation can be: that makes the output live from its first input's producer on, which
    can cost more than it saves;
-3. with `tiling`, if tiling_search finds chains that lower the liveness peak: the same order
+4. with `tiling`, if tiling_search finds chains that lower the liveness peak: the same order
    tiled, the chains' outputs over their dying inputs (at `lag`), then never over them, then
    with concatenations in place too.
 
@@ -34,7 +36,7 @@ whose fast-path scratch raises the arena run portable (Plan.portable).
 
 A variant that does not fit the pools is skipped; if none fits, the error raised is the first
 failure of the last candidate tried. `plan_memory` does the same for one given tiling (or
-none): the variants of 1-2, or of 3 (and in-place execution may be turned off there).
+none): the variants of 1-3, or of 4 (and in-place execution may be turned off there).
 
 Bounds and checks
 -----------------
@@ -173,6 +175,9 @@ def _variants(graph: Graph, order: list[Op], scratch_bytes: ScratchBytes, in_pla
         (tiling, collect_buffers(graph, order, scratch_bytes, in_place=in_place, steps=t or steps))
         for t in tilings
     ]
+    if in_place and tiling is None and any(op_def(op.kind).traits.in_place for op in order):
+        # placement is greedy: sharing a buffer in place can, rarely, place worse than not
+        found.append((None, collect_buffers(graph, order, scratch_bytes, in_place=False, steps=steps)))
     if in_place and any(op.kind is OpKind.CONCATENATION for op in order):
         views = collect_buffers(graph, order, scratch_bytes, in_place=True, concat_in_place=True,
                                 steps=tilings[0] or steps)
