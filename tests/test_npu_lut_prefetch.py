@@ -12,8 +12,6 @@ SOFTMAX).
 from __future__ import annotations
 
 import dataclasses
-import re
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -21,11 +19,11 @@ import pytest
 from modelbuilder import ModelBuilder
 from oracles import run_tflm
 from test_npu_weights_dma import SHRAM_DMA, stream
-from vela_models import build_harness
+from vela_models import build_harness, device_cycles
 
 import mcugen.npu.compile
 from mcugen.driver import BuildOptions, compile_model
-from mcugen.ir import NpuSegmentOptions, OpKind
+from mcugen.ir import OpKind
 from mcugen.npu.config import npu_config
 from mcugen.npu.registers import Cmd0
 from mcugen.targets import HOST
@@ -145,21 +143,8 @@ def harness(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _device_cycles(model: bytes, harness: Path, work: Path) -> int:
-    """Every segment's payload run on the simulated device (pools zero-filled): MODEL_CYCLES summed."""
-    work.mkdir()
-    total = 0
-    for n, op in enumerate(o for o in compile_model(model, _options(), "m.tflite").order if o.kind is OpKind.ETHOS_U):
-        assert isinstance(op.options, NpuSegmentOptions) and op.inputs[0] is not None and op.inputs[1] is not None
-        payload, weights = work / f"payload{n}.bin", work / f"weights{n}.bin"
-        payload.write_bytes(op.inputs[0].data.tobytes())
-        weights.write_bytes(op.inputs[1].data.tobytes())
-        regions = [f"file:{weights}"] + [f"zero:{pool.size}" for pool in op.options.pools]
-        out = subprocess.run([str(harness), SIZE.removeprefix("u55-"), str(payload), *regions], check=True,
-                             capture_output=True, text=True).stdout
-        found = re.search(r"^model cycles (\d+)$", out, re.MULTILINE)
-        assert found is not None, out
-        total += int(found[1])
-    return total
+    return device_cycles(compile_model(model, _options(), "m.tflite").order, harness, int(SIZE.removeprefix("u55-")),
+                         work)
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))

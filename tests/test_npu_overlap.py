@@ -12,8 +12,6 @@ runs them on every size). The lowering refuses an overlap no block keeps safe.
 from __future__ import annotations
 
 import dataclasses
-import re
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -21,10 +19,10 @@ import pytest
 from conftest import public_model
 from modelbuilder import ModelBuilder
 from oracles import run_tflm
-from vela_models import build_harness
+from vela_models import build_harness, device_cycles
 
-from mcugen.driver import BuildOptions, Compiled, compile_model
-from mcugen.ir import NpuSegmentOptions, OpKind
+from mcugen.driver import BuildOptions, compile_model
+from mcugen.ir import OpKind
 from mcugen.memory.plan import Plan
 from mcugen.npu import overlap, weight_stream
 from mcugen.npu.blocks import Kernel
@@ -103,24 +101,6 @@ def harness(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_harness(tmp_path_factory.mktemp("harness") / "npu_harness", [*WARNING_FLAGS, *RELEASE_FLAGS])
 
 
-def _device_cycles(compiled: Compiled, harness: Path, work: Path) -> int:
-    """Every segment's payload run on the simulated u55-256 (pools zero-filled): MODEL_CYCLES summed."""
-    work.mkdir()
-    total = 0
-    for n, op in enumerate(o for o in compiled.order if o.kind is OpKind.ETHOS_U):
-        assert isinstance(op.options, NpuSegmentOptions) and op.inputs[0] is not None and op.inputs[1] is not None
-        payload, weights = work / f"payload{n}.bin", work / f"weights{n}.bin"
-        payload.write_bytes(op.inputs[0].data.tobytes())
-        weights.write_bytes(op.inputs[1].data.tobytes())
-        regions = [f"file:{weights}"] + [f"zero:{pool.size}" for pool in op.options.pools]
-        out = subprocess.run([str(harness), "256", str(payload), *regions], check=True, capture_output=True,
-                             text=True).stdout
-        found = re.search(r"^model cycles (\d+)$", out, re.MULTILINE)
-        assert found is not None, out
-        total += int(found[1])
-    return total
-
-
 def test_kws_takes_the_ring_for_fewer_cycles_in_no_more_sram(harness: Path, tmp_path: Path,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     model = public_model("kws_dscnn").read_bytes()
@@ -132,7 +112,8 @@ def test_kws_takes_the_ring_for_fewer_cycles_in_no_more_sram(harness: Path, tmp_
     plain = compile_model(model, _options("u55-256"), "kws_dscnn.tflite")
     assert not any(b.name.startswith("npu ring") for b in plain.plan.buffers)
     assert ringed.plan.arena_size <= plain.plan.arena_size
-    assert _device_cycles(ringed, harness, tmp_path / "ring") < _device_cycles(plain, harness, tmp_path / "plain")
+    assert (device_cycles(ringed.order, harness, 256, tmp_path / "ring")
+            < device_cycles(plain.order, harness, 256, tmp_path / "plain"))
 
 
 def _map(address: int, rows: int = 8) -> FeatureMap:

@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import tflite
 
+from mcugen.ir import NpuSegmentOptions, Op, OpKind
 from mcugen.toolchain.host import SANITIZE_FLAGS, WARNING_FLAGS, compiler
 
 REPO = Path(__file__).resolve().parents[1]
@@ -81,6 +82,25 @@ def build_harness(out: Path, flags: Sequence[str] = (*WARNING_FLAGS, *SANITIZE_F
     subprocess.run([compiler(), *flags, f"-I{NPU}", *sources, "-o", str(out)],
                    check=True, capture_output=True, text=True)
     return out
+
+
+def device_cycles(order: Sequence[Op], harness: Path, macs: int, work: Path) -> int:
+    """Every ethos-u segment of a compiled `order` run on the simulated u55-`macs` (pools
+    zero-filled, the cycles do not depend on the data): MODEL_CYCLES summed."""
+    work.mkdir()
+    total = 0
+    for n, op in enumerate(o for o in order if o.kind is OpKind.ETHOS_U):
+        assert isinstance(op.options, NpuSegmentOptions) and op.inputs[0] is not None and op.inputs[1] is not None
+        payload, weights = work / f"payload{n}.bin", work / f"weights{n}.bin"
+        payload.write_bytes(op.inputs[0].data.tobytes())
+        weights.write_bytes(op.inputs[1].data.tobytes())
+        regions = [f"file:{weights}"] + [f"zero:{pool.size}" for pool in op.options.pools]
+        out = subprocess.run([str(harness), str(macs), str(payload), *regions], check=True, capture_output=True,
+                             text=True).stdout
+        found = re.search(r"^model cycles (\d+)$", out, re.MULTILINE)
+        assert found is not None, out
+        total += int(found[1])
+    return total
 
 
 def _offline_offsets(model: tflite.Model) -> list[int]:
