@@ -21,7 +21,8 @@ ALLOWED = {
     "placement": set(),
     "pools": {"liveness", "placement"},
     "tiling": {"liveness"},
-    "tiling_search": {"liveness", "tiling"},
+    "live_totals": {"liveness", "tiling"},  # the bytes live per step of a tiling, for the search
+    "tiling_search": {"liveness", "tiling", "live_totals"},
     "cost": {"tiling"},  # instructions of a tiling; blind to placement and the search
     "optimize": set(),  # --optimize's choice among figures
     "kernel_variants": {"liveness", "placement"},  # which ops run portable, from liveness alone

@@ -26,9 +26,11 @@ from test_tiling import _Chain
 from test_tiling_share import writes_before_last_reads
 
 from mcugen.driver import BuildOptions, compile_model, load_graph
+from mcugen.errors import BuildError
 from mcugen.memory import tiling as tiling_module
 from mcugen.memory.plan import Plan, plan_memory
 from mcugen.memory.tiling import Chain, Tiling, make_chain, row_bytes
+from mcugen.npu import lower as npu_lower
 from mcugen.npu.config import npu_config
 from mcugen.npu.segments import mark_npu_ops, with_npu_scratch
 from mcugen.ops.registry import scratch_bytes
@@ -144,11 +146,15 @@ def test_pairs_run_over_their_inputs_with_weights_in_sram_bit_exact() -> None:
 
 
 def test_a_write_over_a_read_still_to_come_changes_the_outputs(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The lag taken away: the oracle above catches a write that overtakes a read."""
+    """The lag taken away: the lowering's own overlap check (lower.overlap_limit) refuses the
+    calls, and with that check taken away too the oracle above catches a write that overtakes a read."""
     model, inputs = _pairs(np.random.default_rng(3))
     expected = run_tflm(model, inputs)[0]
     real = tiling_module._output_lag
     monkeypatch.setattr(tiling_module, "_output_lag", lambda chain: 0 if len(chain.ops) == 1 else real(chain))
+    with pytest.raises(BuildError, match="OFM overlaps its IFM where no OFM block keeps that safe"):
+        _build(model, inputs, "room_refused")
+    monkeypatch.setattr(npu_lower, "overlap_limit", lambda k, kind: None)
     actual, plan = _build(model, inputs, "room_overtaken")
     assert plan.tiling is not None and any(len(c.ops) == 1 for c in plan.tiling.chains)
     assert not np.array_equal(actual.reshape(expected.shape), expected)

@@ -34,7 +34,7 @@ from ..memory.tiling_search import chain_runs
 from .compile import NO_COMMANDS, lower_op
 from .config import NpuConfig
 from .estimate import chain_cycles, op_cycles, segment_cycles, weight_copy_cycles
-from .featuremap import LoweringError, Placement
+from .featuremap import LoweringError, Placement, apart
 from .lower import Flash
 from .stream import CommandStream
 from .stripes import stripe_call
@@ -42,10 +42,6 @@ from .weight_buffers import WEIGHTED, lowered
 
 # Stripe counts tried (of each op's output rows; a count at or above the rows is one row each).
 COUNTS = (3, 4, 5, 6, 8)
-
-
-def _anywhere(_tensor: object) -> Placement:
-    return Placement(1, 0)
 
 
 def chain_blob(chain: Chain, config: NpuConfig) -> int | None:
@@ -58,7 +54,7 @@ def chain_blob(chain: Chain, config: NpuConfig) -> int | None:
     for stripe in chain.stripes:
         if stripe.calls[0] is None:
             continue
-        call, place = stripe_call(chain, stripe, 0, _anywhere, Placement(1, 0))
+        call, place = stripe_call(chain, stripe, 0, apart(), Placement(1, 0))  # no overlap to narrow blocks
         trial = CommandStream()
         trial.weight_buffer, trial.pad_top = (1, 0), stripe.calls[0].pad_top
         try:

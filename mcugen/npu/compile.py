@@ -263,13 +263,16 @@ def lower_op(op: Op, place: Place, flash: Flash, config: NpuConfig, stream: Comm
     lowering(op, place, flash, config, stream)
 
 
-def _anywhere() -> Callable[[Tensor], Placement]:
-    """Placements for trying a lowering: every feature map its own bytes in region 1."""
+def _anywhere(op: Op) -> Callable[[Tensor], Placement]:
+    """Placements for trying `op`'s lowering: every feature map its own bytes in region 1, but a
+    view's output its input's (the planner gives a RESHAPE's output its input's bytes)."""
     place = apart()
 
     def anywhere(tensor: Tensor) -> Placement:
         if tensor.is_constant:
             raise LoweringError(f"'{tensor.name}' is a constant where the NPU reads a feature map")
+        if op.kind in NO_COMMANDS and tensor is op.outputs[0] and op.inputs[0] is not None:
+            return place(op.inputs[0])
         return place(tensor)
 
     return anywhere
@@ -280,7 +283,7 @@ def lowering_error(op: Op, config: NpuConfig) -> str | None:
     stream = CommandStream()
     stream.scratch = (1, 0)
     try:
-        lower_op(op, _anywhere(), Flash(), config, stream)
+        lower_op(op, _anywhere(op), Flash(), config, stream)
     except LoweringError as error:
         return str(error)
     return None
