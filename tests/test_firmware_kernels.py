@@ -177,6 +177,12 @@ MUTATIONS = [
     # the Helium conv's gathered columns: the taps outside the input one off the padding value
     ("qemu-m55", "mcugen_conv_fast_mve.c", "vstrbq_p_s8(col, vpselq_s8(x, pad, p),",
      "vstrbq_p_s8(col, vpselq_s8(x, vaddq_n_s8(pad, 1), p),"),
+    # rows_40x2 (40-byte columns, two pixels): the second pixel's last block against the
+    # first pixel's, and that block's lanes of bytes 24 .. 31 not all zeroed
+    ("qemu-m55", "mcugen_conv_fast_mve.c", '"vmladava.s8 %[c], %q[b2], %q[v]\\n\\t"',
+     '"vmladava.s8 %[c], %q[a2], %q[v]\\n\\t"'),
+    ("qemu-m55", "mcugen_conv_fast_mve.c", "const mve_pred16_t tail = 0xFF00;",
+     "const mve_pred16_t tail = 0xFF80;"),
     # gather_pairs stepping into a batch's second image by one row instead of one image
     ("qemu-m55", "mcugen_conv_fast_mve.c", "    win->image += in->h * in->w * in->c;\n",
      "    win->image += in->w * in->c;\n"),
