@@ -590,6 +590,10 @@ static void test_conv_shapes(int32_t index)
         {8, 7, 64, 48, 3, 3, 1, 1, 1, 1, 1, 0},   {6, 13, 16, 12, 3, 3, 2, 2, 1, 0, 1, 1},
         {9, 8, 16, 8, 3, 3, 2, 1, 1, 1, 1, 1},    {6, 6, 16, 8, 3, 3, 1, 1, 2, 2, 1, -1},
         {6, 6, 16, 40, 3, 3, 1, 1, 1, 1, 1, 1},
+        /* gathered windows stepped pixel by pixel (gather_pairs): KWS's 10x4x1 over 13 output
+         * channels in a batch of two of 25 pixels (a pair across the images), and a 3x4x2
+         * window over an odd pixel count */
+        {11, 10, 1, 13, 10, 4, 2, 2, 4, 1, 2, 1}, {9, 6, 2, 8, 3, 4, 1, 2, 1, 1, 1, -1},
     };
     const int16_t *k = shapes[index % (int32_t)(sizeof(shapes) / sizeof(shapes[0]))];
     mcugen_dims in = {k[10], k[0], k[1], k[2]}, fd = {k[3], k[4], k[5], k[2]}, od;

@@ -165,7 +165,11 @@ MUTATIONS = [
     # the Helium conv's assembly: the pair requantization without the second pixel's -1 for
     # negatives, and the three-row pass reading the second pixel's later window rows from
     # the wrong place (in-place windows: the segment step forgotten)
-    ("qemu-m55", "mcugen_conv_fast_mve.c", '        "vqadd.s32 %q[b], %q[b], %q[m]\\n\\t"\n', ""),
+    ("qemu-m55", "mcugen_conv_fast_mve.c", '"vand    %q[m], %q[b], %q[s]\\n\\t"',
+     '"vmov.i32 %q[m], #0\\n\\t"'),
+    # and its variant for every shift negative (gather_pairs: KWS's first layer) likewise
+    ("qemu-m55", "mcugen_conv_fast_mve.c", '"vshr.s32 %q[m], %q[b], #31\\n\\t"',
+     '"vmov.i32 %q[m], #0\\n\\t"'),
     ("qemu-m55", "mcugen_conv_fast_mve.c", '"add     %[p1], %[p1], lr\\n\\t"', '""'),
     # the Helium FULLY_CONNECTED's block loop without its -1 for negatives
     ("qemu-m55", "mcugen_conv_fast_mve.c", '"vand    %q[m], %q[a], %q[sh]\\n\\t"',
@@ -173,6 +177,15 @@ MUTATIONS = [
     # the Helium conv's gathered columns: the taps outside the input one off the padding value
     ("qemu-m55", "mcugen_conv_fast_mve.c", "vstrbq_p_s8(col, vpselq_s8(x, pad, p),",
      "vstrbq_p_s8(col, vpselq_s8(x, vaddq_n_s8(pad, 1), p),"),
+    # rows_40x2 (40-byte columns, two pixels): the second pixel's last block against the
+    # first pixel's, and that block's lanes of bytes 24 .. 31 not all zeroed
+    ("qemu-m55", "mcugen_conv_fast_mve.c", '"vmladava.s8 %[c], %q[b2], %q[v]\\n\\t"',
+     '"vmladava.s8 %[c], %q[a2], %q[v]\\n\\t"'),
+    ("qemu-m55", "mcugen_conv_fast_mve.c", "const mve_pred16_t tail = 0xFF00;",
+     "const mve_pred16_t tail = 0xFF80;"),
+    # gather_pairs stepping into a batch's second image by one row instead of one image
+    ("qemu-m55", "mcugen_conv_fast_mve.c", "    win->image += in->h * in->w * in->c;\n",
+     "    win->image += in->w * in->c;\n"),
     # the Helium depthwise ignoring the shift mode at the end of the build's table
     ("qemu-m55", "mcugen_conv_fast_mve.c", "k.mode = params->mve_table != NULL ? table[",
      "k.mode = params->mve_table != NULL ? DW_RIGHT_ALL + 0 * table["),

@@ -62,7 +62,9 @@
  *        point) and three weight loads per channel feeding 12 (9) VMLADAVA; the kernel sums
  *        added at the requantization.
  *        Runs of pixel pairs whose windows lie inside the input skip the per-pixel window
- *        arithmetic and bounds checks. A 1x1 conv over 64 contiguous channels (no shift > 0,
+ *        arithmetic and bounds checks; so do the pairs of a conv whose windows (<= 48 bytes)
+ *        are all gathered (KWS's 10x4x1 first layer: gather_pairs, 40-byte columns in one asm
+ *        pass, rows_40x2). A 1x1 conv over 64 contiguous channels (no shift > 0,
  *        out_c % 4 == 0, word-aligned data) runs four output channels by two pixels a pass in
  *        one naked asm function, the eight sums in the even registers and requantized as two
  *        vectors (pw64_4x2; an odd last pixel pw64_4x1); a tiled chain's stripes of it come

@@ -53,6 +53,16 @@ static inline int any_left_shift(const int32_t *shift, int32_t n)
     return vmaxvq_s32(0, most) > 0;
 }
 
+/* Whether every shift[0 .. n) is negative (a right shift of at least one bit). */
+static inline int all_shifts_negative(const int32_t *shift, int32_t n)
+{
+    int32_t most = INT32_MIN;
+    for (int32_t c = 0; c < n; ++c) {
+        most = shift[c] > most ? shift[c] : most;
+    }
+    return most < 0;
+}
+
 /* requantize_x4 when no shift is positive: shift is then the right shift itself. */
 static inline int32x4_t requantize_right_x4(int32x4_t acc, int32x4_t multiplier,
                                             int32x4_t shift)
@@ -99,43 +109,58 @@ static inline int32x4_t requant_clamp(int32x4_t acc, int32x4_t mult, int32x4_t s
 static inline __attribute__((always_inline)) void
 requant_pair_right(int8_t *out0, int8_t *out1, const int32_t *acc,
                                const int32_t *mult, const int32_t *shift, int32_t blocks,
-                               const out_consts *k)
+                               const out_consts *k, const int all_negative)
 {
     int32x4_t at = vaddq_n_s32(vreinterpretq_s32_u32(vidupq_n_u32(0, 8)),
                                (int32_t)(uintptr_t)acc - 32);
     int32x4_t a, b, m, s;
     register int32_t n __asm__("lr") = blocks; /* the loop counter of DLS/LE */
-    __asm__ __volatile__( /* (volatile: its results are the stores) */
-        "dls     lr, lr\n"
-        "1:\n\t"
-        "vldrw.u32 %q[a], [%q[at], #32]!\n\t" /* acc[2 c + 2 i], the first pixel */
-        "vldrw.u32 %q[b], [%q[at], #4]\n\t"   /* acc[2 c + 2 i + 1], the second */
-        "vldrw.32 %q[m], [%[mult]], #16\n\t"
-        "vldrw.32 %q[s], [%[shift]], #16\n\t"
-        "vqrdmulh.s32 %q[a], %q[a], %q[m]\n\t"
-        "vqrdmulh.s32 %q[b], %q[b], %q[m]\n\t"
-        "vand    %q[m], %q[a], %q[s]\n\t" /* -1 for negative values when shift < 0 */
-        "vshr.s32 %q[m], %q[m], #31\n\t"
-        "vqadd.s32 %q[a], %q[a], %q[m]\n\t"
-        "vand    %q[m], %q[b], %q[s]\n\t"
-        "vshr.s32 %q[m], %q[m], #31\n\t"
-        "vqadd.s32 %q[b], %q[b], %q[m]\n\t"
-        "vrshl.s32 %q[a], %q[a], %q[s]\n\t"
-        "vrshl.s32 %q[b], %q[b], %q[s]\n\t"
-        "vadd.i32 %q[a], %q[a], %[zp]\n\t"
-        "vadd.i32 %q[b], %q[b], %[zp]\n\t"
-        "vmax.s32 %q[a], %q[a], %q[lo]\n\t"
-        "vmax.s32 %q[b], %q[b], %q[lo]\n\t"
-        "vmin.s32 %q[a], %q[a], %q[hi]\n\t"
-        "vmin.s32 %q[b], %q[b], %q[hi]\n\t"
-        "vstrb.32 %q[a], [%[out0]], #4\n\t"
-        "vstrb.32 %q[b], [%[out1]], #4\n\t"
-        "le      lr, 1b"
-        : [a] "=&w"(a), [b] "=&w"(b), [m] "=&w"(m), [s] "=&w"(s), [at] "+w"(at),
-          [out0] "+l"(out0), [out1] "+l"(out1), [mult] "+r"(mult), [shift] "+r"(shift),
-          "+r"(n)
-        : [zp] "r"(vgetq_lane_s32(k->zp, 0)), [lo] "w"(k->min), [hi] "w"(k->max)
-        : "memory");
+#define REQ_PAIR_LOADS                                                                         \
+    "dls     lr, lr\n"                                                                         \
+    "1:\n\t"                                                                                   \
+    "vldrw.u32 %q[a], [%q[at], #32]!\n\t" /* acc[2 c + 2 i], the first pixel */                \
+    "vldrw.u32 %q[b], [%q[at], #4]\n\t"   /* acc[2 c + 2 i + 1], the second */                 \
+    "vldrw.32 %q[m], [%[mult]], #16\n\t"                                                       \
+    "vldrw.32 %q[s], [%[shift]], #16\n\t"                                                      \
+    "vqrdmulh.s32 %q[a], %q[a], %q[m]\n\t"                                                     \
+    "vqrdmulh.s32 %q[b], %q[b], %q[m]\n\t"
+#define REQ_PAIR_STORES                                                                        \
+    "vrshl.s32 %q[a], %q[a], %q[s]\n\t"                                                        \
+    "vrshl.s32 %q[b], %q[b], %q[s]\n\t"                                                        \
+    "vadd.i32 %q[a], %q[a], %[zp]\n\t"                                                         \
+    "vadd.i32 %q[b], %q[b], %[zp]\n\t"                                                         \
+    "vmax.s32 %q[a], %q[a], %q[lo]\n\t"                                                        \
+    "vmax.s32 %q[b], %q[b], %q[lo]\n\t"                                                        \
+    "vmin.s32 %q[a], %q[a], %q[hi]\n\t"                                                        \
+    "vmin.s32 %q[b], %q[b], %q[hi]\n\t"                                                        \
+    "vstrb.32 %q[a], [%[out0]], #4\n\t"                                                        \
+    "vstrb.32 %q[b], [%[out1]], #4\n\t"                                                        \
+    "le      lr, 1b"
+#define REQ_PAIR_OPERANDS                                                                      \
+    : [a] "=&w"(a), [b] "=&w"(b), [m] "=&w"(m), [s] "=&w"(s), [at] "+w"(at),                   \
+      [out0] "+l"(out0), [out1] "+l"(out1), [mult] "+r"(mult), [shift] "+r"(shift), "+r"(n)    \
+    : [zp] "r"(vgetq_lane_s32(k->zp, 0)), [lo] "w"(k->min), [hi] "w"(k->max)                   \
+    : "memory"
+    if (all_negative) { /* every shift < 0: the rounding fix is -1 for negative values alone */
+        __asm__ __volatile__(REQ_PAIR_LOADS
+                             "vshr.s32 %q[m], %q[a], #31\n\t"
+                             "vqadd.s32 %q[a], %q[a], %q[m]\n\t"
+                             "vshr.s32 %q[m], %q[b], #31\n\t"
+                             "vqadd.s32 %q[b], %q[b], %q[m]\n\t"
+                             REQ_PAIR_STORES REQ_PAIR_OPERANDS);
+    } else { /* the fix is -1 for negative values where shift < 0 (volatile: the stores) */
+        __asm__ __volatile__(REQ_PAIR_LOADS
+                             "vand    %q[m], %q[a], %q[s]\n\t"
+                             "vshr.s32 %q[m], %q[m], #31\n\t"
+                             "vqadd.s32 %q[a], %q[a], %q[m]\n\t"
+                             "vand    %q[m], %q[b], %q[s]\n\t"
+                             "vshr.s32 %q[m], %q[m], #31\n\t"
+                             "vqadd.s32 %q[b], %q[b], %q[m]\n\t"
+                             REQ_PAIR_STORES REQ_PAIR_OPERANDS);
+    }
+#undef REQ_PAIR_LOADS
+#undef REQ_PAIR_STORES
+#undef REQ_PAIR_OPERANDS
 }
 #endif
 
@@ -151,7 +176,7 @@ requant_store_pair(int8_t *out0, int8_t *out1, const int32_t *acc,
 #if !MVE_LEAN
     if (out1 != NULL && !k->left && n >= 4) {
         c = n & ~3;
-        requant_pair_right(out0, out1, acc, mult, shift, c / 4, k);
+        requant_pair_right(out0, out1, acc, mult, shift, c / 4, k, 0);
         acc += 2 * c;
     }
 #endif
@@ -498,6 +523,44 @@ static inline void copy_rows3(int8_t *col, const int8_t *x, int32_t seg, int32_t
     vstrbq_p_s8(col, vldrbq_z_s8(x, p), p);
     vstrbq_p_s8(col + seg, vldrbq_z_s8(x + stride, p), p);
     vstrbq_p_s8(col + 2 * seg, vldrbq_z_s8(x + 2 * stride, p), p);
+}
+
+/* rows_xs for two pixels of 40-byte columns (KWS's 10x4x1 first layer), in assembly: the three
+ * weight loads step the row by their post-increments (16, 8 to the last block at 24, 16) and
+ * the sums seed both accumulators; compiled from rows_xs a row cost 17 instructions, 13 here.
+ * The six column blocks and two weight blocks take the eight Q registers. */
+static __attribute__((noinline)) void rows_40x2(const int8_t *w, const int8_t *x0,
+                                                const int8_t *x1, int32_t rows,
+                                                const int32_t *sums, int32_t *acc)
+{
+    const mve_pred16_t tail = 0xFF00; /* bytes 32 .. 39 of the block at 24 */
+    const int8x16_t a0 = vldrbq_s8(x0), a1 = vldrbq_s8(x0 + 16), a2 = vldrbq_z_s8(x0 + 24, tail);
+    const int8x16_t b0 = vldrbq_s8(x1), b1 = vldrbq_s8(x1 + 16), b2 = vldrbq_z_s8(x1 + 24, tail);
+    int8x16_t v, u;
+    register int32_t a __asm__("r4");
+    register int32_t c __asm__("r6");
+    register int32_t n __asm__("lr") = rows;
+    __asm__ __volatile__( /* (volatile: its results are the stores) */
+            "dls     lr, lr\n"
+            "1:\n\t"
+            "ldr     %[a], [%[sums]], #4\n\t"
+            "vldrb.8 %q[v], [%[w]], #16\n\t"
+            "mov     %[c], %[a]\n\t"
+            "vmladava.s8 %[a], %q[a0], %q[v]\n\t"
+            "vldrb.8 %q[u], [%[w]], #8\n\t"
+            "vmladava.s8 %[c], %q[b0], %q[v]\n\t"
+            "vmladava.s8 %[a], %q[a1], %q[u]\n\t"
+            "vldrb.8 %q[v], [%[w]], #16\n\t"
+            "vmladava.s8 %[c], %q[b1], %q[u]\n\t"
+            "vmladava.s8 %[a], %q[a2], %q[v]\n\t"
+            "vmladava.s8 %[c], %q[b2], %q[v]\n\t"
+            "strd    %[a], %[c], [%[acc]], #8\n\t"
+            "le      lr, 1b"
+            : [a] "=&r"(a), [c] "=&r"(c), [v] "=&w"(v), [u] "=&w"(u), [w] "+r"(w),
+              [sums] "+r"(sums), [acc] "+r"(acc), "+r"(n)
+            : [a0] "w"(a0), [a1] "w"(a1), [a2] "w"(a2), [b0] "w"(b0), [b1] "w"(b1),
+              [b2] "w"(b2)
+            : "memory");
 }
 
 /* rows_xs for two pixels and size <= 48. */
@@ -946,6 +1009,68 @@ static void gather_col(int8_t *col, const gather_plan *g, const window *win,
         p = vcmpltq_m_n_s8(vldrbq_s8(g->col + 16 * v), col_hi, p);
         const int8x16_t x = vldrbq_gather_offset_z_s8(base, vldrbq_u8(g->offset + 16 * v), p);
         vstrbq_p_s8(col, vpselq_s8(x, pad, p), vctp8q((uint32_t)size));
+    }
+}
+#endif
+
+#if !MVE_LEAN
+/* Every pixel of a conv whose small windows (at most 48 bytes) are all gathered (KWS's 10x4
+ * first layer, padded on every side), in pairs: the windows step along the output rows
+ * instead of coming from the pixel index, so that a pair pays neither pixel_window's
+ * divisions nor the general loop's bounds tests and reloaded state (~200 instructions). */
+static void next_window(window *win, int32_t *ox, const mcugen_conv_fast_params *params,
+                        const mcugen_dims *in, const mcugen_dims *out)
+{
+    win->x0 += params->stride.w;
+    if (++*ox < out->w) {
+        return;
+    }
+    *ox = 0;
+    win->x0 = -params->padding.w;
+    win->y0 += params->stride.h;
+    if (win->y0 + params->padding.h < out->h * params->stride.h) {
+        return;
+    }
+    win->y0 = -params->padding.h; /* the next batch element */
+    win->image += in->h * in->w * in->c;
+}
+
+static __attribute__((noinline)) void gather_pairs(const gather_plan *g,
+                                                   const mcugen_conv_fast_params *params,
+                                                   const mcugen_dims *in, const mcugen_dims *out,
+                                                   const int8_t *input, const int8_t *filter,
+                                                   int32_t size, const int32_t *sums,
+                                                   int32_t *accs, int8_t *col0, int8_t *col1,
+                                                   const mcugen_per_channel_quant_params *quant,
+                                                   const out_consts *k, int8_t *output)
+{
+    const int32_t out_c = out->c, off = params->input_offset;
+    window win = {input, -params->padding.h, -params->padding.w};
+    int32_t ox = 0;
+    int32_t pixels = out->n * out->h * out->w;
+    const int32_t *mult = quant->multiplier, *shift = quant->shift;
+    /* every shift negative: its own requantization of the full blocks of four channels */
+    const int32_t fast = !k->left && all_shifts_negative(shift, out_c) ? out_c & ~3 : 0;
+    for (; pixels >= 2; pixels -= 2, output += 2 * out_c) {
+        gather_col(col0, g, &win, in, size, off);
+        next_window(&win, &ox, params, in, out);
+        gather_col(col1, g, &win, in, size, off);
+        next_window(&win, &ox, params, in, out);
+        if (size == 40 && out_c > 0) {
+            rows_40x2(filter, col0, col1, out_c, sums, accs);
+        } else {
+            rows_small(filter, col0, col1, size, out_c, sums, accs);
+        }
+        if (fast > 0) {
+            requant_pair_right(output, output + out_c, accs, mult, shift, fast / 4, k, 1);
+        }
+        requant_store_pair(output + fast, output + out_c + fast, accs + 2 * fast, mult + fast,
+                           shift + fast, out_c - fast, k);
+    }
+    if (pixels == 1) {
+        gather_col(col0, g, &win, in, size, off);
+        rows_4x1(filter, col0, size, out_c, sums, accs);
+        requant_store_pair(output, NULL, accs, quant->multiplier, quant->shift, out_c, k);
     }
 }
 #endif
@@ -1696,6 +1821,13 @@ int mcugen_convolve_fast_s8(const mcugen_context *ctx, const mcugen_conv_fast_pa
     pair_run run;
     pair_run_make(&run, params, input_dims, filter_dims, out_c, direct, in_place, small_rows,
                   &whole, &rows, col0, col1);
+#endif
+#if !MVE_LEAN
+    if (!run.ok && gather.vectors > 0 && size <= 48) {
+        gather_pairs(&gather, params, input_dims, output_dims, input, filter, size, sums, accs,
+                     col0, col1, quant, &k, output);
+        return 1;
+    }
 #endif
     for (int32_t p = 0; p < pixels; p += 2) {
 #if !MVE_LEAN
