@@ -19,7 +19,7 @@ import csv
 import re
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -84,23 +84,30 @@ def build_harness(out: Path, flags: Sequence[str] = (*WARNING_FLAGS, *SANITIZE_F
     return out
 
 
-def device_cycles(order: Sequence[Op], harness: Path, macs: int, work: Path) -> int:
-    """Every ethos-u segment of a compiled `order` run on the simulated u55-`macs` (pools
-    zero-filled, the cycles do not depend on the data): MODEL_CYCLES summed."""
+def segment_runs(order: Sequence[Op], harness: Path, macs: int, work: Path) -> Iterator[tuple[Op, str]]:
+    """Each ethos-u segment of a compiled `order` run alone on the simulated u55-`macs` (pools
+    zero-filled, the cycles do not depend on the data): the segment and the harness's output."""
     work.mkdir()
-    total = 0
     for n, op in enumerate(o for o in order if o.kind is OpKind.ETHOS_U):
         assert isinstance(op.options, NpuSegmentOptions) and op.inputs[0] is not None and op.inputs[1] is not None
         payload, weights = work / f"payload{n}.bin", work / f"weights{n}.bin"
         payload.write_bytes(op.inputs[0].data.tobytes())
         weights.write_bytes(op.inputs[1].data.tobytes())
         regions = [f"file:{weights}"] + [f"zero:{pool.size}" for pool in op.options.pools]
-        out = subprocess.run([str(harness), str(macs), str(payload), *regions], check=True, capture_output=True,
-                             text=True).stdout
-        found = re.search(r"^model cycles (\d+)$", out, re.MULTILINE)
-        assert found is not None, out
-        total += int(found[1])
-    return total
+        yield op, subprocess.run([str(harness), str(macs), str(payload), *regions], check=True, capture_output=True,
+                                 text=True).stdout
+
+
+def model_cycles(output: str) -> int:
+    """The MODEL_CYCLES a harness run printed."""
+    found = re.search(r"^model cycles (\d+)$", output, re.MULTILINE)
+    assert found is not None, output
+    return int(found[1])
+
+
+def device_cycles(order: Sequence[Op], harness: Path, macs: int, work: Path) -> int:
+    """segment_runs' MODEL_CYCLES summed."""
+    return sum(model_cycles(out) for _, out in segment_runs(order, harness, macs, work))
 
 
 def _offline_offsets(model: tflite.Model) -> list[int]:

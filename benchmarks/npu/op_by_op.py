@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import re
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -24,11 +23,11 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 
 from npu_vela import run_device
-from vela_models import build_harness, compile_model
+from vela_models import build_harness, compile_model, model_cycles, segment_runs
 
 from mcugen.driver import BuildOptions
 from mcugen.driver import compile_model as mcugen_compile
-from mcugen.ir import NpuSegmentOptions, OpKind
+from mcugen.ir import NpuSegmentOptions
 from mcugen.npu.config import npu_config
 from mcugen.targets import HOST
 from mcugen.toolchain.host import RELEASE_FLAGS, WARNING_FLAGS
@@ -37,20 +36,14 @@ from mcugen.toolchain.host import RELEASE_FLAGS, WARNING_FLAGS
 def ours(harness: Path, model: Path, macs: int, work: Path) -> int:
     """Each segment run alone on the device (pools zero-filled); its commands' cycles printed."""
     options = BuildOptions(target=dataclasses.replace(HOST, npu=npu_config(f"u55-{macs}")))
+    order = mcugen_compile(model.read_bytes(), options, model.name).order
     total = 0
-    for n, op in enumerate(o for o in mcugen_compile(model.read_bytes(), options, model.name).order
-                           if o.kind is OpKind.ETHOS_U):
-        assert isinstance(op.options, NpuSegmentOptions) and op.inputs[0] is not None and op.inputs[1] is not None
-        payload, weights = work / f"payload{n}.bin", work / f"weights{n}.bin"
-        payload.write_bytes(op.inputs[0].data.tobytes())
-        weights.write_bytes(op.inputs[1].data.tobytes())
-        regions = [f"file:{weights}"] + [f"zero:{pool.size}" for pool in op.options.pools]
-        out = subprocess.run([str(harness), str(macs), str(payload), *regions], check=True, capture_output=True,
-                             text=True).stdout
+    for n, (op, out) in enumerate(segment_runs(order, harness, macs, work / "mcugen")):
+        assert isinstance(op.options, NpuSegmentOptions)
         print(f"mcugen segment {n}: {' '.join(o.kind.name for o in op.options.ops)}")
         for m in re.finditer(r"^opcycles (\w+) (\d+)$", out, re.MULTILINE):
             print(f"  {m[1]:<20} {int(m[2]):>8,}")
-        total += int(re.search(r"^model cycles (\d+)$", out, re.MULTILINE)[1])  # type: ignore[index]
+        total += model_cycles(out)
     return total
 
 
