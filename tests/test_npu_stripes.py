@@ -25,6 +25,7 @@ import pytest
 from conftest import public_model
 from oracles import assert_exact, run_tflm
 from test_tiling import _Chain
+from test_tiling_share import overlapping_writes, writes_before_last_reads
 
 from mcugen import driver
 from mcugen.driver import BuildOptions, Compiled, compile_model
@@ -44,7 +45,7 @@ from mcugen.schedule import schedule
 from mcugen.targets import HOST
 from mcugen.toolchain.host import build_program, run_program
 
-KERNEL_OPERATIONS = {int(Cmd0.OP_CONV), int(Cmd0.OP_DEPTHWISE), int(Cmd0.OP_POOL)}
+KERNEL_OPERATIONS = {int(Cmd0.OP_CONV), int(Cmd0.OP_DEPTHWISE), int(Cmd0.OP_POOL), int(Cmd0.OP_ELEMENTWISE)}
 # Vela 5.2's Total SRAM used with --optimise Size on u55-128, bytes (the same on every size).
 VELA_SIZE_SRAM = {"ad_autoencoder": 768, "kws_dscnn": 16000, "ic_resnet8": 35840, "vww_mobilenet_v1_025": 49152}
 
@@ -103,14 +104,14 @@ def _wraps(chain: Chain) -> int:
 
 
 def _check(model: bytes, inputs: list[np.ndarray], count: int, monkeypatch: pytest.MonkeyPatch,
-           rolling: bool = False, size: str = "u55-128", pulled: bool = False) -> Chain:
+           rolling: bool = False, size: str = "u55-128", pulled: bool = False, form: str = "") -> Compiled:
     expected = run_tflm(model, inputs)[0]
     whole = compile_model(model, _options(tiling=False, size=size))
     with monkeypatch.context() as patch:
         patch.setattr(driver, "plan_model", _forced(count, rolling, pulled))
         patch.setattr(npu_stripes, "choose_stripes", lambda graph, order, plan, *rest: plan)  # keep `count`
         # the prefix keeps each forced build apart in the cache
-        form = "pulled" if pulled else "rolling" if rolling else "striped"
+        form += "pulled" if pulled else "rolling" if rolling else "striped"
         options = _options(prefix=f"npu_{form}{count}", size=size)
         striped = compile_model(model, options)
         program = build_program(model, options, "chain.tflite", sanitize=True)
@@ -120,11 +121,19 @@ def _check(model: bytes, inputs: list[np.ndarray], count: int, monkeypatch: pyte
     if not rolling:
         assert len(chain.stripes) == min(count, chain.output.shape[1])
     assert [op.kind for op in striped.order] == [OpKind.ETHOS_U]
-    assert _kernel_operations(striped) == _calls(chain) > _kernel_operations(whole) == len(chain.ops)
+    # one operation per call of every stripe; the ops outside the chain as in the whole build
+    assert _kernel_operations(striped) - _calls(chain) == _kernel_operations(whole) - len(chain.ops)
+    assert _calls(chain) > len(chain.ops)
     planned = {id(t) for buffer in striped.plan.buffers for t in buffer.tensors}
     assert not any(id(t) in planned for t in chain.intermediates)  # only stripe slots hold them
     (actual,) = run_program(program, [inputs])[0]
     assert_exact(actual.reshape(expected.shape), expected)
+    return striped
+
+
+def _chain(compiled: Compiled) -> Chain:
+    assert compiled.plan.tiling is not None
+    (chain,) = compiled.plan.tiling.chains
     return chain
 
 
@@ -185,7 +194,7 @@ def test_rolling_chain_is_bit_exact_with_tflm(name: str, count: int, size: str,
     rows per stripe (64: one row), on two NPU sizes (different blocks cut the calls)."""
     make, seed = MODELS[name]
     model, inputs = make(np.random.default_rng(seed))
-    chain = _check(model, inputs, count, monkeypatch, rolling=True, size=size)
+    chain = _chain(_check(model, inputs, count, monkeypatch, rolling=True, size=size))
     assert any(kept is not None for stripe in chain.stripes for kept in stripe.kept)  # rows are kept
     assert _wraps(chain) > 0  # and some calls wrap around a ring
 
@@ -197,13 +206,76 @@ def test_pulled_rolling_chain_is_bit_exact_with_tflm(name: str, size: str, monke
     choose_stripes offers), on two NPU sizes."""
     make, seed = MODELS[name]
     model, inputs = make(np.random.default_rng(seed))
-    chain = _check(model, inputs, 4, monkeypatch, rolling=True, size=size, pulled=True)
+    chain = _chain(_check(model, inputs, 4, monkeypatch, rolling=True, size=size, pulled=True))
     assert len(chain.stripes) == 4 and any(kept is not None for stripe in chain.stripes for kept in stripe.kept)
     assert _wraps(chain) > 0
     for j in range(len(chain.ops)):  # rows made once each, in order (none the next op does not read)
         made = [(rows.out_start, rows.out_stop) for stripe in chain.stripes if (rows := stripe.calls[j]) is not None]
         assert [a for a, _ in made] == [0, *[b for _, b in made[:-1]]]
     assert made[-1][1] == chain.output.shape[1]
+
+
+def _residual(rng: np.random.Generator, dtype: str = "int8", kind: str = "ADD",
+              other_first: bool = False) -> tuple[bytes, list[np.ndarray]]:
+    """conv 1x1 -> [conv 3x3 -> depthwise 3x3 -> ADD (or MUL) with the 1x1's output]: a residual
+    block whose NPU chain ends in the element-wise op, its other operand the chain's input
+    (ResNet's skip), which dies there, so the output may go over it."""
+    shape = [1, 18, 10, 4]
+    chain = _Chain(rng, shape, dtype)
+    skip = chain.window("CONV_2D", 1, channels=8)
+    skip_scale, skip_zero = chain.scale, chain.zero_point
+    chain.window("CONV_2D", 3, channels=8)
+    chain.window("DEPTHWISE_CONV_2D", 3)
+    chain.add(skip, skip_scale, skip_zero, kind, other_first)
+    return chain.model(), chain.inputs(shape)
+
+
+RESIDUALS = {"add": {}, "add_skip_first": {"other_first": True}, "add_int16": {"dtype": "int16"},
+             "mul": {"kind": "MUL"}}
+CUTS = {"pulled4": dict(count=4, rolling=True, pulled=True), "rolling_rows": dict(count=64, rolling=True),
+        "recomputed3": dict(count=3)}
+
+
+@pytest.mark.parametrize(("cut", "size"), [("pulled4", "u55-128"), ("rolling_rows", "u55-32"),
+                                           ("recomputed3", "u55-128")])
+@pytest.mark.parametrize("name", sorted(RESIDUALS))
+def test_residual_chain_writes_over_its_skip_and_equals_tflm(name: str, cut: str, size: str,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The chain ends in the residual ADD/MUL (both operands cut to each call's rows; the skip
+    first in TFLite's order makes the ring slot the IFM2, which wraps in the rolling cuts): its
+    output shares the skip's bytes, no write lands on a byte still to be read (on the NPU an
+    element-wise op over its own input only at the input's own addresses), and the C equals TFLM
+    under ASan/UBSan."""
+    model, inputs = _residual(np.random.default_rng(7), **RESIDUALS[name])
+    compiled = _check(model, inputs, size=size, monkeypatch=monkeypatch, form=name, **CUTS[cut])
+    chain, plan = _chain(compiled), compiled.plan
+    assert [op.kind.name for op in chain.ops][-1] in ("ADD", "MUL")
+    assert plan.buffer_of(chain.input) is plan.buffer_of(chain.output)
+    assert writes_before_last_reads(chain, plan) == []
+    if chain.rolling:  # no later stripe reads below its rows: the output lies exactly over the skip
+        assert chain.lag == 0 and plan.offset_of(chain.output) == plan.offset_of(chain.input)
+
+
+def test_npu_residual_chain_counts_its_own_reads_below_the_skip() -> None:
+    """Recomputed stripes read halo rows above their own, so the output must start below the
+    skip. The CPU's ADD may then overwrite skip bytes its own call reads later (it reads in
+    address order); the NPU's blocks need not, so the NPU chain's lag counts its own reads, and
+    the CPU's lag placed on the NPU chain overwrites skip bytes at other addresses."""
+    model, _ = _residual(np.random.default_rng(7))
+    options = _options()
+    graph = driver.load_graph(model, "residual.tflite", options.rounding, options.target,
+                              driver.Limits(options.max_tensor_bytes))
+    mark_npu_ops(graph, npu_config("u55-128"))
+    order = schedule(graph, scratch_bytes(HOST), optimise=True).order
+    (first, last), = chain_runs(graph, order)
+    npu = make_chain(order[first:last + 1], first, 3, False)
+    cpu = make_chain([dataclasses.replace(op, backend="cpu") for op in order[first:last + 1]], first, 3, False)
+    assert npu is not None and cpu is not None and npu.lag is not None and cpu.lag is not None
+    assert 0 < cpu.lag < npu.lag
+    at = npu.lag  # the skip at byte `at`, the output at 0
+    assert overlapping_writes(npu, at, at - npu.lag) == []
+    assert overlapping_writes(npu, at, at - cpu.lag)
+    assert overlapping_writes(cpu, at, at - cpu.lag) == []
 
 
 @pytest.mark.parametrize("name", ("ic_resnet8", "vww_mobilenet_v1_025"))
@@ -240,8 +312,9 @@ def _npu_cycles(order: list[Op], plan: Plan, config: NpuConfig) -> int:
 @pytest.mark.parametrize("name", ("ic_resnet8", "vww_mobilenet_v1_025"))
 def test_npu_chains_take_the_least_sram_within_the_cycle_slack(name: str, size: str) -> None:
     """balanced: the chosen plan's estimated NPU cycles are within BALANCED_SLACK of the
-    unstriped build's, and no stripe option of its NPU chain within that places a smaller
-    arena; "ram" goes at or below Vela's Size-mode SRAM, "speed" costs no estimated cycle."""
+    unstriped build's, and no stripe option of its last NPU chain (the others as chosen) within
+    that places a smaller arena; "ram" goes at or below Vela's Size-mode SRAM, "speed" costs no
+    estimated cycle."""
     graph, order, searched, config = _searched(name, size)
     whole = _npu_cycles(order, dataclasses.replace(searched, tiling=None), config)
 
@@ -253,8 +326,9 @@ def test_npu_chains_take_the_least_sram_within_the_cycle_slack(name: str, size: 
     assert _npu_cycles(order, speed, config) <= whole
     assert ram.arena_size <= VELA_SIZE_SRAM[name] < whole_arena(graph, order)
     assert ram.arena_size <= balanced.arena_size <= speed.arena_size
-    (chain,) = [c for c in (searched.tiling.chains if searched.tiling else []) if c.ops[0].backend == "npu"]
-    others = [c for c in (searched.tiling.chains if searched.tiling else []) if c is not chain]
+    # the NPU chains are chosen one after the other: the last one's options, the others as chosen
+    *_, chain = [c for c in (searched.tiling.chains if searched.tiling else []) if c.ops[0].backend == "npu"]
+    others = [c for c in (balanced.tiling.chains if balanced.tiling else []) if c.ops[0] is not chain.ops[0]]
     for option in stripe_options(chain):
         tiling = Tiling([*others, *([option] if option is not None else [])])
         if _npu_cycles(order, dataclasses.replace(searched, tiling=tiling), config) <= whole * (1 + BALANCED_SLACK):

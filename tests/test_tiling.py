@@ -101,11 +101,14 @@ class _Chain:
         self.shape, self.current, self.scale = [n, out_h, out_w, out_c], out, scale
         return out
 
-    def add(self, other: int, other_scale: float, other_zero_point: int) -> int:
+    def add(self, other: int, other_scale: float, other_zero_point: int, kind: str = "ADD",
+            other_first: bool = False) -> int:
+        """The running tensor ADD (or MUL) `other`, of its shape; `other_first`: as TFLite's first operand."""
         self.count += 1
-        scale = 2.0 * max(self.scale, other_scale)
+        scale = 2.0 * max(self.scale, other_scale) if kind == "ADD" else self.scale * other_scale * 40.0
         out = self._activation(f"t{self.count}", self.shape, scale)
-        self.b.add_op("ADD", [self.current, other], [out], {})
+        operands = [other, self.current] if other_first else [self.current, other]
+        self.b.add_op(kind, operands, [out], {})
         self.current, self.scale = out, scale
         return out
 

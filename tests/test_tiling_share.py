@@ -57,11 +57,18 @@ def _reads_of_x(chain: Chain, j: int, k: int) -> tuple[int, int] | None:
 
 def writes_before_last_reads(chain: Chain, plan: Plan) -> list[str]:
     """Where a stripe's output write reaches an input byte that a call at or after it still
-    reads. Calls run one after another in stripe order; a call may read and write in any order
-    within itself, but for an element-wise op over its input with the output at or below it
-    (it reads element e before it writes element e, never again)."""
+    reads, at the plan's offsets (overlapping_writes)."""
+    return overlapping_writes(chain, plan.offset_of(chain.input), plan.offset_of(chain.output))
+
+
+def overlapping_writes(chain: Chain, x_at: int, y_at: int) -> list[str]:
+    """writes_before_last_reads with the input at byte x_at and the output at y_at. Calls run
+    one after another in stripe order; a call may read and write in any order within itself,
+    but for an element-wise op over its input with the output at or below it (it reads element
+    e before it writes element e, never again); on the NPU, whose blocks need not run in address
+    order, only with the output exactly over the input."""
     x, y = chain.input, chain.output
-    x_at, y_at, x_row, y_row = plan.offset_of(x), plan.offset_of(y), row_bytes(x), row_bytes(y)
+    x_row, y_row = row_bytes(x), row_bytes(y)
     last_read = np.full(x.nbytes, -1)  # per input byte: the time (stripe, op) of its last read
     calls = [(k, j) for k in range(len(chain.stripes)) for j in range(len(chain.ops))]
     for time, (k, j) in enumerate(calls):
@@ -69,7 +76,8 @@ def writes_before_last_reads(chain: Chain, plan: Plan) -> list[str]:
         if rows is not None:
             last_read[rows[0] * x_row:rows[1] * x_row] = time
     last = len(chain.ops) - 1
-    in_order = _element_wise_over(chain.ops[last], x) and y_at <= x_at
+    npu = chain.ops[last].backend == "npu"
+    in_order = _element_wise_over(chain.ops[last], x) and (y_at == x_at if npu else y_at <= x_at)
     found = []
     for time, (k, j) in enumerate(calls):
         rows = chain.stripes[k].calls[j]

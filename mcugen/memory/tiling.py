@@ -7,8 +7,9 @@ RESIZE_NEAREST_NEIGHBOR and RESIZE_BILINEAR (output row r reads the input rows o
 table, which never decrease); and row-wise ops, which read the rows they write: a residual ADD
 or MUL whose other operand is a whole tensor made before the chain, or one row broadcast over
 all rows (squeeze-excitation's scales, read whole by every stripe), an element-wise activation,
-a concatenation along channels with whole tensors made before the chain (U-Net's skips). The
-chain's input and output are whole tensors; its intermediate tensors never exist whole.
+a concatenation along channels with whole tensors made before the chain (U-Net's skips); on the
+NPU only the residual ADD and MUL (tiling_search.ROW_WISE_ENGINES). The chain's input and output
+are whole tensors; its intermediate tensors never exist whole.
 
 Stripes
 -------
@@ -47,7 +48,10 @@ that could run in place over the input (liveness.in_place_candidate: an ADD, MUL
 of the input's shape and dtype) reads element e before it writes element e, at the same or (lag
 >= 0) a lower address, and never reads it again. A CONCATENATION is no such op: its output rows
 are wider than the skip's and it copies input after input, so the first input's rows of a stripe
-would land on skip rows it has still to copy (model_unet's 487 wrong outputs, issue 13).
+would land on skip rows it has still to copy (model_unet's 487 wrong outputs, issue 13). On
+the NPU the exception holds only at lag 0: an operation's blocks need not run in address order,
+so an element-wise op may write over its own input at that element's address, never below it;
+where the other reads ask for a lag, the op's own reads count.
 Later stripes read input rows from need(k) on, so
 lag = max(0, max_k(r1 * out_row_bytes - need(k) * in_row_bytes)) keeps every write below every
 byte still to be read (need(k) counting stripe k's own reads by the last op, but as above). A
@@ -629,14 +633,21 @@ def _in_place_over(op: Op, x: Tensor) -> bool:
 def _output_lag(chain: Chain) -> int | None:
     """Bytes the output must start before the input to share its buffer (module docstring):
     every write of stripe k below (bottom-up: above) every input byte read from then on."""
-    x, y = chain.input, chain.output
-    last = len(chain.ops) - 1
+    x, last = chain.input, len(chain.ops) - 1
     readers = [(j, n == chain.flow_operand(j)) for j, op in enumerate(chain.ops)
                for n, t in enumerate(op.inputs) if t is x]
-    # the last op's calls read the input while they write the output: their own reads count,
-    # but for an op that could run in place over the input, top-down (module docstring)
-    own = [(j, flow) for j, flow in readers
-           if j == last and (chain.bottom_up or not _in_place_over(chain.ops[j], x))]
+    own = [(j, flow) for j, flow in readers if j == last]
+    if chain.bottom_up or not _in_place_over(chain.ops[last], x):
+        return _lag(chain, readers, own)
+    lag = _lag(chain, readers, [])
+    # the NPU's blocks need not run in address order, so its op is safe over its input at the
+    # input's own addresses (each element read by the block that writes it), not below them
+    return _lag(chain, readers, own) if lag and chain.ops[last].backend == "npu" else lag
+
+
+def _lag(chain: Chain, readers: list[tuple[int, bool]], own: list[tuple[int, bool]]) -> int:
+    """_output_lag's bytes, with the last op's reads in `own` counted."""
+    x, y = chain.input, chain.output
     stripes, x_row, y_row = chain.stripes, row_bytes(x), row_bytes(y)
     lag = 0  # top-down: the least lag every stripe allows; bottom-up: the largest (<= 0)
     pending: tuple[int, int] | None = None  # input rows read by the stripes after k
@@ -666,6 +677,17 @@ def stripe_view(tensor: Tensor, rows: int) -> Tensor:
     """A stand-in for `tensor` with `rows` rows: what one stripe's kernel call sees."""
     n, _, w, c = tensor.shape
     return dataclasses.replace(tensor, shape=(n, rows, w, c), consumers=[])
+
+
+def call_view(op: Op, flow: int, rows: OpRows) -> Op:
+    """`op` as one stripe's call sees it: input `flow` (the one carrying the chain) its input
+    rows, a residual operand and the output the call's output rows; a broadcast row and the
+    constants whole."""
+    y = op.outputs[0]
+    inputs = [t if t is None or t.is_constant or (n != flow and row_broadcast(t, y))
+              else stripe_view(t, rows.in_rows if n == flow else rows.out_rows)
+              for n, t in enumerate(op.inputs)]
+    return dataclasses.replace(op, inputs=inputs, outputs=[stripe_view(y, rows.out_rows)])
 
 
 # --- the planner's side: output over input ---------------------------------------------------

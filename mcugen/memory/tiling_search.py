@@ -43,6 +43,10 @@ ENGINES = ("cpu", "npu")
 ROW_WISE_UNARY = (OpKind.LOGISTIC, OpKind.TANH, OpKind.HARD_SWISH, OpKind.RELU, OpKind.RELU6,
                   OpKind.LEAKY_RELU, OpKind.ABS, OpKind.NEG)
 
+# The engines that run each row-wise op inside a chain: the CPU all of them; the NPU a residual
+# ADD or MUL (npu/stripes.py cuts both operands to the call's rows).
+ROW_WISE_ENGINES = {OpKind.ADD: ENGINES, OpKind.MUL: ENGINES}
+
 
 def _can_start(op: Op) -> bool:
     """An op that may be a chain's first op (it reads a whole tensor): a window op, or a resize
@@ -64,7 +68,8 @@ def _can_follow(op: Op, previous: Op, graph_outputs: set[int]) -> bool:
         return False
     if op_def(op.kind).traits.window or op.kind in RESIZES:
         return _can_start(op) and op.inputs[0] is link
-    if op.backend != "cpu" or len(op.outputs) != 1 or sum(t is link for t in op.inputs) != 1:
+    if op.backend not in ROW_WISE_ENGINES.get(op.kind, ("cpu",)) or len(op.outputs) != 1 \
+            or sum(t is link for t in op.inputs) != 1:
         return False
     return _row_wise(op, link)
 

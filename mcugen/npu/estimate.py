@@ -36,7 +36,7 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 from ..ir import Activation, Conv2DOptions, DepthwiseConv2DOptions, Op, OpKind, Pool2DOptions
-from ..memory.tiling import Chain, OpRows, Tiling, stripe_view
+from ..memory.tiling import Chain, OpRows, Tiling, call_view
 from ..ops.registry import op_macs
 from .block_cycles import cycle_block, cycle_shape
 from .blocks import FLASH_WEIGHT_COST, SRAM_WEIGHT_COST, Kernel, OpShape, is_part_kernel_first
@@ -234,11 +234,8 @@ def op_cycles(op: Op, config: NpuConfig, sram_weights: bool = False, limit: Bloc
 def call_cycles(op: Op, rows: OpRows, config: NpuConfig, sram_weights: bool = False) -> int:
     """One stripe's call of `op`: the op on its input rows and output rows alone (its weights
     read from a weight buffer if `sram_weights`)."""
-    x, y = op.inputs[0], op.outputs[0]
-    assert x is not None
-    call = dataclasses.replace(op, inputs=[stripe_view(x, rows.in_rows), *op.inputs[1:]],
-                               outputs=[stripe_view(y, rows.out_rows)])
-    return op_cycles(call, config, sram_weights)
+    # which operand carries the chain does not matter here: a row-wise op's rows are its input's
+    return op_cycles(call_view(op, 0, rows), config, sram_weights)
 
 
 def chain_cycles(chain: Chain, config: NpuConfig, sram_weights: frozenset[int] = frozenset()) -> int:

@@ -144,10 +144,12 @@ def emit_ifm(stream: CommandStream, fm: FeatureMap, scale_mode: int = 0, roundin
 def emit_ifm2(stream: CommandStream, fm: FeatureMap, scale_mode: int = 0) -> None:
     """IFM2 region, base, tile sizes, strides, zero point, precision (its depth is the IFM's)."""
     stream.cmd0(Cmd0.IFM2_REGION, fm.placement.region)
+    rows0, base2 = _tiles(fm)
     stream.cmd1(Cmd1.IFM2_BASE0, fm.placement.address)
-    for base in (Cmd1.IFM2_BASE1, Cmd1.IFM2_BASE2, Cmd1.IFM2_BASE3):
-        stream.cmd1(base, 0)
-    stream.cmd0(Cmd0.IFM2_HEIGHT0_M1, fm.height - 1)
+    stream.cmd1(Cmd1.IFM2_BASE1, 0)
+    stream.cmd1(Cmd1.IFM2_BASE2, base2 or 0)
+    stream.cmd1(Cmd1.IFM2_BASE3, 0)
+    stream.cmd0(Cmd0.IFM2_HEIGHT0_M1, rows0 - 1)
     stream.cmd0(Cmd0.IFM2_HEIGHT1_M1, 0)
     stream.cmd0(Cmd0.IFM2_WIDTH0_M1, fm.width - 1)
     stream.cmd1(Cmd1.IFM2_STRIDE_Y, fm.stride_y)

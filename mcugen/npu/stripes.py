@@ -39,10 +39,10 @@ from ..memory.tiling import (
     Chain,
     Stripe,
     Tiling,
+    call_view,
     make_chain,
     pulled_stripes,
     row_bytes,
-    stripe_view,
 )
 from ..records import dataclass
 from .config import NpuConfig
@@ -77,27 +77,30 @@ def _slot(chain: Chain, stripe: Stripe, region: Placement, j: int, row: int, row
 
 
 def _stripe_op(chain: Chain, stripe: Stripe, j: int, place: Place, region: Placement) -> tuple[Op, Place]:
-    """Op j as one stripe's call: its input and output cut to the stripe's rows, and where they are."""
+    """Op j as one stripe's call: its operands and output cut to the stripe's rows, and where they are."""
     op, rows = chain.ops[j], stripe.calls[j]
     assert rows is not None
-    x, y = op.inputs[0], op.outputs[0]
-    assert x is not None
-    if j == 0:
-        ifm = _at(place(x), rows.in_start * row_bytes(x))
-    else:
-        ifm = _slot(chain, stripe, region, j - 1, rows.in_start, rows.in_rows)
+    flow = chain.flow_operand(j)
+    call = call_view(op, flow, rows)
+    where: dict[int, Placement] = {}
+    for n, (tensor, view) in enumerate(zip(op.inputs, call.inputs, strict=True)):
+        if view is tensor or tensor is None:
+            continue
+        if n == flow and j > 0:
+            where[id(view)] = _slot(chain, stripe, region, j - 1, rows.in_start, rows.in_rows)
+        else:  # the chain's input, or a residual operand: the whole tensor's rows of this call
+            first = rows.in_start if n == flow else rows.out_start
+            where[id(view)] = _at(place(tensor), first * row_bytes(tensor))
+    y = op.outputs[0]
     if j == len(chain.ops) - 1:
-        ofm = _at(place(y), rows.out_start * row_bytes(y))
+        where[id(call.outputs[0])] = _at(place(y), rows.out_start * row_bytes(y))
     else:
-        ofm = _slot(chain, stripe, region, j, rows.out_start, rows.out_rows)
-    x_rows, y_rows = stripe_view(x, rows.in_rows), stripe_view(y, rows.out_rows)
-    stand_in = dataclasses.replace(op, inputs=[x_rows, *op.inputs[1:]], outputs=[y_rows])
-    where = {id(x_rows): ifm, id(y_rows): ofm}
+        where[id(call.outputs[0])] = _slot(chain, stripe, region, j, rows.out_start, rows.out_rows)
 
     def stripe_place(tensor: Tensor) -> Placement:
         return where[id(tensor)] if id(tensor) in where else place(tensor)
 
-    return stand_in, stripe_place
+    return call, stripe_place
 
 
 def first_call(chain: Chain, j: int, place: Place, region: Placement) -> tuple[Op, Place]:
@@ -189,20 +192,22 @@ def choose_stripes(graph: Graph, order: list[Op], plan: Plan, scratch_bytes: Scr
     one by one, each spending what is left of the slack; the later ones keep the search's
     least-memory cut meanwhile, so that the peak a chain takes down shows. With `priced`, every
     option is also placed beyond the slack and appended there (a diagnostic; the choice is the same)."""
-    chains = list(plan.tiling.chains) if plan.tiling is not None else []
+    # each chain's choice so far, at its place (None: run whole)
+    chains: list[Chain | None] = list(plan.tiling.chains) if plan.tiling is not None else []
     slack = cycle_slack(mode, sum(op_cycles(op, config) for op in order if op.backend == "npu"))
     for n, chain in enumerate(list(chains)):
-        if chain.ops[0].backend != "npu":
+        if chain is None or chain.ops[0].backend != "npu":
             continue
         whole = sum(op_cycles(op, config) for op in chain.ops)
-        placed: list[tuple[int, int, Plan, list[Chain]]] = []
+        placed: list[tuple[int, int, Plan, list[Chain | None]]] = []
         for option in stripe_options(chain):
             extra = _extra_cycles(option, whole, config)
             if extra > slack and priced is None:
                 continue
-            tried = [*chains[:n], *([option] if option is not None else []), *chains[n + 1:]]
+            tried = [*chains[:n], option, *chains[n + 1:]]
             try:
-                candidate: Plan | None = plan_memory(graph, order, scratch_bytes, pools, guard, tiling=Tiling(tried))
+                tiling = Tiling([c for c in tried if c is not None])
+                candidate: Plan | None = plan_memory(graph, order, scratch_bytes, pools, guard, tiling=tiling)
             except PlanningError:
                 candidate = None
             if priced is not None:
