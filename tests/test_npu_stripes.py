@@ -8,6 +8,10 @@ operation per stripe, against TFLM and against the same model unstriped.
   u55-32: the generated C under ASan/UBSan equals TFLM bit for bit, the stream holds one
   operation per call of every stripe, and the chain's intermediates are no buffers of the plan
   (only its stripe slots hold them);
+- residual blocks whose chain ends in the ADD or MUL (its skip the chain's input, either operand
+  first, int8 and int16), forced and random, in pulled, one-row rolling and recomputed cuts: the
+  output over the skip, no write to a byte still to be read on the plan's offsets, equal to TFLM
+  under ASan/UBSan; the CPU's output-over-input lag shown unsafe on the NPU;
 - the public models with --npu on u55-128: the build stripes NPU chains on its own
   (stripes.choose_stripes): its estimated NPU cycles stay within the balanced slack of the
   unstriped build's, no stripe option within it places a smaller arena, and the "ram" choice is
@@ -254,6 +258,36 @@ def test_residual_chain_writes_over_its_skip_and_equals_tflm(name: str, cut: str
     assert writes_before_last_reads(chain, plan) == []
     if chain.rolling:  # no later stripe reads below its rows: the output lies exactly over the skip
         assert chain.lag == 0 and plan.offset_of(chain.output) == plan.offset_of(chain.input)
+
+
+def _random_residual(rng: np.random.Generator) -> tuple[bytes, list[np.ndarray]]:
+    """conv 1x1 -> [1-3 stride-1 SAME window ops of random kinds, kernels and dilations -> ADD or
+    MUL with the 1x1's output, either operand first], int8 or int16, random small shapes."""
+    dtype = "int16" if rng.random() < 0.3 else "int8"
+    shape = [1, int(rng.integers(4, 22)), int(rng.integers(1, 9)), int(rng.integers(1, 9))]
+    chain = _Chain(rng, shape, dtype)
+    channels = int(rng.integers(1, 12))
+    skip = chain.window("CONV_2D", 1, channels=channels)
+    skip_scale, skip_zero = chain.scale, chain.zero_point
+    for _ in range(int(rng.integers(1, 4))):
+        kind = str(rng.choice(["CONV_2D", "DEPTHWISE_CONV_2D", "MAX_POOL_2D", "AVERAGE_POOL_2D"]))
+        kernel = int(rng.choice([1, 2, 3, 5]))
+        dilation = int(rng.choice([1, 2])) if kind.endswith("CONV_2D") and kernel == 3 else 1
+        chain.window(kind, kernel, dilation=dilation, channels=channels)
+    chain.add(skip, skip_scale, skip_zero, "MUL" if rng.random() < 0.3 else "ADD", bool(rng.random() < 0.5))
+    return chain.model(), chain.inputs(shape)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_residual_chains_equal_tflm(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Random residual blocks in random cuts (pulled, rolling, recomputed) on random NPU sizes:
+    the C equals TFLM under ASan/UBSan and the plan's byte timeline is clean."""
+    rng = np.random.default_rng(1000 + seed)
+    model, inputs = _random_residual(rng)
+    size = str(rng.choice(["u55-32", "u55-64", "u55-128", "u55-256"]))
+    cut = str(rng.choice(sorted(CUTS)))
+    compiled = _check(model, inputs, size=size, monkeypatch=monkeypatch, form=f"random{seed}", **CUTS[cut])
+    assert writes_before_last_reads(_chain(compiled), compiled.plan) == []
 
 
 def test_npu_residual_chain_counts_its_own_reads_below_the_skip() -> None:
