@@ -7,7 +7,9 @@ its OFM rows [out_start, out_stop) of its output (the whole output's bytes for t
 else its slot), and its padding the stripe's: pad_top rows above, below as many as the last
 output row's taps reach past the IFM (none unless the stripe ends at the input's last row). The
 taps inside the IFM are those of the whole op, so every sum, maximum and count of real taps is
-the one of the unstriped operation (the module docstring of tiling.py). All stripes are
+the one of the unstriped operation (the module docstring of tiling.py). A residual ADD or MUL
+in the chain reads its other operand's rows [out_start, out_stop) from the whole tensor (a row
+broadcast over all rows whole), either operand being the IFM2 (tiling.call_view). All stripes are
 unrolled into the segment's stream at build time; the weights are encoded once per block shape.
 
 Halo rows are recomputed per stripe, or, in a rolling chain, computed once and kept: there a
