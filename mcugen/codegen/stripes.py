@@ -30,7 +30,7 @@ import numpy as np
 
 from ..ir import Op, Tensor
 from ..memory.plan import Plan
-from ..memory.tiling import RESIZES, Chain, OpRows, Stripe, row_broadcast, row_bytes, stripe_view
+from ..memory.tiling import RESIZES, Chain, OpRows, Stripe, call_view, row_broadcast, row_bytes
 from ..ops import registry
 from ..ops.base import setting_of
 from ..ops.emitting import KernelCall
@@ -136,20 +136,17 @@ def _stand_in(chain: Chain, j: int, rows: OpRows, ctx: _StripeContext, pointers:
               number: int) -> Op:
     """Op j of the chain as the kernel sees it in one stripe; its pointers go into ctx."""
     op = chain.ops[j]
-    flow = chain.flow_operand(j)
-    inputs: list[Tensor | None] = list(op.inputs)
+    call = call_view(op, chain.flow_operand(j), rows)
+    inputs: list[Tensor | None] = list(call.inputs)
     for n, pointer in pointers.items():
         if n == OUTPUT:
             continue
-        tensor = op.inputs[n]
-        assert tensor is not None
-        if row_broadcast(tensor, op.outputs[0]):
-            view = dataclasses.replace(tensor, consumers=[])  # its one row, whole
-        else:
-            view = stripe_view(tensor, rows.in_rows if n == flow else rows.out_rows)
-        inputs[n] = view
+        view = inputs[n]
+        assert view is not None
+        if view is op.inputs[n]:  # a broadcast row, read whole: a stand-in of its own for its pointer
+            view = inputs[n] = dataclasses.replace(view, consumers=[])
         ctx.pointers[id(view)] = pointer
-    out = stripe_view(op.outputs[0], rows.out_rows)
+    out = call.outputs[0]
     ctx.pointers[id(out)] = pointers[OUTPUT]
     stand_in = dataclasses.replace(op, inputs=inputs, outputs=[out], index=op.index * GEOMETRIES_PER_OP + number)
     ctx.renamed = (f"op{stand_in.index} ", f"op{op.index} ")
