@@ -16,7 +16,9 @@ from ai_edge_litert.interpreter import Interpreter as LiteRTInterpreter
 from ai_edge_litert.interpreter import OpResolverType
 from tflite_micro.python.tflite_micro import runtime as tflm_runtime
 
+from mcugen.driver import BuildOptions
 from mcugen.quantization import Rounding
+from mcugen.toolchain.host import build_program, run_program
 
 # TFLM's default arena (10x the model size) is far too small for tiny models with large
 # activations; tensors' total size bounds what the planner can need, plus room for its tables.
@@ -142,6 +144,18 @@ def assert_exact(actual: np.ndarray, expected: np.ndarray) -> None:
     assert actual.dtype == expected.dtype and actual.shape == expected.shape
     mismatches = int(np.sum(actual != expected))
     assert mismatches == 0, f"{mismatches} of {expected.size} outputs differ"
+
+
+def assert_sanitized_build_equals_tflm(model: bytes, options: BuildOptions, label: str,
+                                       shape: Sequence[int], seed: int) -> None:
+    """The model built with `options` under ASan/UBSan gives TFLM's output on three random int8
+    inputs of `shape`."""
+    rng = np.random.default_rng(seed)
+    cases = [[rng.integers(-128, 128, shape).astype(np.int8)] for _ in range(3)]
+    program = build_program(model, options, label, sanitize=True)
+    for case, (actual,) in zip(cases, run_program(program, cases), strict=True):
+        (expected,) = run_tflm(model, case)
+        assert np.array_equal(actual.reshape(expected.shape), expected)
 
 
 def single_rounding_requantize(
